@@ -1,0 +1,17 @@
+import type { CompanySnapshot, Identifier, SourceName } from '../model.ts';
+
+/**
+ * A registry source: the snapshots of one day, as an async stream, so memory stays flat
+ * whatever the day's size; and (for live registries) the on-demand lookup of one company.
+ */
+export interface RegistrySource {
+  readonly name: SourceName;
+  /**
+   * The companies this source reports for `date` (YYYY-MM-DD). For a live registry these are
+   * the day's changed entities fetched again; for a file, every line; for synthetic, the day's
+   * generated changes. A company absent from the stream is unchanged that day.
+   */
+  snapshotsForDate(date: string, options?: { signal?: AbortSignal }): AsyncIterable<CompanySnapshot>;
+  /** Fetches one company by identifier; null when the source does not know it. */
+  lookup?(identifier: Identifier, options?: { signal?: AbortSignal }): Promise<CompanySnapshot | null>;
+}

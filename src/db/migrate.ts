@@ -1,0 +1,34 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FileMigrationProvider, Migrator, type MigrationResultSet } from 'kysely';
+import { runMigrations as runWorkerMigrations } from 'graphile-worker';
+import type pg from 'pg';
+import { Logger as WorkerLogger } from 'graphile-worker';
+import type { Db } from './database.ts';
+
+const migrationFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+/**
+ * Applies the schema migrations and graphile-worker's own. Kysely's Postgres adapter takes an
+ * advisory lock and runs every migration in one transaction, so processes starting together
+ * do not race; graphile-worker serialises its migrations the same way.
+ */
+export async function migrateToLatest(db: Db, pool: pg.Pool): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: new FileMigrationProvider({ fs, path, migrationFolder }),
+  });
+  const result: MigrationResultSet = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error');
+    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`);
+  }
+  await runWorkerMigrations({ pgPool: pool, logger: quietWorkerLogger });
+  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+// graphile-worker reports each of its migration steps at info; only problems matter here.
+const quietWorkerLogger = new WorkerLogger(() => (level, message) => {
+  if (level === 'error' || level === 'warning') console.error(`[graphile-worker] ${message}`);
+});

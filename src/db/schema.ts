@@ -1,0 +1,103 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Timestamps come back as Date; inserts may pass Date or ISO strings. */
+export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** bigint columns come back as strings from pg; we parse where needed. */
+export type BigIntColumn = ColumnType<string, number | bigint | string, number | bigint | string>;
+
+export interface AccountsTable {
+  id: Generated<string>;
+  user_ref: string;
+  email: string;
+  name: string;
+  status: 'registered' | 'initialized';
+  created_at: Generated<Timestamp>;
+  initialized_at: Timestamp | null;
+}
+
+export interface OneTimeTokensTable {
+  id: Generated<string>;
+  account_id: string;
+  purpose: 'init' | 'recover';
+  token_hash: string;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  created_at: Generated<Timestamp>;
+}
+
+export interface ApiTokensTable {
+  id: Generated<string>;
+  account_id: string;
+  token_ref: string;
+  kind: 'master' | 'api';
+  name: string;
+  secret_hash: string;
+  /** Days the token lives from creation (rotation repeats it); null: never expires. */
+  lifetime_days: number | null;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+  last_used_ip: string | null;
+  usage_count: Generated<BigIntColumn>;
+  created_at: Generated<Timestamp>;
+}
+
+export interface WalletsTable {
+  account_id: string;
+  balance: BigIntColumn;
+  total_purchased: BigIntColumn;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface WalletTransactionsTable {
+  id: Generated<string>;
+  account_id: string;
+  type: 'start' | 'deposit' | 'usage' | 'refund';
+  amount: BigIntColumn;
+  balance_after: BigIntColumn;
+  description: string;
+  /** Idempotency key: one ledger row per (account, reference) at most. */
+  reference: string | null;
+  created_at: Generated<Timestamp>;
+}
+
+export interface MailOutboxTable {
+  id: Generated<string>;
+  kind: string;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  created_at: Generated<Timestamp>;
+  sent_at: Timestamp | null;
+  attempts: Generated<number>;
+  last_error: string | null;
+  message_id: string | null;
+}
+
+export interface PaymentsTable {
+  id: Generated<string>;
+  payment_ref: string;
+  account_id: string;
+  provider: 'dev' | 'stripe';
+  provider_session_id: string | null;
+  package_slug: string;
+  credits: number;
+  amount: number;
+  currency: string;
+  status: 'pending' | 'confirmed' | 'failed' | 'expired';
+  checkout_url: string | null;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  one_time_tokens: OneTimeTokensTable;
+  api_tokens: ApiTokensTable;
+  wallets: WalletsTable;
+  wallet_transactions: WalletTransactionsTable;
+  mail_outbox: MailOutboxTable;
+  payments: PaymentsTable;
+}

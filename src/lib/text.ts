@@ -1,0 +1,75 @@
+/**
+ * Text folding for matching registry data the way people type it: case, Polish diacritics,
+ * whitespace, postal-code dashes, PKD dots and legal-form words do not matter.
+ */
+
+const COMBINING_MARKS = /[\u0300-\u036f]/g;
+const WHITESPACE_RUN = /\s+/g;
+// NFD decomposes ą ć ę ń ó ś ź ż but not these letters with a stroke, so they are mapped by hand.
+const UNDECOMPOSABLE: Readonly<Record<string, string>> = { 'ł': 'l', 'đ': 'd', 'ø': 'o', 'ß': 'ss', 'ħ': 'h', 'ı': 'i' };
+const UNDECOMPOSABLE_CHARS = /[łđøßħı]/g;
+const PLAIN_ASCII = /^[\x20-\x7e]*$/;
+
+/** Lower case, diacritics removed, whitespace collapsed and trimmed: `  Łódź  Wschód ` → `lodz wschod`. */
+export function foldText(s: string): string {
+  const lower = s.toLowerCase();
+  // Most registry strings that reach here again are already ASCII; skip the Unicode work for them.
+  const stripped = PLAIN_ASCII.test(lower)
+    ? lower
+    : lower.normalize('NFD').replace(COMBINING_MARKS, '').replace(UNDECOMPOSABLE_CHARS, (c) => UNDECOMPOSABLE[c]!);
+  return stripped.replace(WHITESPACE_RUN, ' ').trim();
+}
+
+/** `00-950`, `00 950` and `00950` all become `00950`. */
+export function normalizePostalCode(s: string): string {
+  return s.replace(/\D+/g, '');
+}
+
+/** `62.01.Z`, `62.01.z`, `62 01 Z` and `6201Z` all become `6201Z`. */
+export function normalizeActivityCode(s: string): string {
+  return s.replace(/[\s.\-]+/g, '').toUpperCase();
+}
+
+// Written against folded text. `[\s.]*` between letter groups accepts `sp. z o.o.`, `sp.z o.o.`,
+// `sp. z o. o.`, `sp z oo` and `spzoo` alike.
+const SEP = '[\\s.]*';
+const UNAMBIGUOUS_FORMS = [
+  `(?:prosta${SEP})?spolka${SEP}(?:akcyjna|jawna|komandytowa|komandytowo[\\s-]*akcyjna|partnerska|cywilna|europejska)`,
+  `(?:spolka|sp)${SEP}z${SEP}(?:ograniczona${SEP}odpowiedzialnoscia|o${SEP}o)\\.?`,
+  `w${SEP}(?:likwidacji|upadlosci(?:${SEP}ukladowej|${SEP}likwidacyjnej)?|restrukturyzacji)`,
+];
+// Short abbreviations that are also ordinary words or letters (`sa`, `psa`, `sc`): removed anywhere
+// when written with a dot, but without dots only at the end of the name, so that "hotel dla psa
+// burek" keeps its words while "burek psa" and "burek p.s.a." lose the legal form.
+const AMBIGUOUS_FORMS = [
+  `sp${SEP}k${SEP}a\\.?`,
+  `s${SEP}k${SEP}a\\.?`,
+  `p${SEP}s${SEP}a\\.?`,
+  `sp${SEP}[jkp]\\.?`,
+  `s${SEP}[ac]\\.?`,
+];
+const WORD_START = '(?<![a-z0-9.])';
+const WORD_END = '(?![a-z0-9])';
+const UNAMBIGUOUS_RE = new RegExp(`${WORD_START}(?:${UNAMBIGUOUS_FORMS.join('|')})${WORD_END}`, 'g');
+const AMBIGUOUS_RE = new RegExp(`${WORD_START}(?:${AMBIGUOUS_FORMS.join('|')})${WORD_END}`, 'g');
+const EDGE_PUNCTUATION = /^[\s,;:\-–]+|[\s,;:\-–.]+$/g;
+
+/**
+ * Removes legal-form words (`sp. z o.o.`, `spolka akcyjna`, `s.a.`, `w likwidacji`, …) from a
+ * folded name, so that a search for "orlen" or "orlen sa" finds "ORLEN SPÓŁKA AKCYJNA".
+ */
+export function stripLegalFormWords(foldedName: string): string {
+  let s = foldedName.replace(UNAMBIGUOUS_RE, ' ');
+  s = s.replace(AMBIGUOUS_RE, (match: string, offset: number, whole: string) =>
+    match.includes('.') || isOnlyTrailingNoise(whole, offset + match.length) ? ' ' : match,
+  );
+  return s.replace(WHITESPACE_RUN, ' ').replace(EDGE_PUNCTUATION, '');
+}
+
+function isOnlyTrailingNoise(s: string, from: number): boolean {
+  for (let i = from; i < s.length; i++) {
+    const c = s[i]!;
+    if (c !== ' ' && c !== ',' && c !== '.' && c !== '-') return false;
+  }
+  return true;
+}

@@ -1,0 +1,45 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createDatabase, type DatabaseHandle } from './db/database.ts';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.ts';
+import { migrateToLatest } from './db/migrate.ts';
+
+/** What every entry point (server, CLI) needs: a migrated database, and a way to let it go. */
+export interface Runtime {
+  config: Config;
+  logger: Logger;
+  database: DatabaseHandle;
+  embedded: EmbeddedDatabase | null;
+  /** Whether the database had no companies-independent state before: set by the caller. */
+  close(): Promise<void>;
+}
+
+export async function openRuntime(config: Config, logger: Logger, options: { migrate?: boolean; poolSize?: number } = {}): Promise<Runtime> {
+  let embedded: EmbeddedDatabase | null = null;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedDatabase(config.dataDir, logger);
+    url = embedded.url;
+  }
+  const database = createDatabase(url, { max: options.poolSize ?? 10 });
+  try {
+    if (options.migrate !== false) {
+      const applied = await migrateToLatest(database.db, database.pool);
+      if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+    }
+  } catch (e) {
+    await database.close();
+    await embedded?.stop();
+    throw e;
+  }
+  return {
+    config,
+    logger,
+    database,
+    embedded,
+    close: async () => {
+      await database.close();
+      await embedded?.stop();
+    },
+  };
+}

@@ -3,6 +3,10 @@ import type { ColumnType, Generated } from 'kysely';
 /** Timestamps come back as Date; inserts may pass Date or ISO strings. */
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** bigint columns come back as strings from pg; we parse where needed. */
+/** A timestamp with a database default. */
+export type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** bigint with a database default. */
+export type GeneratedBigInt = ColumnType<string, number | bigint | string | undefined, number | bigint | string>;
 export type BigIntColumn = ColumnType<string, number | bigint | string, number | bigint | string>;
 
 export interface AccountsTable {
@@ -11,7 +15,7 @@ export interface AccountsTable {
   email: string;
   name: string;
   status: 'registered' | 'initialized';
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
   initialized_at: Timestamp | null;
 }
 
@@ -22,7 +26,7 @@ export interface OneTimeTokensTable {
   token_hash: string;
   expires_at: Timestamp;
   used_at: Timestamp | null;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
 }
 
 export interface ApiTokensTable {
@@ -38,15 +42,15 @@ export interface ApiTokensTable {
   revoked_at: Timestamp | null;
   last_used_at: Timestamp | null;
   last_used_ip: string | null;
-  usage_count: Generated<BigIntColumn>;
-  created_at: Generated<Timestamp>;
+  usage_count: GeneratedBigInt;
+  created_at: GeneratedTimestamp;
 }
 
 export interface WalletsTable {
   account_id: string;
   balance: BigIntColumn;
   total_purchased: BigIntColumn;
-  updated_at: Generated<Timestamp>;
+  updated_at: GeneratedTimestamp;
 }
 
 export interface WalletTransactionsTable {
@@ -58,7 +62,7 @@ export interface WalletTransactionsTable {
   description: string;
   /** Idempotency key: one ledger row per (account, reference) at most. */
   reference: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
 }
 
 export interface MailOutboxTable {
@@ -68,7 +72,7 @@ export interface MailOutboxTable {
   subject: string;
   text_body: string;
   html_body: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
   sent_at: Timestamp | null;
   attempts: Generated<number>;
   last_error: string | null;
@@ -87,8 +91,8 @@ export interface PaymentsTable {
   currency: string;
   status: 'pending' | 'confirmed' | 'failed' | 'expired';
   checkout_url: string | null;
-  created_at: Generated<Timestamp>;
-  updated_at: Generated<Timestamp>;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
   expires_at: Timestamp;
 }
 

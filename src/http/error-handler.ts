@@ -1,0 +1,87 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import findMyWay from 'find-my-way';
+import { AppError, ForbiddenError, InsufficientCreditsError, UnauthorizedError, ValidationError, summarizeErrors } from './errors.ts';
+import { validationErrorsFromAjv } from './validation.ts';
+
+/**
+ * Maps every failure to the specification's bodies (spec "Errors", DECISIONS 7). Nothing internal
+ * ever reaches a client: a 500 says `Server Error`, and the cause is logged with the request id.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  // A shadow router of every declared route, to tell "no such route" (404) from "no such method
+  // on this route" (405) in the not-found handler.
+  const shadow = findMyWay();
+  const methodsByRoute = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const m of methods) {
+      if (m === 'HEAD' || m === 'OPTIONS') continue;
+      const key = route.url;
+      let set = methodsByRoute.get(key);
+      if (!set) {
+        set = new Set();
+        methodsByRoute.set(key, set);
+        shadow.on('GET', key, () => {}, { url: key });
+      }
+      set.add(m);
+    }
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const found = shadow.find('GET', path) as unknown as { store?: { url: string } } | null;
+    const methods = found?.store ? methodsByRoute.get(found.store.url) : undefined;
+    if (methods && !methods.has(request.method)) {
+      void reply
+        .code(405)
+        .header('allow', [...methods].join(', '))
+        .send({ message: `The ${request.method} method is not supported for route ${path}. Supported methods: ${[...methods].join(', ')}.` });
+      return;
+    }
+    void reply.code(404).send({ message: `The route ${path} could not be found.` });
+  });
+
+  app.setErrorHandler((error: FastifyError & { validation?: unknown[] }, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ValidationError) {
+      return reply.code(422).send({ message: error.message, errors: error.errors });
+    }
+    if (error instanceof UnauthorizedError) {
+      return reply.code(401).send({ error: error.message, code: 'UNAUTHORIZED' });
+    }
+    if (error instanceof ForbiddenError) {
+      return reply.code(403).send({ error: error.message, code: 'FORBIDDEN' });
+    }
+    if (error instanceof InsufficientCreditsError) {
+      return reply.code(402).send({ message: error.message, code: 'INSUFFICIENT_CREDITS', balance: error.balance, required: error.required });
+    }
+    if (error instanceof AppError) {
+      return reply.code(error.statusCode).send({ message: error.message });
+    }
+    if (error.validation) {
+      const errors = validationErrorsFromAjv(error.validation as never, (error as { validationContext?: string }).validationContext);
+      return reply.code(422).send({ message: summarizeErrors(errors), errors });
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return reply.code(400).send({ message: 'The request body is not valid JSON.' });
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send({ message: 'The request body is larger than the 1 MB limit.' });
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send({ message: 'Unsupported Content-Type: send application/json.' });
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return reply.code(400).send({ message: 'The Content-Length header does not match the body.' });
+      case 'FST_ERR_CTP_INVALID_TYPE':
+        return reply.code(400).send({ message: 'The request body could not be read.' });
+    }
+    if (error.statusCode === 429) {
+      return reply.code(429).send({ message: 'Too Many Attempts.' });
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      // Fastify's own client errors (bad URL encoding, etc.): keep the status, plain message.
+      return reply.code(error.statusCode).send({ message: error.message || 'Bad Request' });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ message: 'Server Error' });
+  });
+}

@@ -1,0 +1,36 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** ISO 8601 timestamp with offset. */
+export const TimestampSchema = Type.String({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
+export const NullableTimestampSchema = Type.Union([TimestampSchema, Type.Null()]);
+export const DateSchema = Type.String({ format: 'date', maxLength: 10, examples: ['2026-11-21'] });
+
+export const MessageSchema = Type.Object({ message: Type.String() }, { $id: 'Message' });
+export const ValidationErrorSchema = Type.Object(
+  { message: Type.String(), errors: Type.Record(Type.String(), Type.Array(Type.String())) },
+  { $id: 'ValidationError' },
+);
+export const UnauthorizedSchema = Type.Object({ error: Type.String(), code: Type.Literal('UNAUTHORIZED') }, { $id: 'Unauthorized' });
+export const ForbiddenSchema = Type.Object({ error: Type.String(), code: Type.Literal('FORBIDDEN') }, { $id: 'Forbidden' });
+export const InsufficientCreditsSchema = Type.Object(
+  { message: Type.String(), code: Type.Literal('INSUFFICIENT_CREDITS'), balance: Type.Integer(), required: Type.Integer() },
+  { $id: 'InsufficientCredits' },
+);
+
+export const sharedSchemas = [MessageSchema, ValidationErrorSchema, UnauthorizedSchema, ForbiddenSchema, InsufficientCreditsSchema];
+
+const ref = (s: TSchema) => Type.Ref(s.$id as string);
+
+/** The error responses every route documents, by what it can fail with. */
+export function errorResponses(opts: { auth?: 'master' | 'any' | 'none'; validation?: boolean; notFound?: boolean; priced?: boolean } = {}) {
+  const r: Record<number, TSchema> = {
+    429: ref(MessageSchema),
+    500: ref(MessageSchema),
+  };
+  if (opts.auth && opts.auth !== 'none') r[401] = ref(UnauthorizedSchema);
+  if (opts.auth === 'master') r[403] = ref(ForbiddenSchema);
+  if (opts.validation) r[422] = ref(ValidationErrorSchema);
+  if (opts.notFound) r[404] = ref(MessageSchema);
+  if (opts.priced) r[402] = ref(InsufficientCreditsSchema);
+  return r;
+}

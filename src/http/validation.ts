@@ -1,0 +1,73 @@
+import type { ErrorObject } from 'ajv';
+
+const labels: Record<string, string> = {};
+
+function fieldLabel(field: string): string {
+  return labels[field] ?? field.replace(/_/g, ' ').replace(/\.(\d+)$/, ' item $1');
+}
+
+/**
+ * Turns ajv errors into `{field: [text]}` in the style the specification shows (Laravel-like
+ * sentences); a list element is keyed by its index, e.g. `identifier_value.3`.
+ */
+export function validationErrorsFromAjv(errors: ErrorObject[], context?: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  const add = (field: string, text: string) => {
+    const key = field || (context === 'querystring' ? 'query' : context === 'params' ? 'path' : 'body');
+    const list = (out[key] ??= []);
+    if (!list.includes(text)) list.push(text);
+  };
+  for (const e of errors) {
+    const path = e.instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+    const p = e.params as Record<string, unknown>;
+    switch (e.keyword) {
+      case 'required': {
+        const field = path ? `${path}.${String(p.missingProperty)}` : String(p.missingProperty);
+        add(field, `The ${fieldLabel(field)} field is required.`);
+        break;
+      }
+      case 'additionalProperties':
+        add(String(p.additionalProperty), `The ${String(p.additionalProperty)} field is not allowed.`);
+        break;
+      case 'type': {
+        const t = String(p.type);
+        const what = t === 'integer' ? 'an integer' : t === 'array' ? 'an array' : t === 'object' ? 'an object' : t === 'boolean' ? 'true or false' : `a ${t}`;
+        add(path, `The ${fieldLabel(path)} field must be ${what}.`);
+        break;
+      }
+      case 'minLength':
+        add(path, `The ${fieldLabel(path)} field must be at least ${String(p.limit)} characters.`);
+        break;
+      case 'maxLength':
+        add(path, `The ${fieldLabel(path)} field must not be greater than ${String(p.limit)} characters.`);
+        break;
+      case 'minimum':
+        add(path, `The ${fieldLabel(path)} field must be at least ${String(p.limit)}.`);
+        break;
+      case 'maximum':
+        add(path, `The ${fieldLabel(path)} field must not be greater than ${String(p.limit)}.`);
+        break;
+      case 'minItems':
+        add(path, `The ${fieldLabel(path)} field must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}.`);
+        break;
+      case 'maxItems':
+        add(path, `The ${fieldLabel(path)} field must not have more than ${String(p.limit)} items.`);
+        break;
+      case 'enum':
+      case 'anyOf':
+        add(path, `The selected ${fieldLabel(path)} is invalid.`);
+        break;
+      case 'format':
+        if (p.format === 'email') add(path, `The ${fieldLabel(path)} field must be a valid email address.`);
+        else if (p.format === 'date') add(path, `The ${fieldLabel(path)} field must be a valid date in the format YYYY-MM-DD.`);
+        else add(path, `The ${fieldLabel(path)} field format is invalid.`);
+        break;
+      case 'pattern':
+        add(path, `The ${fieldLabel(path)} field format is invalid.`);
+        break;
+      default:
+        add(path, `The ${fieldLabel(path)} field is invalid.`);
+    }
+  }
+  return out;
+}

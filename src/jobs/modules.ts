@@ -1,0 +1,24 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { Clock } from '../lib/clock.ts';
+import { createAccountJobs } from '../modules/accounts/service.ts';
+import { createMailJobs } from '../modules/mail/jobs.ts';
+import type { JobModule } from './queue.ts';
+
+export interface JobDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+}
+
+/** Every module's jobs, for the worker. One line a module. */
+export function createJobModules(deps: JobDeps): { modules: JobModule[]; close(): void } {
+  const mail = createMailJobs({ db: deps.db, logger: deps.logger, clock: deps.clock, smtpUrl: deps.config.smtpUrl, mailFrom: deps.config.mailFrom });
+  const modules: JobModule[] = [
+    mail,
+    createAccountJobs({ db: deps.db, clock: deps.clock, publicBaseUrl: deps.config.publicBaseUrl }),
+  ];
+  return { modules, close: () => mail.close() };
+}

@@ -1,0 +1,195 @@
+import type { Task } from 'graphile-worker';
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { hashSecret, newOneTimeToken, newRef } from '../../lib/ids.ts';
+import { AppError, ValidationError } from '../../http/errors.ts';
+import { addJob, type JobModule } from '../../jobs/queue.ts';
+import { enqueueMail } from '../mail/outbox.ts';
+import { issueToken } from '../tokens/service.ts';
+import { WELCOME_CREDITS, applyLedgerEntry, createWallet } from '../wallet/ledger.ts';
+
+export const ONE_TIME_TOKEN_TTL_MS = 24 * 3600 * 1000;
+export const RECOVER_TASK = 'auth.recover';
+export const RECOVERY_MESSAGE = 'If an account exists for this e-mail, a recovery link has been sent to it. The link is valid for 24 hours.';
+
+export interface AccountsDeps {
+  db: Db;
+  clock: Clock;
+  publicBaseUrl: string;
+}
+
+export function recoveryLink(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl}/api/v1/auth/recover/confirm?token=${encodeURIComponent(token)}`;
+}
+
+export type RecoveryCheck =
+  | { ok: true; accountId: string; email: string; userRef: string; tokenId: string }
+  | { ok: false; reason: string };
+
+export function createAccountsService(deps: AccountsDeps) {
+  const { db, clock } = deps;
+
+  async function checkRecoveryToken(token: string): Promise<RecoveryCheck> {
+    if (!token || token.length > 200) return { ok: false, reason: 'This recovery link is not valid.' };
+    const row = await db
+      .selectFrom('one_time_tokens as o')
+      .innerJoin('accounts as a', 'a.id', 'o.account_id')
+      .select(['o.id', 'o.used_at', 'o.expires_at', 'a.id as account_id', 'a.email', 'a.user_ref'])
+      .where('o.token_hash', '=', hashSecret(token))
+      .where('o.purpose', '=', 'recover')
+      .executeTakeFirst();
+    if (!row) return { ok: false, reason: 'This recovery link is not valid.' };
+    if (row.used_at) return { ok: false, reason: 'This recovery link has already been used.' };
+    if (row.expires_at <= clock.now()) return { ok: false, reason: 'This recovery link has expired. Request a new one.' };
+    return { ok: true, accountId: row.account_id, email: row.email, userRef: row.user_ref, tokenId: row.id };
+  }
+
+  return {
+    async register(email: string, name: string) {
+      const now = clock.now();
+      const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
+      const token = newOneTimeToken();
+      return db.transaction().execute(async (trx) => {
+        // Insert-or-fetch under the unique e-mail, so two concurrent registrations make one account.
+        await trx.insertInto('accounts').values({ user_ref: newRef(), email, name, status: 'registered' }).onConflict((oc) => oc.column('email').doNothing()).execute();
+        const account = await trx.selectFrom('accounts').selectAll().where('email', '=', email).forUpdate().executeTakeFirstOrThrow();
+        if (account.status === 'initialized') {
+          throw new ValidationError({ email: ['The email has already been taken.'] });
+        }
+        if (account.name !== name) await trx.updateTable('accounts').set({ name }).where('id', '=', account.id).execute();
+        // A fresh token replaces any earlier one: only the newest mail works.
+        await trx.updateTable('one_time_tokens').set({ used_at: now }).where('account_id', '=', account.id).where('purpose', '=', 'init').where('used_at', 'is', null).execute();
+        await trx.insertInto('one_time_tokens').values({ account_id: account.id, purpose: 'init', token_hash: hashSecret(token), expires_at: expiresAt }).execute();
+        await enqueueMail(trx, {
+          kind: 'registration',
+          to: email,
+          subject: 'Your regwatch initialization token',
+          text: [
+            `Hello ${name},`,
+            '',
+            'Welcome to regwatch. Exchange this one-time token for your Master Token:',
+            '',
+            `Initialization token: ${token}`,
+            `Expires: ${expiresAt.toISOString()} (24 hours from registration; it works once)`,
+            '',
+            'For example:',
+            `  curl -X POST ${deps.publicBaseUrl}/api/v1/auth/init -H 'Content-Type: application/json' -d '{"token":"${token}"}'`,
+            '',
+            'The Master Token is shown once. If you lose it, recover the account with POST /api/v1/auth/recover.',
+          ].join('\n'),
+        });
+        return {
+          user_ref: account.user_ref,
+          email,
+          message: 'Registration received. An initialization token has been sent to your e-mail address; exchange it at POST /api/v1/auth/init within 24 hours.',
+          expires_at: expiresAt.toISOString(),
+        };
+      });
+    },
+
+    async init(token: string) {
+      const now = clock.now();
+      return db.transaction().execute(async (trx) => {
+        // Claim the token with a conditional update: of two concurrent inits only one wins.
+        const claimed = await trx
+          .updateTable('one_time_tokens')
+          .set({ used_at: now })
+          .where('token_hash', '=', hashSecret(token))
+          .where('purpose', '=', 'init')
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', now)
+          .returning(['account_id'])
+          .executeTakeFirst();
+        if (!claimed) throw new ValidationError({ token: ['The initialization token is invalid, expired or already used.'] });
+        const account = await trx
+          .updateTable('accounts')
+          .set({ status: 'initialized', initialized_at: now })
+          .where('id', '=', claimed.account_id)
+          .where('status', '=', 'registered')
+          .returningAll()
+          .executeTakeFirst();
+        if (!account) throw new ValidationError({ token: ['The initialization token is invalid, expired or already used.'] });
+        const { row, plaintext } = await issueToken(trx, { accountId: account.id, kind: 'master', name: 'Master Token', lifetimeDays: null, now });
+        await createWallet(trx, account.id);
+        await applyLedgerEntry(trx, { accountId: account.id, type: 'start', amount: WELCOME_CREDITS, description: 'Welcome bonus', reference: 'start' });
+        return {
+          user_ref: account.user_ref,
+          email: account.email,
+          master_token: plaintext,
+          token_ref: row.token_ref,
+          message: `Account initialized. Store the Master Token now: it is shown only once. ${WELCOME_CREDITS} welcome credits have been added to your wallet.`,
+        };
+      });
+    },
+
+    /**
+     * Answers the same, in about the same time, whether or not the account exists: the request
+     * only queues a job, and the job decides whether there is anyone to mail.
+     */
+    async requestRecovery(email: string) {
+      const now = clock.now();
+      await addJob(db, RECOVER_TASK, { email, requested_at: now.toISOString() }, { maxAttempts: 5 });
+      return { message: RECOVERY_MESSAGE, expires_at: new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS).toISOString() };
+    },
+
+    checkRecoveryToken,
+
+    async confirmRecovery(token: string) {
+      const check = await checkRecoveryToken(token);
+      if (!check.ok) return check;
+      const now = clock.now();
+      return db.transaction().execute(async (trx) => {
+        const claimed = await trx
+          .updateTable('one_time_tokens')
+          .set({ used_at: now })
+          .where('id', '=', check.tokenId)
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', now)
+          .returning('id')
+          .executeTakeFirst();
+        if (!claimed) return { ok: false as const, reason: 'This recovery link has already been used.' };
+        // Every token of the account stops working at once, the Master Token included.
+        await trx.updateTable('api_tokens').set({ revoked_at: now }).where('account_id', '=', check.accountId).where('revoked_at', 'is', null).execute();
+        const { row, plaintext } = await issueToken(trx, { accountId: check.accountId, kind: 'master', name: 'Master Token', lifetimeDays: null, now });
+        return { ok: true as const, user_ref: check.userRef, email: check.email, master_token: plaintext, token_ref: row.token_ref };
+      });
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;
+
+/** `auth.recover {email}`: mails a recovery link when an initialised account has that e-mail. */
+export function createAccountJobs(deps: AccountsDeps): JobModule {
+  const recover: Task = async (payload) => {
+    const email = (payload as { email?: unknown })?.email;
+    if (typeof email !== 'string' || email.length > 254) throw new AppError(400, 'auth.recover: bad payload');
+    const account = await deps.db.selectFrom('accounts').select(['id', 'status', 'name']).where('email', '=', email).executeTakeFirst();
+    if (!account || account.status !== 'initialized') return;
+    const now = deps.clock.now();
+    const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
+    const token = newOneTimeToken();
+    const link = recoveryLink(deps.publicBaseUrl, token);
+    await deps.db.transaction().execute(async (trx) => {
+      await trx.insertInto('one_time_tokens').values({ account_id: account.id, purpose: 'recover', token_hash: hashSecret(token), expires_at: expiresAt }).execute();
+      await enqueueMail(trx, {
+        kind: 'recovery',
+        to: email,
+        subject: 'Recover your regwatch account',
+        text: [
+          `Hello ${account.name},`,
+          '',
+          'Someone (hopefully you) asked to recover this regwatch account. Open the link and press the button to get a new Master Token:',
+          '',
+          `Confirm: ${link}`,
+          '',
+          `The link works once, until ${expiresAt.toISOString()}.`,
+          'Confirming revokes every existing token of the account at once (the Master Token and all API tokens): integrations using them stop working.',
+          '',
+          'If you did not ask for this, ignore this e-mail; nothing changes.',
+        ].join('\n'),
+      });
+    });
+  };
+  return { tasks: { [RECOVER_TASK]: recover } };
+}

@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { UsageTracker } from './tokens/usage.ts';
+
+/** What the feature modules' routes receive from the composition root. */
+export interface ExtraRouteDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+  usage: UsageTracker;
+}
+
+/**
+ * Registers the feature modules' routes (stats, wallet, companies, watchlist) under /api/v1.
+ * Each module is one line here, so a module can be read, and deleted, as a unit.
+ */
+export async function extraRoutes(api: FastifyInstance, deps: ExtraRouteDeps): Promise<void> {
+  void api;
+  void deps;
+}

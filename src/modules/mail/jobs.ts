@@ -1,0 +1,63 @@
+import type { Task } from 'graphile-worker';
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { addJob, type JobModule } from '../../jobs/queue.ts';
+import { SEND_MAIL_TASK } from './outbox.ts';
+
+export interface MailDeps {
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+}
+
+export function createMailTransport(smtpUrl: string): Transporter {
+  return nodemailer.createTransport(smtpUrl, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
+}
+
+/**
+ * `mail.send {id}`: safe to run twice (a sent row is skipped). Without SMTP_URL the mail stays
+ * in the outbox and is printed to the log; when SMTP is configured later, the worker's start
+ * queues every unsent mail again (see `requeueUnsentMail`).
+ */
+export function createMailJobs(deps: MailDeps): JobModule & { close(): void } {
+  const transport = deps.smtpUrl ? createMailTransport(deps.smtpUrl) : null;
+  const send: Task = async (payload) => {
+    const id = (payload as { id?: unknown })?.id;
+    if (typeof id !== 'string' && typeof id !== 'number') throw new Error('mail.send: payload.id missing');
+    const mail = await deps.db.selectFrom('mail_outbox').selectAll().where('id', '=', String(id)).executeTakeFirst();
+    if (!mail || mail.sent_at) return;
+    if (!transport) {
+      deps.logger.info({ mail: { id: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject }, text: mail.text_body }, 'mail kept in the outbox (SMTP_URL is not set)');
+      return;
+    }
+    await deps.db.updateTable('mail_outbox').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('id', '=', mail.id).execute();
+    try {
+      const info = await transport.sendMail({
+        from: deps.mailFrom,
+        to: mail.to_address,
+        subject: mail.subject,
+        text: mail.text_body,
+        html: mail.html_body ?? undefined,
+        // A stable Message-ID lets receiving systems drop a duplicate if a crash between sending
+        // and recording makes the job run again.
+        messageId: `<outbox-${mail.id}@regwatch>`,
+      });
+      await deps.db.updateTable('mail_outbox').set({ sent_at: deps.clock.now(), message_id: info.messageId ?? null, last_error: null }).where('id', '=', mail.id).execute();
+    } catch (e) {
+      await deps.db.updateTable('mail_outbox').set({ last_error: e instanceof Error ? e.message.slice(0, 500) : String(e) }).where('id', '=', mail.id).execute();
+      throw e;
+    }
+  };
+  return { tasks: { [SEND_MAIL_TASK]: send }, close: () => transport?.close() };
+}
+
+/** Queues a send job for every unsent mail (job keys dedupe the ones already queued). */
+export async function requeueUnsentMail(db: Db): Promise<number> {
+  const rows = await db.selectFrom('mail_outbox').select('id').where('sent_at', 'is', null).orderBy('id').limit(10_000).execute();
+  for (const r of rows) await addJob(db, SEND_MAIL_TASK, { id: r.id }, { jobKey: `mail:${r.id}`, jobKeyMode: 'preserve_run_at', maxAttempts: 25 });
+  return rows.length;
+}

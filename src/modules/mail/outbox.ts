@@ -1,0 +1,27 @@
+import type { DbOrTrx } from '../../db/database.ts';
+import { addJob } from '../../jobs/queue.ts';
+
+export interface OutgoingMail {
+  kind: 'registration' | 'recovery' | 'watchlist' | string;
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+export const SEND_MAIL_TASK = 'mail.send';
+
+/**
+ * Mail is durable before it is sent: the row and its sending job commit with the transaction
+ * that caused the mail, and the job (retried with backoff) delivers it. An SMTP server that is
+ * down delays mail; it loses none.
+ */
+export async function enqueueMail(trx: DbOrTrx, mail: OutgoingMail): Promise<string> {
+  const row = await trx
+    .insertInto('mail_outbox')
+    .values({ kind: mail.kind, to_address: mail.to, subject: mail.subject, text_body: mail.text, html_body: mail.html ?? null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await addJob(trx, SEND_MAIL_TASK, { id: row.id }, { jobKey: `mail:${row.id}`, maxAttempts: 25 });
+  return row.id;
+}

@@ -1,0 +1,149 @@
+import type { DbOrTrx, Db } from '../../db/database.ts';
+import type { ApiTokensTable } from '../../db/schema.ts';
+import type { Selectable } from 'kysely';
+import type { Clock } from '../../lib/clock.ts';
+import { hashSecret, newRef, newTokenSecret } from '../../lib/ids.ts';
+import { NotFoundError, ValidationError } from '../../http/errors.ts';
+import type { UsageTracker } from './usage.ts';
+
+export type TokenRow = Selectable<ApiTokensTable>;
+
+export const PLAINTEXT_WARNING = 'Store this token now: it is shown only once and cannot be retrieved again.';
+const DAY_MS = 86_400_000;
+
+export interface TokenView {
+  token_ref: string;
+  name: string;
+  kind: 'master' | 'api';
+  expires_at: string | null;
+  is_active: boolean;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  last_used_ip: string | null;
+  usage_count: number;
+  created_at: string;
+}
+
+export function toTokenView(t: TokenRow, now: Date): TokenView {
+  return {
+    token_ref: t.token_ref,
+    name: t.name,
+    kind: t.kind,
+    expires_at: t.expires_at?.toISOString() ?? null,
+    is_active: !t.revoked_at && (!t.expires_at || t.expires_at > now),
+    revoked_at: t.revoked_at?.toISOString() ?? null,
+    last_used_at: t.last_used_at?.toISOString() ?? null,
+    last_used_ip: t.last_used_ip,
+    usage_count: Number(t.usage_count),
+    created_at: t.created_at.toISOString(),
+  };
+}
+
+/** Creates a token row and returns it with its plaintext (shown once; only the hash is kept). */
+export async function issueToken(
+  trx: DbOrTrx,
+  args: { accountId: string; kind: 'master' | 'api'; name: string; lifetimeDays: number | null; now: Date },
+): Promise<{ row: TokenRow; plaintext: string }> {
+  const plaintext = newTokenSecret(args.kind);
+  const row = await trx
+    .insertInto('api_tokens')
+    .values({
+      account_id: args.accountId,
+      token_ref: newRef(),
+      kind: args.kind,
+      name: args.name,
+      secret_hash: hashSecret(plaintext),
+      lifetime_days: args.lifetimeDays,
+      expires_at: args.lifetimeDays ? new Date(args.now.getTime() + args.lifetimeDays * DAY_MS) : null,
+      created_at: args.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { row, plaintext };
+}
+
+export interface TokensDeps {
+  db: Db;
+  clock: Clock;
+  usage: UsageTracker;
+}
+
+async function findOwnToken(db: DbOrTrx, accountId: string, tokenRef: string): Promise<TokenRow> {
+  const row = await db.selectFrom('api_tokens').selectAll().where('account_id', '=', accountId).where('token_ref', '=', tokenRef).executeTakeFirst();
+  // Another account's token is indistinguishable from a missing one.
+  if (!row) throw new NotFoundError('Token not found');
+  return row;
+}
+
+export function createTokensService(deps: TokensDeps) {
+  const { db, clock } = deps;
+  return {
+    async create(accountId: string, name: string, expiresInDays: number | undefined) {
+      const now = clock.now();
+      const { row, plaintext } = await issueToken(db, { accountId, kind: 'api', name, lifetimeDays: expiresInDays ?? null, now });
+      return { ...toTokenView(row, now), plaintext, warning: PLAINTEXT_WARNING };
+    },
+
+    async list(accountId: string) {
+      await deps.usage.flush();
+      const rows = await db.selectFrom('api_tokens').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+      const now = clock.now();
+      return rows.map((r) => toTokenView(r, now));
+    },
+
+    async get(accountId: string, tokenRef: string) {
+      await deps.usage.flush();
+      return toTokenView(await findOwnToken(db, accountId, tokenRef), clock.now());
+    },
+
+    async rename(accountId: string, tokenRef: string, name: string) {
+      await findOwnToken(db, accountId, tokenRef);
+      const row = await db.updateTable('api_tokens').set({ name }).where('account_id', '=', accountId).where('token_ref', '=', tokenRef).returningAll().executeTakeFirstOrThrow();
+      return toTokenView(row, clock.now());
+    },
+
+    async revoke(accountId: string, tokenRef: string) {
+      const row = await findOwnToken(db, accountId, tokenRef);
+      if (row.kind === 'master') {
+        throw new ValidationError({ token_ref: ['The Master Token cannot be revoked; rotate it, or recover the account to replace it.'] });
+      }
+      if (row.revoked_at) return { token_ref: row.token_ref, revoked_at: row.revoked_at.toISOString() };
+      const updated = await db
+        .updateTable('api_tokens')
+        .set({ revoked_at: clock.now() })
+        .where('id', '=', row.id)
+        .where('revoked_at', 'is', null)
+        .returning(['token_ref', 'revoked_at'])
+        .executeTakeFirst();
+      // A concurrent revoke won: report the time it recorded.
+      const revokedAt = updated?.revoked_at ?? (await findOwnToken(db, accountId, tokenRef)).revoked_at!;
+      return { token_ref: row.token_ref, revoked_at: revokedAt.toISOString() };
+    },
+
+    async rotate(accountId: string, tokenRef: string) {
+      const now = clock.now();
+      return db.transaction().execute(async (trx) => {
+        const old = await trx
+          .updateTable('api_tokens')
+          .set({ revoked_at: now })
+          .where('account_id', '=', accountId)
+          .where('token_ref', '=', tokenRef)
+          .where('revoked_at', 'is', null)
+          .returningAll()
+          .executeTakeFirst();
+        if (!old) {
+          const existing = await findOwnToken(trx, accountId, tokenRef); // 404 when not ours
+          throw new ValidationError({ token_ref: [existing.revoked_at ? 'A revoked token cannot be rotated.' : 'The token could not be rotated.'] });
+        }
+        const rotatedName = `${old.name} (rotated)`.slice(0, 255);
+        const { row, plaintext } = await issueToken(trx, { accountId, kind: old.kind, name: rotatedName, lifetimeDays: old.lifetime_days, now });
+        return {
+          old_token: { token_ref: old.token_ref, name: old.name, revoked_at: now.toISOString(), is_active: false as const },
+          new_token: { ...toTokenView(row, now), plaintext, warning: PLAINTEXT_WARNING },
+        };
+      });
+    },
+  };
+}
+
+export type TokensService = ReturnType<typeof createTokensService>;

@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../../db/database.ts';
+
+export type TransactionType = 'start' | 'deposit' | 'usage' | 'refund';
+
+export const WELCOME_CREDITS = 100;
+
+export async function createWallet(trx: DbOrTrx, accountId: string): Promise<void> {
+  await trx.insertInto('wallets').values({ account_id: accountId, balance: 0, total_purchased: 0 }).onConflict((oc) => oc.column('account_id').doNothing()).execute();
+}
+
+export interface LedgerEntry {
+  accountId: string;
+  type: TransactionType;
+  /** Credits: positive adds, negative takes. */
+  amount: number;
+  description: string;
+  /** Idempotency key: a second entry with the same reference for the account changes nothing. */
+  reference?: string;
+  /** For deposits: also count towards total_purchased. */
+  purchased?: boolean;
+}
+
+export type LedgerResult = { applied: true; balanceAfter: number } | { applied: false; reason: 'insufficient'; balance: number } | { applied: false; reason: 'duplicate' };
+
+/**
+ * Applies one balance change and its append-only ledger row in a single statement, so the two
+ * can never disagree: the wallet row is updated only when the balance stays >= 0 (and, with a
+ * reference, only when no entry with that reference exists yet), and the ledger row is inserted
+ * from the update's result. Concurrent callers serialise on the wallet row.
+ */
+export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<LedgerResult> {
+  const purchased = e.purchased ? e.amount : 0;
+  let res;
+  try {
+    res = await sql<{ balance_after: string }>`
+    WITH dup AS (
+      SELECT 1 FROM wallet_transactions
+       WHERE account_id = ${e.accountId} AND reference = ${e.reference ?? null}::text
+    ), upd AS (
+      UPDATE wallets
+         SET balance = balance + ${e.amount}::bigint,
+             total_purchased = total_purchased + ${purchased}::bigint,
+             updated_at = now()
+       WHERE account_id = ${e.accountId}
+         AND balance + ${e.amount}::bigint >= 0
+         AND NOT EXISTS (SELECT 1 FROM dup)
+       RETURNING account_id, balance
+    )
+    INSERT INTO wallet_transactions (account_id, type, amount, balance_after, description, reference)
+    SELECT account_id, ${e.type}, ${e.amount}::bigint, balance, ${e.description}, ${e.reference ?? null}::text FROM upd
+    RETURNING balance_after`.execute(db);
+  } catch (err) {
+    // Two concurrent entries with one reference: the unique index lets only one in.
+    if ((err as { code?: string }).code === '23505' && e.reference) return { applied: false, reason: 'duplicate' };
+    throw err;
+  }
+  if (res.rows.length === 1) return { applied: true, balanceAfter: Number(res.rows[0].balance_after) };
+  if (e.reference) {
+    const dup = await db.selectFrom('wallet_transactions').select('id').where('account_id', '=', e.accountId).where('reference', '=', e.reference).executeTakeFirst();
+    if (dup) return { applied: false, reason: 'duplicate' };
+  }
+  const w = await db.selectFrom('wallets').select('balance').where('account_id', '=', e.accountId).executeTakeFirst();
+  return { applied: false, reason: 'insufficient', balance: Number(w?.balance ?? 0) };
+}

@@ -1,0 +1,168 @@
+import {
+  DATE_TYPES,
+  IDENTIFIER_TYPES,
+  type CompanySnapshot,
+  type CompanyStatus,
+  type DatedEntry,
+  type DateType,
+  type Identifier,
+  type IdentifierType,
+  type LocalUnit,
+  type Profile,
+  type SourceName,
+} from './model.ts';
+import { compareStrings } from './format.ts';
+import { isDeletedStatusLabel, isSuspendedStatusLabel } from './diff.ts';
+
+/**
+ * The company's state after one source reports it. Every source speaks only for itself: its
+ * profile replaces that source's earlier profile and leaves the others alone, so a day's run over
+ * several sources (in any order) ends in the same state.
+ */
+
+/** Sources whose payload carries the company's persons; the others (BIR, VAT) never report them. */
+const PERSON_SOURCES: ReadonlySet<SourceName> = new Set<SourceName>(['krs', 'ceidg', 'synthetic', 'file']);
+
+const EMPTY: CompanySnapshot = { identity: { identifiers: [], company_type: '', country_code: '' }, profiles: [], persons: [] };
+
+export function mergeSnapshots(prev: CompanySnapshot | null, incoming: CompanySnapshot): CompanySnapshot {
+  const base = prev ?? EMPTY;
+
+  const identifiers = new Map<IdentifierType, Identifier>();
+  for (const id of base.identity.identifiers) if (id.value && !identifiers.has(id.type)) identifiers.set(id.type, id);
+  const incomingTypes = new Set<IdentifierType>();
+  for (const id of incoming.identity.identifiers) {
+    if (!id.value || incomingTypes.has(id.type)) continue;
+    incomingTypes.add(id.type);
+    identifiers.set(id.type, id);
+  }
+
+  const profiles = new Map<SourceName, Profile>();
+  for (const p of base.profiles) if (!profiles.has(p.source)) profiles.set(p.source, p);
+  const incomingSources = new Set<SourceName>();
+  for (const p of incoming.profiles) {
+    if (incomingSources.has(p.source)) continue;
+    incomingSources.add(p.source);
+    profiles.set(p.source, p);
+  }
+
+  const reportsPersons = incoming.persons.length > 0 || incoming.profiles.some((p) => PERSON_SOURCES.has(p.source));
+
+  return canonicalize({
+    identity: {
+      identifiers: [...identifiers.values()],
+      company_type: nonEmpty(incoming.identity.company_type) ?? base.identity.company_type,
+      country_code: nonEmpty(incoming.identity.country_code) ?? base.identity.country_code,
+    },
+    profiles: [...profiles.values()],
+    persons: reportsPersons ? incoming.persons : base.persons,
+  });
+}
+
+function nonEmpty(s: string | null | undefined): string | null {
+  return typeof s === 'string' && s.trim() !== '' ? s : null;
+}
+
+function latestDate(dates: readonly DatedEntry[], type: DateType): string | null {
+  let latest: string | null = null;
+  for (const d of dates) if (d.type === type && d.date && (latest === null || d.date > latest)) latest = d.date;
+  return latest;
+}
+
+function isProfileDeleted(p: Profile): boolean {
+  return latestDate(p.dates, 'deletion') !== null || latestDate(p.dates, 'closure') !== null || isDeletedStatusLabel(p.status);
+}
+
+function isProfileSuspended(p: Profile): boolean {
+  if (isSuspendedStatusLabel(p.status)) return true;
+  const suspended = latestDate(p.dates, 'suspension');
+  if (suspended === null) return false;
+  const resumed = latestDate(p.dates, 'resumption');
+  return resumed === null || suspended > resumed;
+}
+
+/**
+ * DECISIONS 5: DELETED once deleted or closed, SUSPENDED while suspended, otherwise ACTIVE. Any
+ * one registry saying so is enough, because registries lag each other by days, never lead.
+ */
+export function deriveStatus(snapshot: CompanySnapshot): CompanyStatus {
+  if (snapshot.profiles.some(isProfileDeleted)) return 'DELETED';
+  if (snapshot.profiles.some(isProfileSuspended)) return 'SUSPENDED';
+  return 'ACTIVE';
+}
+
+const PRIMARY_ORDER: readonly IdentifierType[] = ['NIP', 'KRS', 'REGON9'];
+
+/** The identifier the company is shown under: NIP, else KRS, else REGON9. */
+export function primaryIdentifier(snapshot: CompanySnapshot): Identifier {
+  for (const type of PRIMARY_ORDER) {
+    const found = snapshot.identity.identifiers.find((id) => id.type === type && id.value);
+    if (found) return { type: found.type, value: found.value };
+  }
+  throw new Error('A company snapshot needs at least one identifier');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Canonical order: the same content always serialises to the same JSON, so stored snapshots can be
+// compared as text and the diff's in-order fast path almost always applies.
+
+const IDENTIFIER_RANK = new Map(IDENTIFIER_TYPES.map((t, i) => [t, i] as const));
+const DATE_RANK = new Map(DATE_TYPES.map((t, i) => [t, i] as const));
+
+function rank(map: ReadonlyMap<string, number>, key: string): number {
+  return map.get(key) ?? map.size;
+}
+
+/**
+ * Sorts by the given keys; elements equal on every key (duplicates differing elsewhere, rare)
+ * fall back to a key-order-independent serialisation, so ties are ordered too.
+ */
+function sortedBy<T>(items: readonly T[], compare: (a: T, b: T) => number): T[] {
+  return [...items].sort((a, b) => compare(a, b) || compareStrings(stableStringify(a), stableStringify(b)));
+}
+
+function stableStringify(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  return `{${Object.keys(record).sort(compareStrings).map((k) => `${JSON.stringify(k)}:${stableStringify(record[k])}`).join(',')}}`;
+}
+
+const byDate = (a: DatedEntry, b: DatedEntry) =>
+  rank(DATE_RANK, a.type) - rank(DATE_RANK, b.type) || compareStrings(a.date, b.date);
+
+/** Fresh element objects, so the canonical snapshot shares nothing mutable with its input. */
+function copies<T extends object>(items: readonly T[] | null | undefined): T[] {
+  return (items ?? []).map((item) => ({ ...item }));
+}
+
+function canonicalUnit(u: LocalUnit): LocalUnit {
+  return { ...u, address: u.address ? { ...u.address } : null, dates: sortedBy(copies(u.dates), byDate) };
+}
+
+function canonicalProfile(p: Profile): Profile {
+  return {
+    ...p,
+    address: p.address ? { ...p.address } : null,
+    units: sortedBy((p.units ?? []).map(canonicalUnit), (a, b) => compareStrings(a.identifier, b.identifier) || compareStrings(a.name, b.name)),
+    contacts: sortedBy(copies(p.contacts), (a, b) => compareStrings(a.type, b.type) || compareStrings(a.value, b.value)),
+    // Main activity first: that is also the order people expect to read them in.
+    activities: sortedBy(copies(p.activities), (a, b) => Number(b.is_primary) - Number(a.is_primary) || compareStrings(a.code, b.code) || compareStrings(a.name, b.name)),
+    dates: sortedBy(copies(p.dates), byDate),
+    websites: [...(p.websites ?? [])].sort(compareStrings),
+    vat_status: p.vat_status ?? null,
+    bank_accounts: [...(p.bank_accounts ?? [])].sort(compareStrings),
+  };
+}
+
+/** A copy with every array in a deterministic order; the content is unchanged. */
+export function canonicalize(snapshot: CompanySnapshot): CompanySnapshot {
+  return {
+    identity: {
+      ...snapshot.identity,
+      identifiers: sortedBy(copies(snapshot.identity.identifiers), (a, b) => rank(IDENTIFIER_RANK, a.type) - rank(IDENTIFIER_RANK, b.type) || compareStrings(a.value, b.value)),
+    },
+    profiles: sortedBy(snapshot.profiles.map(canonicalProfile), (a, b) => compareStrings(a.source, b.source)),
+    persons: sortedBy(copies(snapshot.persons), (a, b) => compareStrings(a.full_name, b.full_name) || compareStrings(a.role, b.role)),
+  };
+}

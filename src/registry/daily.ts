@@ -1,0 +1,451 @@
+import type { Kysely } from 'kysely';
+import type { CompanySnapshot, CompanyStatus, DetectedEvent, Identifier } from './model.ts';
+import type { RegistrySource } from './sources/source.ts';
+import { parseIdentifier } from '../lib/identifiers.ts';
+import { diffSnapshots } from './diff.ts';
+import { mergeSnapshots } from './merge.ts';
+import {
+  addRunCounters, allocateCompanyIds, beginRun, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
+  ensureEventsPartition, failRun, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
+  lookupCompaniesForBatch, tryLockRun, unlockRun, updateCompanies, updateFingerprints,
+  type CompanyColumns, type CompanyUpdateRow, type DailyRun, type IdentifierRow, type MatchedCompany, type NewCompanyRow,
+  type NewEventRow, type RegistryExecutor, type RunCounters,
+} from './store.ts';
+
+/**
+ * The daily run: a source's snapshots for one date, in batches. Per batch, one query loads the
+ * stored companies, merge and diff run in memory, and one short transaction writes companies,
+ * identifiers, events and the run's counters together. docs/registry.md explains why this is
+ * idempotent (a completed run is never applied twice; a replayed snapshot is a no-op) and
+ * resumable (every committed batch is complete, counters included).
+ */
+
+export interface DailyProgress {
+  processed: number;
+  new: number;
+  updated: number;
+  deleted: number;
+  events: number;
+  elapsedMs: number;
+  /** Companies a second since this attempt started. */
+  rate: number;
+  /** When the source's size is known. */
+  expectedTotal: number | null;
+  etaMs: number | null;
+}
+
+export interface RunDailyOptions {
+  date: string;
+  source: RegistrySource;
+  /** What identifies the input, so the same date can be run from another file. Default: the source's name. */
+  sourceKey?: string;
+  batchSize?: number;
+  expectedTotal?: number | null;
+  onProgress?: (p: DailyProgress) => void;
+  signal?: AbortSignal;
+  logger?: { warn(obj: object, msg: string): void };
+  now?: () => number;
+}
+
+export interface DailyRunSummary {
+  runId: string;
+  date: string;
+  source: string;
+  sourceKey: string;
+  /** The run had completed before: nothing was read or written. */
+  alreadyCompleted: boolean;
+  /** This attempt continued an interrupted run. */
+  resumed: boolean;
+  new: number;
+  updated: number;
+  deleted: number;
+  events: number;
+  processed: number;
+  skipped: number;
+  total: number;
+  durationMs: number;
+}
+
+export class RunInProgressError extends Error {
+  constructor(date: string, sourceKey: string) {
+    super(`A daily run for ${date} from ${sourceKey} is already in progress in another process.`);
+    this.name = 'RunInProgressError';
+  }
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A real calendar date written YYYY-MM-DD. */
+export function isIsoDate(s: string): boolean {
+  const m = ISO_DATE.exec(s);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+}
+
+export function formatSummary(s: DailyRunSummary): string {
+  const note = s.alreadyCompleted ? ' (already completed: nothing added)' : s.resumed ? ' (resumed)' : '';
+  return `daily ${s.date} ${s.sourceKey}: new=${s.new} updated=${s.updated} deleted=${s.deleted} events=${s.events} total=${s.total} skipped=${s.skipped}${note}`;
+}
+
+export async function runDaily(db: RegistryExecutor, options: RunDailyOptions): Promise<DailyRunSummary> {
+  const { date, source } = options;
+  if (!isIsoDate(date)) throw new RangeError(`Not a date (YYYY-MM-DD): ${date}`);
+  const sourceKey = options.sourceKey ?? source.name;
+  const now = options.now ?? Date.now;
+  const started = now();
+  await ensureEventsPartition(db, date);
+
+  // The session lock lives on one connection for the whole run, so it is released if the process dies.
+  return db.connection().execute(async (conn) => {
+    if (!(await tryLockRun(conn, date, sourceKey))) throw new RunInProgressError(date, sourceKey);
+    try {
+      const { run, resumed } = await beginRun(conn, date, source.name, sourceKey);
+      if (run.status === 'completed') return summarize(run, { alreadyCompleted: true, resumed: false, durationMs: now() - started });
+      try {
+        await processStream(db, run, options, now);
+      } catch (e) {
+        await failRun(db, run.id, e instanceof Error ? e.message : String(e)).catch(() => {});
+        throw e;
+      }
+      const done = await completeRun(db, run.id);
+      return summarize(done, { alreadyCompleted: false, resumed, durationMs: now() - started });
+    } finally {
+      await unlockRun(conn, date, sourceKey).catch(() => {});
+    }
+  });
+}
+
+function summarize(run: DailyRun, extra: { alreadyCompleted: boolean; resumed: boolean; durationMs: number }): DailyRunSummary {
+  return {
+    runId: run.id,
+    date: run.run_date,
+    source: run.source,
+    sourceKey: run.source_key,
+    alreadyCompleted: extra.alreadyCompleted,
+    resumed: extra.resumed,
+    new: run.new_count,
+    updated: run.updated_count,
+    deleted: run.deleted_count,
+    events: run.events_count,
+    processed: run.processed_count,
+    skipped: run.skipped_count,
+    total: run.total ?? 0,
+    durationMs: extra.durationMs,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+
+/** A snapshot made ready before its batch meets the database. */
+interface PreparedItem {
+  incoming: CompanySnapshot;
+  identifiers: Identifier[];
+  /** mergeSnapshots(null, incoming): what a new company stores, and what the fingerprint hashes. */
+  canonical: CompanySnapshot;
+  canonicalJson: string;
+  hash: Buffer;
+  fingerprint: string;
+  attempts: number;
+}
+
+/** Stored identifier forms; invalid values are dropped (a source may send a placeholder). */
+function normalizeIdentifiers(identifiers: unknown): Identifier[] {
+  if (!Array.isArray(identifiers)) return [];
+  const out: Identifier[] = [];
+  const seen = new Set<string>();
+  for (const id of identifiers as Identifier[]) {
+    if (!id || (id.type !== 'NIP' && id.type !== 'REGON9' && id.type !== 'KRS') || typeof id.value !== 'string') continue;
+    const parsed = parseIdentifier(id.type, id.value);
+    if (!parsed.ok || seen.has(id.type)) continue;
+    seen.add(id.type);
+    out.push({ type: id.type, value: parsed.value });
+  }
+  return out;
+}
+
+export function prepareSnapshot(raw: CompanySnapshot): PreparedItem | null {
+  if (!raw || typeof raw !== 'object' || !raw.identity || !Array.isArray(raw.profiles)) return null;
+  const identifiers = normalizeIdentifiers(raw.identity.identifiers);
+  if (identifiers.length === 0) return null;
+  const incoming: CompanySnapshot = {
+    identity: { ...raw.identity, identifiers },
+    profiles: raw.profiles,
+    persons: Array.isArray(raw.persons) ? raw.persons : [],
+  };
+  const canonical = mergeSnapshots(null, incoming);
+  const canonicalJson = JSON.stringify(canonical);
+  const hash = contentHash(canonicalJson);
+  return { incoming, identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), attempts: 0 };
+}
+
+interface BatchReader {
+  /** Up to `size` items with pairwise disjoint identifiers; empty when the stream is done. */
+  next(): Promise<{ items: PreparedItem[]; skipped: number }>;
+  requeue(items: PreparedItem[]): void;
+}
+
+function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number, signal?: AbortSignal): BatchReader {
+  const iterator = stream[Symbol.asyncIterator]();
+  let requeued: PreparedItem[] = [];
+  let held: PreparedItem | null = null;
+  let done = false;
+  return {
+    requeue(items) {
+      requeued = requeued.concat(items);
+    },
+    async next() {
+      const items: PreparedItem[] = [];
+      const keys = new Set<string>();
+      let skipped = 0;
+      // Two snapshots of one company never share a batch: the later one waits for the next, so
+      // the lookup it gets already reflects the earlier one.
+      const take = (item: PreparedItem): boolean => {
+        for (const id of item.identifiers) if (keys.has(`${id.type}:${id.value}`)) return false;
+        for (const id of item.identifiers) keys.add(`${id.type}:${id.value}`);
+        items.push(item);
+        return true;
+      };
+      const pending = requeued;
+      requeued = [];
+      for (let i = 0; i < pending.length; i++) {
+        if (!take(pending[i]!)) {
+          requeued = pending.slice(i).concat(requeued);
+          return { items, skipped };
+        }
+      }
+      if (held) {
+        if (!take(held)) return { items, skipped };
+        held = null;
+      }
+      while (!done && items.length < size) {
+        signal?.throwIfAborted();
+        const r = await iterator.next();
+        if (r.done) {
+          done = true;
+          break;
+        }
+        const item = prepareSnapshot(r.value);
+        if (!item) {
+          skipped++;
+          continue;
+        }
+        if (!take(item)) {
+          held = item;
+          break;
+        }
+      }
+      return { items, skipped };
+    },
+  };
+}
+
+interface PlannedUpdate {
+  row: CompanyUpdateRow;
+  item: PreparedItem;
+  events: DetectedEvent[];
+  newIdentifiers: IdentifierRow[];
+  countsAsUpdated: boolean;
+  becameDeleted: boolean;
+}
+
+interface BatchPlan {
+  newRows: NewCompanyRow[];
+  newItems: PreparedItem[];
+  newIdentifiers: IdentifierRow[];
+  updates: PlannedUpdate[];
+  fingerprintOnly: { id: string; fingerprint: string }[];
+  unchanged: number;
+  skipped: number;
+  deferred: PreparedItem[];
+}
+
+const MAX_ATTEMPTS = 5;
+
+async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number): Promise<BatchPlan> {
+  const matches = await lookupCompaniesForBatch(db, sourceName, items);
+  const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [] };
+  const claimed = new Set<string>();
+  const fresh: PreparedItem[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    const match = matches[i];
+    if (!match) {
+      fresh.push(item);
+      continue;
+    }
+    // Disjoint identifiers can still name one company (NIP in one line, KRS in another).
+    if (claimed.has(match.id)) {
+      plan.deferred.push(item);
+      continue;
+    }
+    claimed.add(match.id);
+    planExisting(plan, sourceName, date, item, match);
+  }
+  if (fresh.length > 0) {
+    const ids = await allocateCompanyIds(db, fresh.length);
+    const fingerprints = (fp: string) => JSON.stringify({ [sourceName]: fp });
+    fresh.forEach((item, i) => {
+      const id = ids[i]!;
+      plan.newItems.push(item);
+      plan.newRows.push({
+        ...deriveCompanyColumns(item.canonical),
+        id,
+        snapshotJson: item.canonicalJson,
+        contentHash: item.hash,
+        fingerprintsJson: fingerprints(item.fingerprint),
+        firstSeenDate: date,
+      });
+      for (const ident of item.canonical.identity.identifiers) plan.newIdentifiers.push({ companyId: id, type: ident.type, value: ident.value });
+    });
+  }
+  return plan;
+}
+
+function planExisting(plan: BatchPlan, sourceName: string, date: string, item: PreparedItem, match: MatchedCompany): void {
+  if (match.sameFingerprint || match.snapshot === null) {
+    plan.unchanged++;
+    return;
+  }
+  const prev = match.snapshot;
+  const merged = mergeSnapshots(prev, item.incoming);
+  const json = JSON.stringify(merged);
+  const hash = contentHash(json);
+  if (hash.equals(match.contentHash)) {
+    plan.fingerprintOnly.push({ id: match.id, fingerprint: item.fingerprint });
+    plan.unchanged++;
+    return;
+  }
+  const events = diffSnapshots(prev, merged);
+  const columns: CompanyColumns = deriveCompanyColumns(merged);
+  const known = new Set(prev.identity.identifiers.map((x) => `${x.type}:${x.value}`));
+  plan.updates.push({
+    item,
+    events,
+    row: {
+      ...columns,
+      id: match.id,
+      revision: match.revision,
+      snapshotJson: json,
+      contentHash: hash,
+      source: sourceName,
+      fingerprint: item.fingerprint,
+      lastChangedDate: events.length > 0 ? date : null,
+    },
+    newIdentifiers: merged.identity.identifiers
+      .filter((x) => !known.has(`${x.type}:${x.value}`))
+      .map((x) => ({ companyId: match.id, type: x.type, value: x.value })),
+    // A company counts once a day, and a company first seen today counts as new only.
+    countsAsUpdated: events.length > 0 && match.firstSeenDate !== date && match.lastChangedDate !== date,
+    becameDeleted: match.status !== 'DELETED' && columns.status === ('DELETED' satisfies CompanyStatus),
+  });
+}
+
+interface BatchOutcome {
+  counters: RunCounters;
+  deferred: PreparedItem[];
+}
+
+async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName: string, date: string, plan: BatchPlan, processedItems: number): Promise<BatchOutcome> {
+  return db.transaction().execute(async (trx) => {
+    await insertCompanies(trx, plan.newRows);
+    const written = await updateCompanies(trx, plan.updates.map((u) => u.row));
+    const applied = plan.updates.filter((u) => written.has(u.row.id));
+    const conflicts = await insertIdentifiers(trx, [...plan.newIdentifiers, ...applied.flatMap((u) => u.newIdentifiers)]);
+
+    // A new company whose identifier another company took meanwhile is not new: it is retried,
+    // and the retry's lookup finds that company.
+    const newIds = new Set(plan.newRows.map((r) => r.id));
+    const lostNew = new Set(conflicts.filter((c) => newIds.has(c.companyId)).map((c) => c.companyId));
+    await deleteCompanies(trx, [...lostNew]);
+    await updateFingerprints(trx, sourceName, plan.fingerprintOnly);
+
+    const events: NewEventRow[] = [];
+    for (const u of applied) for (const e of u.events) events.push({ ...e, companyId: u.row.id });
+    if (events.length > 0) {
+      await lockEventsWriter(trx);
+      await insertEvents(trx, date, runId, events);
+    }
+
+    const deferred = [
+      ...plan.deferred,
+      ...plan.updates.filter((u) => !written.has(u.row.id)).map((u) => u.item),
+      ...plan.newItems.filter((_, i) => lostNew.has(plan.newRows[i]!.id)),
+    ];
+    const counters: RunCounters = {
+      new: plan.newRows.length - lostNew.size,
+      updated: applied.filter((u) => u.countsAsUpdated).length,
+      deleted: applied.filter((u) => u.becameDeleted).length,
+      events: events.length,
+      processed: processedItems - deferred.length,
+      skipped: plan.skipped,
+    };
+    if (runId !== null) await addRunCounters(trx, runId, counters);
+    return { counters, deferred };
+  });
+}
+
+async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDailyOptions, now: () => number): Promise<void> {
+  const { date, source } = options;
+  const batchSize = options.batchSize ?? 2000;
+  const reader = createBatchReader(source.snapshotsForDate(date, { signal: options.signal }), batchSize, options.signal);
+  const started = now();
+  const totals = { processed: 0, new: 0, updated: 0, deleted: 0, events: 0 };
+  const expectedTotal = options.expectedTotal ?? null;
+
+  const report = (c: RunCounters) => {
+    totals.processed += c.processed + c.skipped;
+    totals.new += c.new;
+    totals.updated += c.updated;
+    totals.deleted += c.deleted;
+    totals.events += c.events;
+    if (!options.onProgress) return;
+    const elapsedMs = Math.max(1, now() - started);
+    const rate = (totals.processed * 1000) / elapsedMs;
+    const etaMs = expectedTotal !== null && rate > 0 ? Math.max(0, ((expectedTotal - totals.processed) / rate) * 1000) : null;
+    options.onProgress({ ...totals, elapsedMs, rate, expectedTotal, etaMs });
+  };
+
+  const retire = (outcome: BatchOutcome) => {
+    const retry: PreparedItem[] = [];
+    for (const item of outcome.deferred) {
+      if (++item.attempts < MAX_ATTEMPTS) retry.push(item);
+      else {
+        outcome.counters.skipped++;
+        options.logger?.warn({ identifiers: item.identifiers }, 'snapshot skipped: its company kept changing under the run');
+      }
+    }
+    reader.requeue(retry);
+    report(outcome.counters);
+  };
+
+  // Two stages overlap: while one batch's transaction runs in PostgreSQL, the next batch is read,
+  // looked up and diffed here. Revision checks make the overlap safe: a company the in-flight batch
+  // changes fails its update in the next one and is retried from the fresh state.
+  let inFlight: Promise<BatchOutcome> | null = null;
+  try {
+    for (;;) {
+      const { items, skipped } = await reader.next();
+      if (items.length === 0 && skipped === 0) {
+        if (inFlight === null) break;
+        const outcome = await inFlight;
+        inFlight = null;
+        retire(outcome);
+        continue;
+      }
+      const plan = await planBatch(db, source.name, date, items, skipped);
+      if (inFlight !== null) {
+        const outcome = await inFlight;
+        inFlight = null;
+        retire(outcome);
+      }
+      inFlight = writeBatch(db, run.id, source.name, date, plan, items.length);
+      // Keep a rejected in-flight write from surfacing as unhandled while the next batch is planned.
+      inFlight.catch(() => {});
+    }
+  } catch (e) {
+    // Let the batch in flight finish (or fail) before the run is marked failed.
+    if (inFlight !== null) await inFlight.catch(() => {});
+    throw e;
+  }
+}

@@ -1,0 +1,540 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { CompanySnapshot, CompanyStatus, DetectedEvent, Identifier, IdentifierType, Profile } from './model.ts';
+import type { DailyRunStatus, RegistryTables } from './tables.ts';
+import { foldText, normalizeActivityCode, normalizePostalCode, stripLegalFormWords } from '../lib/text.ts';
+import { deriveStatus, primaryIdentifier } from './merge.ts';
+import { legalFormSlugForLabel } from './dictionaries.ts';
+
+/**
+ * Data access of the registry: companies, their identifiers, events and daily runs. Functions take
+ * `db` or a transaction first. Batch writes pass parallel arrays to `unnest`, so a batch of any
+ * size is one statement and one round trip per table.
+ */
+
+/** Accepts the app's Kysely (any schema) or a transaction of it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type RegistryExecutor = Kysely<any>;
+
+export function registryDb(db: RegistryExecutor): Kysely<RegistryTables> {
+  return db as unknown as Kysely<RegistryTables>;
+}
+
+/**
+ * Every transaction that inserts events takes this transaction-level advisory lock first, so at
+ * most one event-writing transaction is open at a time and event ids become visible in id order
+ * (a feed polling `id > after_id` never skips an id that commits late).
+ */
+export const EVENTS_WRITER_LOCK = 7_307_900_001;
+
+/** Class id of the session-level lock that keeps two processes off the same (date, source) run. */
+const RUN_LOCK_CLASS = 73_079;
+
+export async function lockEventsWriter(trx: RegistryExecutor): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${EVENTS_WRITER_LOCK}::bigint)`.execute(trx);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Hashing and derived columns (pure)
+
+/** 16 bytes of SHA-256: collisions are out of reach, and it halves the stored size. */
+export function contentHash(json: string): Buffer {
+  return createHash('sha256').update(json).digest().subarray(0, 16);
+}
+
+export interface CompanyColumns {
+  primary_identifier_type: IdentifierType;
+  primary_identifier: string;
+  name: string;
+  status: CompanyStatus;
+  name_folded: string;
+  city_folded: string | null;
+  voivodeship_folded: string | null;
+  postal_code: string | null;
+  legal_form: string | null;
+  activity_codes: string[];
+  main_activity: string | null;
+  activity_start: string | null;
+  has_phone: boolean;
+  has_email: boolean;
+  has_fax: boolean;
+}
+
+/** Which registry speaks first for display fields: the most authoritative for companies first. */
+const DISPLAY_ORDER = ['krs', 'ceidg', 'bir', 'vat', 'file', 'synthetic'];
+
+function byDisplayOrder(profiles: readonly Profile[]): Profile[] {
+  const rank = (p: Profile) => {
+    const i = DISPLAY_ORDER.indexOf(p.source);
+    return i < 0 ? DISPLAY_ORDER.length : i;
+  };
+  return profiles.length <= 1 ? [...profiles] : [...profiles].sort((a, b) => rank(a) - rank(b));
+}
+
+function firstNonEmpty(values: Iterable<string | null | undefined>): string | null {
+  for (const v of values) if (typeof v === 'string' && v.trim() !== '') return v.trim();
+  return null;
+}
+
+/** The denormalised search columns of a (merged, canonical) snapshot. */
+export function deriveCompanyColumns(snapshot: CompanySnapshot, slugOfLegalForm: (label: string) => string | null = legalFormSlugForLabel): CompanyColumns {
+  const primary = primaryIdentifier(snapshot);
+  const profiles = byDisplayOrder(snapshot.profiles);
+  const name = firstNonEmpty(profiles.map((p) => p.name)) ?? primary.value;
+  const addressed = profiles.find((p) => p.address && (p.address.city || p.address.postal_code));
+  const address = addressed?.address ?? null;
+  const legalLabel = firstNonEmpty(profiles.map((p) => p.legal_form));
+
+  const codes = new Set<string>();
+  let mainActivity: string | null = null;
+  let hasPhone = false;
+  let hasEmail = false;
+  let hasFax = false;
+  for (const p of profiles) {
+    for (const a of p.activities ?? []) {
+      if (!a.code) continue;
+      const code = normalizeActivityCode(a.code);
+      codes.add(code);
+      if (a.is_primary && mainActivity === null) mainActivity = code;
+    }
+    for (const c of p.contacts ?? []) {
+      if (!c.value) continue;
+      if (c.type === 'phone') hasPhone = true;
+      else if (c.type === 'email') hasEmail = true;
+      else if (c.type === 'fax') hasFax = true;
+    }
+  }
+  const activityStart = firstNonEmpty(profiles.map((p) => p.dates?.find((d) => d.type === 'activity_start')?.date))
+    ?? firstNonEmpty(profiles.map((p) => p.dates?.find((d) => d.type === 'registration')?.date));
+
+  return {
+    primary_identifier_type: primary.type,
+    primary_identifier: primary.value,
+    name,
+    status: deriveStatus(snapshot),
+    name_folded: stripLegalFormWords(foldText(name)),
+    city_folded: address?.city ? foldText(address.city) || null : null,
+    voivodeship_folded: address?.voivodeship ? foldText(address.voivodeship) || null : null,
+    postal_code: address?.postal_code ? normalizePostalCode(address.postal_code) || null : null,
+    legal_form: legalLabel === null ? null : slugOfLegalForm(legalLabel),
+    activity_codes: [...codes].sort(),
+    main_activity: mainActivity,
+    activity_start: activityStart !== null && /^\d{4}-\d{2}-\d{2}$/.test(activityStart) ? activityStart : null,
+    has_phone: hasPhone,
+    has_email: hasEmail,
+    has_fax: hasFax,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Reading companies
+
+export interface StoredCompany {
+  id: string;
+  primary_identifier_type: IdentifierType;
+  primary_identifier: string;
+  name: string;
+  status: CompanyStatus;
+  snapshot: CompanySnapshot;
+  first_seen_date: string;
+  last_changed_date: string | null;
+  updated_at: Date;
+}
+
+/** The company any of whose identifiers is this one (values as stored: NIP bare, KRS padded). */
+export async function findCompanyByIdentifier(db: RegistryExecutor, identifier: Identifier): Promise<StoredCompany | null> {
+  const { rows } = await sql<StoredCompany>`
+    SELECT c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot,
+           c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date, c.updated_at
+    FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id
+    WHERE ci.type = ${identifier.type} AND ci.value = ${identifier.value}`.execute(db);
+  return rows[0] ?? null;
+}
+
+export async function findCompanyIdByIdentifier(db: RegistryExecutor, identifier: Identifier): Promise<string | null> {
+  const { rows } = await sql<{ company_id: string }>`
+    SELECT company_id FROM company_identifiers WHERE type = ${identifier.type} AND value = ${identifier.value}`.execute(db);
+  return rows[0]?.company_id ?? null;
+}
+
+export async function countCompanies(db: RegistryExecutor): Promise<number> {
+  const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM companies`.execute(db);
+  return Number(rows[0]!.n);
+}
+
+export async function hasAnyCompany(db: RegistryExecutor): Promise<boolean> {
+  const { rows } = await sql<{ any: boolean }>`SELECT EXISTS (SELECT 1 FROM companies) AS any`.execute(db);
+  return rows[0]!.any;
+}
+
+/** One incoming snapshot of a batch: its identifiers and the fingerprint of what the source sent. */
+export interface BatchLookupItem {
+  identifiers: readonly Identifier[];
+  fingerprint: string;
+}
+
+export interface MatchedCompany {
+  id: string;
+  revision: number;
+  contentHash: Buffer;
+  status: CompanyStatus;
+  firstSeenDate: string;
+  lastChangedDate: string | null;
+  /** The source delivered exactly this before: nothing to do. */
+  sameFingerprint: boolean;
+  /** The stored snapshot, loaded only when the fingerprint differs. */
+  snapshot: CompanySnapshot | null;
+}
+
+/**
+ * One query for a whole batch: each item's company (matched by any identifier; when identifiers
+ * point at different companies, NIP wins, then KRS, then REGON9) with its stored state. The stored
+ * snapshot travels only for items whose fingerprint differs from the source's last delivery.
+ */
+export async function lookupCompaniesForBatch(db: RegistryExecutor, source: string, items: readonly BatchLookupItem[]): Promise<(MatchedCompany | null)[]> {
+  const idx: number[] = [];
+  const types: string[] = [];
+  const values: string[] = [];
+  const fingerprints: string[] = [];
+  items.forEach((item, i) => {
+    fingerprints.push(item.fingerprint);
+    for (const id of item.identifiers) {
+      idx.push(i);
+      types.push(id.type);
+      values.push(id.value);
+    }
+  });
+  const out: (MatchedCompany | null)[] = items.map(() => null);
+  if (idx.length === 0) return out;
+  const { rows } = await sql<{
+    idx: number; id: string; revision: number; content_hash: Buffer; status: CompanyStatus;
+    first_seen_date: string; last_changed_date: string | null; same_fingerprint: boolean;
+    snapshot: CompanySnapshot | null;
+  }>`
+    WITH input AS (
+      SELECT * FROM unnest(${idx}::int[], ${types}::text[], ${values}::text[]) AS i(idx, type, value)
+    ), matched AS (
+      SELECT DISTINCT ON (i.idx) i.idx, ci.company_id
+      FROM input i JOIN company_identifiers ci ON ci.type = i.type AND ci.value = i.value
+      ORDER BY i.idx, array_position(ARRAY['NIP', 'KRS', 'REGON9'], i.type)
+    )
+    SELECT m.idx, c.id, c.revision, c.content_hash, c.status,
+           c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
+           coalesce(c.source_fingerprints ->> ${source} = (${fingerprints}::text[])[m.idx + 1], false) AS same_fingerprint,
+           CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM (${fingerprints}::text[])[m.idx + 1]
+                THEN c.snapshot END AS snapshot
+    FROM matched m JOIN companies c ON c.id = m.company_id`.execute(db);
+  for (const r of rows) {
+    out[r.idx] = {
+      id: r.id,
+      revision: r.revision,
+      contentHash: r.content_hash,
+      status: r.status,
+      firstSeenDate: r.first_seen_date,
+      lastChangedDate: r.last_changed_date,
+      sameFingerprint: r.same_fingerprint,
+      snapshot: r.snapshot,
+    };
+  }
+  return out;
+}
+
+/** Ids for new companies, taken before the write transaction so it stays short. */
+export async function allocateCompanyIds(db: RegistryExecutor, count: number): Promise<string[]> {
+  if (count === 0) return [];
+  const { rows } = await sql<{ id: string }>`SELECT nextval('companies_id_seq')::text AS id FROM generate_series(1, ${count}::int)`.execute(db);
+  return rows.map((r) => r.id);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Writing companies
+
+export interface NewCompanyRow extends CompanyColumns {
+  id: string;
+  snapshotJson: string;
+  contentHash: Buffer;
+  /** `{source: fingerprint}` as JSON. */
+  fingerprintsJson: string;
+  firstSeenDate: string;
+}
+
+function columnArrays<T extends CompanyColumns>(rows: readonly T[]) {
+  return {
+    pit: rows.map((r) => r.primary_identifier_type),
+    pi: rows.map((r) => r.primary_identifier),
+    name: rows.map((r) => r.name),
+    status: rows.map((r) => r.status),
+    nameFolded: rows.map((r) => r.name_folded),
+    city: rows.map((r) => r.city_folded),
+    voiv: rows.map((r) => r.voivodeship_folded),
+    postal: rows.map((r) => r.postal_code),
+    legal: rows.map((r) => r.legal_form),
+    // Arrays of arrays cannot be unnested row by row; PKD codes never contain a comma.
+    codes: rows.map((r) => r.activity_codes.join(',')),
+    main: rows.map((r) => r.main_activity),
+    start: rows.map((r) => r.activity_start),
+    phone: rows.map((r) => r.has_phone),
+    email: rows.map((r) => r.has_email),
+    fax: rows.map((r) => r.has_fax),
+  };
+}
+
+export async function insertCompanies(trx: RegistryExecutor, rows: readonly NewCompanyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const a = columnArrays(rows);
+  await sql`
+    INSERT INTO companies (id, primary_identifier_type, primary_identifier, name, status, snapshot, content_hash,
+      source_fingerprints, name_folded, city_folded, voivodeship_folded, postal_code, legal_form, activity_codes,
+      main_activity, activity_start, has_phone, has_email, has_fax, first_seen_date)
+    SELECT u.id, u.pit, u.pi, u.name, u.status, u.snapshot, u.hash, u.fps, u.name_folded, u.city, u.voiv, u.postal,
+      u.legal, string_to_array(u.codes, ','), u.main, u.start, u.phone, u.email, u.fax, u.first_seen
+    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${a.pit}::text[], ${a.pi}::text[], ${a.name}::text[], ${a.status}::text[],
+      ${rows.map((r) => r.snapshotJson)}::jsonb[], ${rows.map((r) => r.contentHash)}::bytea[], ${rows.map((r) => r.fingerprintsJson)}::jsonb[],
+      ${a.nameFolded}::text[], ${a.city}::text[], ${a.voiv}::text[], ${a.postal}::text[], ${a.legal}::text[], ${a.codes}::text[],
+      ${a.main}::text[], ${a.start}::date[], ${a.phone}::boolean[], ${a.email}::boolean[], ${a.fax}::boolean[],
+      ${rows.map((r) => r.firstSeenDate)}::date[])
+      AS u(id, pit, pi, name, status, snapshot, hash, fps, name_folded, city, voiv, postal, legal, codes, main, start,
+           phone, email, fax, first_seen)`.execute(trx);
+}
+
+export interface CompanyUpdateRow extends CompanyColumns {
+  id: string;
+  /** The revision read; the update applies only if nobody wrote the company since. */
+  revision: number;
+  snapshotJson: string;
+  contentHash: Buffer;
+  source: string;
+  fingerprint: string;
+  /** Set when the update recorded events: the date of the run. */
+  lastChangedDate: string | null;
+}
+
+/** Updates companies still at the revision read; returns the ids that were written. */
+export async function updateCompanies(trx: RegistryExecutor, rows: readonly CompanyUpdateRow[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const a = columnArrays(rows);
+  const { rows: written } = await sql<{ id: string }>`
+    UPDATE companies c SET
+      primary_identifier_type = u.pit, primary_identifier = u.pi, name = u.name, status = u.status,
+      snapshot = u.snapshot, content_hash = u.hash,
+      source_fingerprints = c.source_fingerprints || jsonb_build_object(u.source, u.fp),
+      revision = c.revision + 1,
+      name_folded = u.name_folded, city_folded = u.city, voivodeship_folded = u.voiv, postal_code = u.postal,
+      legal_form = u.legal, activity_codes = string_to_array(u.codes, ','), main_activity = u.main,
+      activity_start = u.start, has_phone = u.phone, has_email = u.email, has_fax = u.fax,
+      last_changed_date = coalesce(u.changed, c.last_changed_date), updated_at = now()
+    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.revision)}::int[], ${a.pit}::text[], ${a.pi}::text[],
+      ${a.name}::text[], ${a.status}::text[], ${rows.map((r) => r.snapshotJson)}::jsonb[], ${rows.map((r) => r.contentHash)}::bytea[],
+      ${rows.map((r) => r.source)}::text[], ${rows.map((r) => r.fingerprint)}::text[],
+      ${a.nameFolded}::text[], ${a.city}::text[], ${a.voiv}::text[], ${a.postal}::text[], ${a.legal}::text[], ${a.codes}::text[],
+      ${a.main}::text[], ${a.start}::date[], ${a.phone}::boolean[], ${a.email}::boolean[], ${a.fax}::boolean[],
+      ${rows.map((r) => r.lastChangedDate)}::date[])
+      AS u(id, revision, pit, pi, name, status, snapshot, hash, source, fp, name_folded, city, voiv, postal, legal, codes,
+           main, start, phone, email, fax, changed)
+    WHERE c.id = u.id AND c.revision = u.revision
+    RETURNING c.id`.execute(trx);
+  return new Set(written.map((r) => r.id));
+}
+
+/**
+ * Records that a source delivered something whose merge changed nothing: the next identical
+ * delivery is then skipped without loading the snapshot. Losing this to a race costs only a
+ * recomputation, so it needs no revision check.
+ */
+export async function updateFingerprints(trx: RegistryExecutor, source: string, rows: readonly { id: string; fingerprint: string }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    UPDATE companies c SET source_fingerprints = c.source_fingerprints || jsonb_build_object(${source}::text, u.fp)
+    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.fingerprint)}::text[]) AS u(id, fp)
+    WHERE c.id = u.id`.execute(trx);
+}
+
+export interface IdentifierRow {
+  companyId: string;
+  type: IdentifierType;
+  value: string;
+}
+
+/**
+ * Adds identifiers; one already held by another company stays with it. Returns the rows that
+ * were not inserted because another company holds them.
+ */
+export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly IdentifierRow[]): Promise<IdentifierRow[]> {
+  if (rows.length === 0) return [];
+  const { rows: inserted } = await sql<{ type: string; value: string }>`
+    INSERT INTO company_identifiers (type, value, company_id)
+    SELECT * FROM unnest(${rows.map((r) => r.type)}::text[], ${rows.map((r) => r.value)}::text[], ${rows.map((r) => r.companyId)}::bigint[])
+    ON CONFLICT (type, value) DO NOTHING
+    RETURNING type, value`.execute(trx);
+  if (inserted.length === rows.length) return [];
+  const done = new Set(inserted.map((r) => `${r.type}:${r.value}`));
+  return rows.filter((r) => !done.has(`${r.type}:${r.value}`));
+}
+
+export async function deleteCompanies(trx: RegistryExecutor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`DELETE FROM companies WHERE id = ANY(${ids}::bigint[])`.execute(trx);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Events
+
+export interface NewEventRow extends DetectedEvent {
+  companyId: string;
+}
+
+/** Creates the monthly partition that holds `date` (and is a no-op when it exists). */
+export async function ensureEventsPartition(db: RegistryExecutor, date: string): Promise<string> {
+  const { rows } = await sql<{ part: string }>`SELECT ensure_events_partition(${date}::date) AS part`.execute(db);
+  return rows[0]!.part;
+}
+
+/** Inserts events in the given order (so ids follow it). Call inside a transaction that holds EVENTS_WRITER_LOCK. */
+export async function insertEvents(trx: RegistryExecutor, eventDate: string, runId: string | null, events: readonly NewEventRow[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const result = await sql`
+    INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity, run_id)
+    SELECT u.company_id, ${eventDate}::date, u.event_type, u.old_value, u.new_value, u.severity, ${runId}::bigint
+    FROM unnest(${events.map((e) => e.companyId)}::bigint[], ${events.map((e) => e.event_type)}::event_type[],
+      ${events.map((e) => e.old_value)}::text[], ${events.map((e) => e.new_value)}::text[],
+      ${events.map((e) => e.severity)}::event_severity[]) WITH ORDINALITY AS u(company_id, event_type, old_value, new_value, severity, n)
+    ORDER BY u.n`.execute(trx);
+  return Number(result.numAffectedRows ?? events.length);
+}
+
+export interface StoredEvent {
+  id: string;
+  company_id: string;
+  event_type: string;
+  old_value: string | null;
+  new_value: string | null;
+  event_date: string;
+  severity: string;
+  run_id: string | null;
+}
+
+/** A company's events, newest first (event_date, then id). */
+export async function listCompanyEvents(db: RegistryExecutor, companyId: string, options: { limit?: number; offset?: number } = {}): Promise<StoredEvent[]> {
+  const { rows } = await sql<StoredEvent>`
+    SELECT id, company_id, event_type, old_value, new_value, event_date::text AS event_date, severity, run_id
+    FROM events WHERE company_id = ${companyId}
+    ORDER BY event_date DESC, id DESC
+    LIMIT ${options.limit ?? 100} OFFSET ${options.offset ?? 0}`.execute(db);
+  return rows;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Daily runs
+
+export interface DailyRun {
+  id: string;
+  run_date: string;
+  source: string;
+  source_key: string;
+  status: DailyRunStatus;
+  new_count: number;
+  updated_count: number;
+  deleted_count: number;
+  events_count: number;
+  processed_count: number;
+  skipped_count: number;
+  total: number | null;
+  attempts: number;
+  started_at: Date;
+  finished_at: Date | null;
+  error: string | null;
+}
+
+const RUN_COLUMNS = sql`id, run_date::text AS run_date, source, source_key, status, new_count, updated_count, deleted_count,
+  events_count::float8 AS events_count, processed_count::float8 AS processed_count, skipped_count, total::float8 AS total,
+  attempts, started_at, finished_at, error`;
+
+export async function findRun(db: RegistryExecutor, date: string, sourceKey: string): Promise<DailyRun | null> {
+  const { rows } = await sql<DailyRun>`SELECT ${RUN_COLUMNS} FROM daily_runs WHERE run_date = ${date}::date AND source_key = ${sourceKey}`.execute(db);
+  return rows[0] ?? null;
+}
+
+export async function findRunById(db: RegistryExecutor, id: string): Promise<DailyRun | null> {
+  const { rows } = await sql<DailyRun>`SELECT ${RUN_COLUMNS} FROM daily_runs WHERE id = ${id}`.execute(db);
+  return rows[0] ?? null;
+}
+
+/**
+ * Opens the run of (date, source key): a new one, or the unfinished one again (its counters
+ * cover the batches that committed). A completed run is returned as it is.
+ */
+export async function beginRun(db: RegistryExecutor, date: string, source: string, sourceKey: string): Promise<{ run: DailyRun; resumed: boolean }> {
+  const { rows } = await sql<DailyRun & { inserted: boolean }>`
+    INSERT INTO daily_runs (run_date, source, source_key, status)
+    VALUES (${date}::date, ${source}, ${sourceKey}, 'running')
+    ON CONFLICT (run_date, source_key) DO UPDATE SET
+      status = CASE WHEN daily_runs.status = 'completed' THEN 'completed' ELSE 'running' END,
+      attempts = daily_runs.attempts + CASE WHEN daily_runs.status = 'completed' THEN 0 ELSE 1 END,
+      error = CASE WHEN daily_runs.status = 'completed' THEN daily_runs.error END,
+      finished_at = CASE WHEN daily_runs.status = 'completed' THEN daily_runs.finished_at END
+    RETURNING ${RUN_COLUMNS}, (xmax = 0) AS inserted`.execute(db);
+  const { inserted, ...run } = rows[0]!;
+  return { run, resumed: !inserted && run.status !== 'completed' };
+}
+
+export interface RunCounters {
+  new: number;
+  updated: number;
+  deleted: number;
+  events: number;
+  processed: number;
+  skipped: number;
+}
+
+export async function addRunCounters(trx: RegistryExecutor, runId: string, c: RunCounters): Promise<void> {
+  await sql`
+    UPDATE daily_runs SET new_count = new_count + ${c.new}, updated_count = updated_count + ${c.updated},
+      deleted_count = deleted_count + ${c.deleted}, events_count = events_count + ${c.events},
+      processed_count = processed_count + ${c.processed}, skipped_count = skipped_count + ${c.skipped}
+    WHERE id = ${runId}`.execute(trx);
+}
+
+/** Marks the run completed with the number of companies known at the end of its day. */
+export async function completeRun(db: RegistryExecutor, runId: string): Promise<DailyRun> {
+  const { rows } = await sql<DailyRun>`
+    UPDATE daily_runs r SET status = 'completed', finished_at = now(), error = NULL,
+      total = (SELECT count(*) FROM companies c WHERE c.first_seen_date <= r.run_date)
+    WHERE id = ${runId}
+    RETURNING ${RUN_COLUMNS}`.execute(db);
+  return rows[0]!;
+}
+
+export async function failRun(db: RegistryExecutor, runId: string, error: string): Promise<void> {
+  await sql`UPDATE daily_runs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)} WHERE id = ${runId} AND status = 'running'`.execute(db);
+}
+
+/** Session-level lock so one process at a time works on a run; released with the connection. */
+export async function tryLockRun(conn: RegistryExecutor, date: string, sourceKey: string): Promise<boolean> {
+  const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(${RUN_LOCK_CLASS}::int, hashtext(${`${date}|${sourceKey}`})) AS ok`.execute(conn);
+  return rows[0]!.ok;
+}
+
+export async function unlockRun(conn: RegistryExecutor, date: string, sourceKey: string): Promise<void> {
+  await sql`SELECT pg_advisory_unlock(${RUN_LOCK_CLASS}::int, hashtext(${`${date}|${sourceKey}`}))`.execute(conn);
+}
+
+export interface RunDayRow {
+  run_date: string;
+  sources: string[];
+  new: number;
+  updated: number;
+  deleted: number;
+  total: number;
+}
+
+/** Completed runs summed per day, for `from`..`to` inclusive, oldest first. */
+export async function completedRunDays(db: RegistryExecutor, from: string, to: string): Promise<RunDayRow[]> {
+  const { rows } = await sql<RunDayRow>`
+    SELECT run_date::text AS run_date, array_agg(DISTINCT source ORDER BY source) AS sources,
+      sum(new_count)::float8 AS new, sum(updated_count)::float8 AS updated, sum(deleted_count)::float8 AS deleted,
+      coalesce(max(total), 0)::float8 AS total
+    FROM daily_runs
+    WHERE status = 'completed' AND run_date BETWEEN ${from}::date AND ${to}::date
+    GROUP BY run_date ORDER BY run_date`.execute(db);
+  return rows;
+}

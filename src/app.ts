@@ -45,9 +45,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance & { usage
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
     },
-    requestIdLogLabel: 'request_id',
     bodyLimit: 1024 * 1024,
-    disableRequestLogging: false,
     trustProxy: process.env.TRUST_PROXY === '1' || process.env.TRUST_PROXY === 'true',
     ajv: { customOptions: { allErrors: true } },
     return503OnClosing: true,

@@ -1,0 +1,121 @@
+import { after } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { Runner } from 'graphile-worker';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { buildApp, type AppDeps } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createManualClock, systemClock, type Clock } from '../../src/lib/clock.ts';
+import { startWorker } from '../../src/jobs/worker.ts';
+import { createJobModules } from '../../src/jobs/modules.ts';
+import type { UsageTracker } from '../../src/modules/tokens/usage.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export { createManualClock };
+
+export interface TestApp {
+  app: FastifyInstance & { usage: UsageTracker };
+  db: TestDatabase;
+  config: Config;
+  clock: Clock;
+  /** A logger whose lines are kept for assertions (e.g. that no secret is logged). */
+  logLines: string[];
+}
+
+/** The test config: the real loadConfig over a minimal environment plus overrides. */
+export function testConfig(env: Record<string, string | undefined> = {}): Config {
+  return loadConfig({ DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused', REGISTRY_SOURCES: '', PUBLIC_BASE_URL: 'http://127.0.0.1:3000', LOG_LEVEL: 'warn', ...env });
+}
+
+/**
+ * The real app (every route and hook) on a fresh database of this test file. `inject()` drives it;
+ * pass `listen: true` for a real socket (browser tests).
+ */
+export async function createTestApp(options: { env?: Record<string, string | undefined>; clock?: Clock; db?: TestDatabase; redis?: Redis; extras?: AppDeps['extras']; listen?: boolean } = {}): Promise<TestApp & { baseUrl: string }> {
+  const db = options.db ?? (await createTestDatabase());
+  const logLines: string[] = [];
+  const logger = pino({ level: 'info', redact: (await import('../../src/logger.ts')).REDACT_PATHS }, { write: (s: string) => { logLines.push(s); } });
+  let config = testConfig(options.env);
+  const clock = options.clock ?? systemClock;
+  const app = await buildApp({ config, db: db.db, logger, clock, redis: options.redis, extras: options.extras });
+  let baseUrl = '';
+  if (options.listen) {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const addr = app.server.address() as { port: number };
+    baseUrl = `http://127.0.0.1:${addr.port}`;
+    if (!options.env?.PUBLIC_BASE_URL) {
+      // Links in mail must point at this server: rebuild with the real base URL.
+      await app.close();
+      config = testConfig({ ...options.env, PUBLIC_BASE_URL: baseUrl, PORT: String(addr.port) });
+      const app2 = await buildApp({ config, db: db.db, logger, clock, redis: options.redis, extras: options.extras });
+      await app2.listen({ port: addr.port, host: '127.0.0.1' });
+      after(() => app2.close());
+      return { app: app2, db, config, clock, logLines, baseUrl };
+    }
+  }
+  after(() => app.close());
+  return { app, db, config, clock, logLines, baseUrl };
+}
+
+/** Runs the real graphile-worker with every module's tasks against the test database. */
+export async function startTestWorker(t: { db: TestDatabase; config: Config; clock: Clock }, logger = pino({ level: 'warn' })): Promise<Runner> {
+  const jobs = createJobModules({ config: t.config, db: t.db.db, logger, clock: t.clock });
+  const runner = await startWorker({ pool: t.db.pool, logger, modules: jobs.modules, concurrency: 2, pollInterval: 100 });
+  after(async () => {
+    await runner.stop();
+    jobs.close();
+  });
+  return runner;
+}
+
+/** Runs queued jobs until none is left (graphile-worker's runOnce semantics, through our task list). */
+export async function drainJobs(t: { db: TestDatabase; config: Config; clock: Clock }): Promise<void> {
+  const { runOnce } = await import('graphile-worker');
+  const logger = pino({ level: 'warn' });
+  const jobs = createJobModules({ config: t.config, db: t.db.db, logger, clock: t.clock });
+  const taskList = Object.assign({}, ...jobs.modules.map((m) => m.tasks));
+  await runOnce({ pgPool: t.db.pool, taskList, noHandleSignals: true, logger: undefined as never });
+  jobs.close();
+}
+
+export interface TestAccount {
+  userRef: string;
+  email: string;
+  master: string;
+  masterRef: string;
+}
+
+let seq = 0;
+
+/** Registers and initialises an account through the API, reading the token from the outbox. */
+export async function createAccount(t: TestApp, email = `user${++seq}-${Date.now()}@example.com`, name = 'Test Account'): Promise<TestAccount> {
+  const reg = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, name } });
+  if (reg.statusCode !== 201) throw new Error(`register: ${reg.statusCode} ${reg.body}`);
+  const token = await latestInitToken(t, email);
+  const init = await t.app.inject({ method: 'POST', url: '/api/v1/auth/init', payload: { token } });
+  if (init.statusCode !== 200) throw new Error(`init: ${init.statusCode} ${init.body}`);
+  const body = init.json();
+  return { userRef: body.user_ref, email: body.email, master: body.master_token, masterRef: body.token_ref };
+}
+
+export async function latestMail(t: { db: TestDatabase }, to: string, kind?: string) {
+  let q = t.db.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', to.toLowerCase());
+  if (kind) q = q.where('kind', '=', kind);
+  return q.orderBy('id', 'desc').executeTakeFirst();
+}
+
+export async function latestInitToken(t: { db: TestDatabase }, email: string): Promise<string> {
+  const mail = await latestMail(t, email, 'registration');
+  const m = /^Initialization token: (\S+)$/m.exec(mail?.text_body ?? '');
+  if (!m) throw new Error(`no initialization token mailed to ${email}`);
+  return m[1];
+}
+
+export async function createApiToken(t: TestApp, master: string, name = 'integration', expiresInDays?: number): Promise<{ plaintext: string; ref: string }> {
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { authorization: `Bearer ${master}` }, payload: { name, ...(expiresInDays ? { expires_in_days: expiresInDays } : {}) } });
+  if (res.statusCode !== 201) throw new Error(`create token: ${res.statusCode} ${res.body}`);
+  const d = res.json().data;
+  return { plaintext: d.plaintext, ref: d.token_ref };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

@@ -1,0 +1,117 @@
+import { sql } from 'kysely';
+import type { Runtime } from '../runtime.ts';
+import type { CompanySnapshot } from './model.ts';
+import type { RegistrySource } from './sources/source.ts';
+import { runDaily, type DailyProgress, type DailyRunSummary } from './daily.ts';
+import { hasAnyCompany, type RegistryExecutor } from './store.ts';
+import { DEFAULT_SYNTHETIC_SEED, syntheticRegistrySize } from './sources/resolve.ts';
+
+/**
+ * Demo data: a synthetic registry so that a fresh embedded install has companies to search,
+ * events to read and statistics to show. Everything goes through the ordinary daily run, so the
+ * demo's history is the same kind of data a real registry produces.
+ */
+
+/** What this module needs of src/registry/sources/synthetic.ts. */
+interface SyntheticRegistry extends RegistrySource {
+  /** The whole registry as it stands on `date`. */
+  allSnapshots(date: string): AsyncIterable<CompanySnapshot>;
+}
+
+async function createSynthetic(seed: number, size: number): Promise<SyntheticRegistry> {
+  const { createSyntheticSource } = await import('./sources/synthetic.ts');
+  return createSyntheticSource({ seed, size }) as unknown as SyntheticRegistry;
+}
+
+/** Days of change history the demo builds after its first load (the load day comes before them). */
+export const DEMO_HISTORY_DAYS = 4;
+const DEMO_LOCK = 7_307_900_002;
+
+export function addDays(date: string, days: number): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+}
+
+export interface SeedOptions {
+  count: number;
+  seed: number;
+  /** The day the companies are recorded as first seen. */
+  date: string;
+  onProgress?: (p: DailyProgress) => void;
+  signal?: AbortSignal;
+  logger?: { warn(obj: object, msg: string): void };
+}
+
+/**
+ * Loads `count` generated companies as a run of `date` under the key `seed:SEED:COUNT`, so the
+ * same command twice adds nothing and an interrupted load resumes.
+ */
+export async function seedSyntheticCompanies(db: RegistryExecutor, options: SeedOptions): Promise<DailyRunSummary> {
+  const registry = await createSynthetic(options.seed, options.count);
+  const whole: RegistrySource = { name: 'synthetic', snapshotsForDate: (date) => registry.allSnapshots(date) };
+  return runDaily(db, {
+    date: options.date,
+    source: whole,
+    sourceKey: `seed:${options.seed}:${options.count}`,
+    expectedTotal: options.count,
+    onProgress: options.onProgress,
+    signal: options.signal,
+    logger: options.logger,
+  });
+}
+
+export interface DemoResult {
+  companies: number;
+  days: string[];
+  events: number;
+  durationMs: number;
+}
+
+/**
+ * On the embedded database with no companies: the synthetic registry (config.demoCompanies
+ * companies) loaded as of DEMO_HISTORY_DAYS + 1 days ago, then one daily run of synthetic changes
+ * for each later day up to yesterday. Those are the runs the scheduled `synthetic` run would have
+ * made, under the same keys, so it carries on from there. Null when nothing was done.
+ */
+export async function ensureDemoData(runtime: Runtime, options: { today?: string } = {}): Promise<DemoResult | null> {
+  const { config, logger } = runtime;
+  const db = runtime.database.db as unknown as RegistryExecutor;
+  if (!runtime.embedded || config.demoCompanies <= 0) return null;
+  if (await hasAnyCompany(db)) return null;
+
+  return db.connection().execute(async (conn) => {
+    // Two processes starting on one fresh database: one loads, the other goes on without waiting.
+    const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(${DEMO_LOCK}::bigint) AS ok`.execute(conn);
+    if (!rows[0]!.ok) return null;
+    try {
+      if (await hasAnyCompany(db)) return null;
+      const started = Date.now();
+      const today = options.today ?? new Date().toISOString().slice(0, 10);
+      const size = syntheticRegistrySize(config);
+      const registry = await createSynthetic(DEFAULT_SYNTHETIC_SEED, size);
+      const sourceKey = `synthetic:${DEFAULT_SYNTHETIC_SEED}`;
+      const loadDay = addDays(today, -(DEMO_HISTORY_DAYS + 1));
+      logger.info({ companies: size, from: loadDay }, 'loading demo data: a synthetic registry with a few days of history');
+
+      const whole: RegistrySource = { name: 'synthetic', snapshotsForDate: (date) => registry.allSnapshots(date) };
+      const load = await runDaily(db, { date: loadDay, source: whole, sourceKey });
+      const days = [loadDay];
+      let events = 0;
+      for (let i = DEMO_HISTORY_DAYS; i >= 1; i--) {
+        const day = addDays(today, -i);
+        const run = await runDaily(db, { date: day, source: registry, sourceKey });
+        days.push(day);
+        events += run.events;
+      }
+      const result: DemoResult = { companies: load.new, days, events, durationMs: Date.now() - started };
+      logger.info(
+        { companies: result.companies, days: result.days, events: result.events, ms: result.durationMs },
+        `loaded demo data: ${result.companies} synthetic companies and ${result.events} events over ${days.length} days (DEMO_COMPANIES=0 turns this off)`,
+      );
+      return result;
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${DEMO_LOCK}::bigint)`.execute(conn);
+    }
+  });
+}

@@ -1,0 +1,92 @@
+import type { Task } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Clock } from '../lib/clock.ts';
+import { addJob, type JobModule } from '../jobs/queue.ts';
+import { formatSummary, isIsoDate, runDaily, RunInProgressError } from './daily.ts';
+import { resolveSource } from './sources/resolve.ts';
+import type { RegistryExecutor } from './store.ts';
+
+/**
+ * The scheduled daily run. The tick (UTC crontab) only fans out: one `registry.daily` job per
+ * configured source, keyed by (date, source) so a repeated tick queues nothing twice. Each source
+ * has its own named queue, so its days run one after another, in order, while different sources
+ * run side by side (the store's revision checks keep them from overwriting each other).
+ */
+
+export const DAILY_TICK_TASK = 'registry.daily-tick';
+export const DAILY_TASK = 'registry.daily';
+
+/** 03:00 UTC: after midnight in Poland (CET/CEST), when the registries have published the day. */
+export const DAILY_CRONTAB = `0 3 * * * ${DAILY_TICK_TASK} ?fill=2d&max=1`;
+
+export interface RegistryJobDeps {
+  config: Config;
+  db: RegistryExecutor;
+  logger: Logger;
+  clock: Clock;
+  /** Passed to the live connectors (tests swap the HTTP client here). */
+  sourceDeps?: Record<string, unknown>;
+}
+
+/** The day a tick at `ts` covers: the previous UTC day, which is complete in Poland by 03:00 UTC. */
+export function dayBefore(ts: Date): string {
+  return new Date(ts.getTime() - 86_400_000).toISOString().slice(0, 10);
+}
+
+export function dailyJobKey(date: string, source: string): string {
+  return `registry.daily:${date}:${source}`;
+}
+
+/** Queues one daily job per configured source for `date`; returns the sources queued. */
+export async function enqueueDailyRuns(db: RegistryExecutor, sources: readonly string[], date: string): Promise<string[]> {
+  for (const source of sources) {
+    await addJob(db, DAILY_TASK, { date, source }, {
+      jobKey: dailyJobKey(date, source),
+      jobKeyMode: 'preserve_run_at',
+      queueName: `registry-daily-${source}`,
+      maxAttempts: 8,
+    });
+  }
+  return [...sources];
+}
+
+export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
+  const sources = deps.config.registrySources;
+
+  const tick: Task = async (payload) => {
+    const ts = (payload as { _cron?: { ts?: string } } | null)?._cron?.ts;
+    const at = ts ? new Date(ts) : deps.clock.now();
+    const date = dayBefore(Number.isNaN(at.getTime()) ? deps.clock.now() : at);
+    const queued = await enqueueDailyRuns(deps.db, sources, date);
+    deps.logger.info({ date, sources: queued }, 'daily registry runs queued');
+  };
+
+  const daily: Task = async (payload) => {
+    const { date, source } = (payload ?? {}) as { date?: unknown; source?: unknown };
+    if (typeof date !== 'string' || !isIsoDate(date)) throw new Error(`${DAILY_TASK}: payload.date must be YYYY-MM-DD`);
+    if (typeof source !== 'string' || source.length === 0 || source.length > 500) throw new Error(`${DAILY_TASK}: payload.source missing`);
+    const resolved = await resolveSource(source, { config: deps.config, logger: deps.logger, deps: deps.sourceDeps });
+    try {
+      const summary = await runDaily(deps.db, {
+        date,
+        source: resolved.source,
+        sourceKey: resolved.sourceKey,
+        logger: deps.logger,
+      });
+      deps.logger.info({ run_id: summary.runId, date, source, new: summary.new, updated: summary.updated, deleted: summary.deleted, events: summary.events }, formatSummary(summary));
+    } catch (e) {
+      // Another process works on this run: it will finish it; this job has nothing to add.
+      if (e instanceof RunInProgressError) {
+        deps.logger.warn({ date, source }, e.message);
+        return;
+      }
+      throw e;
+    }
+  };
+
+  return {
+    tasks: { [DAILY_TICK_TASK]: tick, [DAILY_TASK]: daily },
+    crontab: sources.length > 0 ? [DAILY_CRONTAB] : [],
+  };
+}

@@ -14,6 +14,7 @@ import { validatorCompiler } from './http/ajv.ts';
 import { installAuthEnforcement, installAuthResolution } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
+import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
 import { sharedSchemas } from './http/schemas.ts';
 import { accountRoutes } from './modules/accounts/routes.ts';
@@ -80,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance & { usage
   installAuthResolution(app, { db, clock, usage });
   await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: deps.redis });
   installAuthEnforcement(app, { clock, usage });
+  installPricing(app, { db, prices: config.prices });
   installMetrics(app, { db });
 
   app.get('/health', {

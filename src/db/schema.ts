@@ -94,6 +94,8 @@ export interface PaymentsTable {
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
   expires_at: Timestamp;
+  /** When the payment reached its final state; null while pending (migration 20261121000300). */
+  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface Database {

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createAccountJobs } from '../modules/accounts/service.ts';
 import { createMailJobs } from '../modules/mail/jobs.ts';
+import { createWalletJobs } from '../modules/wallet/jobs.ts';
 import type { JobModule } from './queue.ts';
 
 export interface JobDeps {
@@ -19,6 +20,7 @@ export function createJobModules(deps: JobDeps): { modules: JobModule[]; close()
   const modules: JobModule[] = [
     mail,
     createAccountJobs({ db: deps.db, clock: deps.clock, publicBaseUrl: deps.config.publicBaseUrl }),
+    createWalletJobs(deps),
   ];
   return { modules, close: () => mail.close() };
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { UsageTracker } from './tokens/usage.ts';
+import { walletPlugin } from './wallet/plugin.ts';
 
 /** What the feature modules' routes receive from the composition root. */
 export interface ExtraRouteDeps {
@@ -19,6 +20,5 @@ export interface ExtraRouteDeps {
  * Each module is one line here, so a module can be read, and deleted, as a unit.
  */
 export async function extraRoutes(api: FastifyInstance, deps: ExtraRouteDeps): Promise<void> {
-  void api;
-  void deps;
+  await api.register(walletPlugin(deps));
 }

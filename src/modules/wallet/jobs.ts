@@ -1,0 +1,27 @@
+import type { Task } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { JobModule } from '../../jobs/queue.ts';
+import { createPaymentProviders } from './payments/index.ts';
+import { createWalletService } from './service.ts';
+
+export const EXPIRE_PAYMENTS_TASK = 'wallet.expire-payments';
+
+/**
+ * `wallet.expire-payments` (every 5 minutes, UTC crontab): closes pending payments past their
+ * expiry, asking the provider first. Safe to run twice or concurrently: every state change is
+ * a conditional update of a pending row.
+ */
+export function createWalletJobs(deps: { db: Db; clock: Clock; logger: Logger; config: Config }): JobModule {
+  const wallet = createWalletService({ ...deps, payments: createPaymentProviders(deps.config) });
+  const expire: Task = async () => {
+    const counts = await wallet.expireStalePayments();
+    if (counts.expired + counts.confirmed + counts.failed + counts.left > 0) deps.logger.info({ payments: counts }, 'stale payments handled');
+  };
+  return {
+    tasks: { [EXPIRE_PAYMENTS_TASK]: expire },
+    crontab: [`*/5 * * * * ${EXPIRE_PAYMENTS_TASK} ?max=3&jobKey=${EXPIRE_PAYMENTS_TASK}&jobKeyMode=preserve_run_at`],
+  };
+}

@@ -7,10 +7,11 @@ import type { JobModule } from '../../jobs/queue.ts';
 import { createPaymentProviders } from './payments/index.ts';
 import { createWalletService } from './service.ts';
 
-export const EXPIRE_PAYMENTS_TASK = 'wallet.expire-payments';
+// No dot: graphile-worker's crontab accepts only [_a-zA-Z0-9:/-] in task names.
+export const EXPIRE_PAYMENTS_TASK = 'wallet:expire-payments';
 
 /**
- * `wallet.expire-payments` (every 5 minutes, UTC crontab): closes pending payments past their
+ * `wallet:expire-payments` (every 5 minutes, UTC crontab): closes pending payments past their
  * expiry, asking the provider first. Safe to run twice or concurrently: every state change is
  * a conditional update of a pending row.
  */

@@ -193,15 +193,22 @@ export function soapXmlReply(envelope: string): Reply {
 
 /**
  * The official error-message files hold several envelopes, each preceded by a comment naming
- * the case; returns them as `{comment, envelope}` pairs in file order.
+ * the case. Returns, per case, the envelope when it is complete (the last case of the
+ * full-report file lacks its opening `<s:Envelope>` tag) and the inner document of its CDATA.
  */
-export function splitOfficialEnvelopes(relative: string): Array<{ comment: string; envelope: string }> {
+export function splitOfficialEnvelopes(relative: string): Array<{ comment: string; envelope: string | null; inner: string }> {
   const text = readFixtureText(relative);
-  const out: Array<{ comment: string; envelope: string }> = [];
-  const re = /<!--([\s\S]*?)-?->\s*(?=<s:Envelope)(<s:Envelope[\s\S]*?<\/s:Envelope>)/g;
-  for (const m of text.matchAll(re)) out.push({ comment: m[1]!.replace(/[=\s-]+$/g, '').replace(/^[=\s]+/g, '').trim(), envelope: m[2]! });
-  if (out.length === 0) {
-    for (const m of text.matchAll(/<s:Envelope[\s\S]*?<\/s:Envelope>/g)) out.push({ comment: '', envelope: m[0] });
+  const out: Array<{ comment: string; envelope: string | null; inner: string }> = [];
+  let comment = '';
+  for (const chunk of text.split(/(<!--[\s\S]*?-?->)/)) {
+    if (chunk.startsWith('<!--')) {
+      const label = chunk.replace(/^<!--|-?->$/g, '').replace(/[=]+/g, '').trim();
+      if (label) comment = label;
+      continue;
+    }
+    const inner = /<!\[CDATA\[([\s\S]*?)\]\]>/.exec(chunk)?.[1];
+    if (!inner) continue;
+    out.push({ comment, envelope: /<s:Envelope[\s\S]*<\/s:Envelope>/.exec(chunk)?.[0] ?? null, inner });
   }
   return out;
 }
@@ -218,7 +225,7 @@ export function parseSoapCall(req: RecordedRequest): SoapCall {
   const action = /<(?:\w+:)?Action[^>]*>([^<]+)</.exec(req.body)?.[1] ?? '';
   const method = action.split('/').pop() ?? '';
   const params: Record<string, string> = {};
-  for (const m of req.body.matchAll(/<(?:\w+:)?(p[A-Z]\w*|Regon|Nip|Krs|Regony9zn|Regony14zn|Nipy|Krsy)>([^<]*)</g)) params[m[1]!] = m[2]!;
+  for (const m of req.body.matchAll(/<(?:\w+:)?(p[A-Z]\w*|Regon|Nip|Krs|Regony9zn|Regony14zn|Nipy|Krsy)>([^<]+)</g)) params[m[1]!] = m[2]!;
   const sid = req.headers.sid;
   return { action, method, params, sid: Array.isArray(sid) ? sid[0] : sid };
 }

@@ -20,11 +20,12 @@ import type { RegistrySource } from './source.ts';
  * The `synthetic[:SEED]` source: a deterministic, realistic Polish business registry.
  *
  * Company `i` is a pure function of (seed, i): its base state comes from a PRNG keyed by a hash
- * of both, as of `epoch`. Each later day `t`, a hash of (seed, i, t) decides whether the company
- * changes that day (about 0.5 % of companies a day), and a PRNG keyed by the same triple decides
- * how. The state on date D is the base with the changes of the days epoch..D applied in order, so
- * it costs one hash per day plus the few changes that happen; nothing is stored between calls.
- * Each day also registers a few new companies (indices from NEW_INDEX_BASE up).
+ * of both, as of `epoch`. The days it changes on after the epoch are a fixed sequence drawn from
+ * another PRNG keyed by (seed, i), with geometric gaps (about 0.5 % of companies change a day);
+ * a PRNG keyed by (seed, i, day) decides what changes, given the company's state. The state on
+ * date D is the base with the changes of the days epoch..D applied in order, so it costs one
+ * step per change that happened, not one per day; nothing is stored between calls. Each day also
+ * registers a few new companies (indices from NEW_INDEX_BASE up).
  *
  * Identifiers are unique by construction: NIP, REGON and KRS are keyed permutations
  * (Feistel networks) of the company index, so no two companies of one seed share any.

@@ -141,8 +141,11 @@ function summarize(run: DailyRun, extra: { alreadyCompleted: boolean; resumed: b
 interface PreparedItem {
   incoming: CompanySnapshot;
   identifiers: Identifier[];
-  /** mergeSnapshots(null, incoming): what a new company stores, and what the fingerprint hashes. */
-  canonical: CompanySnapshot;
+  /**
+   * mergeSnapshots(null, incoming): what a new company stores, and what the fingerprint hashes.
+   * Let go once the batch is planned (a retry recomputes it), so a batch in flight holds less.
+   */
+  canonical: CompanySnapshot | null;
   canonicalJson: string;
   hash: Buffer;
   fingerprint: string;
@@ -164,15 +167,20 @@ function normalizeIdentifiers(identifiers: unknown): Identifier[] {
   return out;
 }
 
+function sameIdentifiers(a: readonly Identifier[], b: readonly Identifier[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.type !== b[i]!.type || a[i]!.value !== b[i]!.value) return false;
+  return true;
+}
+
 export function prepareSnapshot(raw: CompanySnapshot): PreparedItem | null {
   if (!raw || typeof raw !== 'object' || !raw.identity || !Array.isArray(raw.profiles)) return null;
   const identifiers = normalizeIdentifiers(raw.identity.identifiers);
   if (identifiers.length === 0) return null;
-  const incoming: CompanySnapshot = {
-    identity: { ...raw.identity, identifiers },
-    profiles: raw.profiles,
-    persons: Array.isArray(raw.persons) ? raw.persons : [],
-  };
+  // Sources already hand over stored forms as a rule; a copy is made only when something differs.
+  const incoming: CompanySnapshot = sameIdentifiers(raw.identity.identifiers, identifiers) && Array.isArray(raw.persons)
+    ? raw
+    : { identity: { ...raw.identity, identifiers }, profiles: raw.profiles, persons: Array.isArray(raw.persons) ? raw.persons : [] };
   const canonical = mergeSnapshots(null, incoming);
   const canonicalJson = JSON.stringify(canonical);
   const hash = contentHash(canonicalJson);
@@ -280,23 +288,25 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
       continue;
     }
     claimed.add(match.id);
+    item.canonical = null;
     planExisting(plan, sourceName, date, item, match);
   }
   if (fresh.length > 0) {
     const ids = await allocateCompanyIds(db, fresh.length);
-    const fingerprints = (fp: string) => JSON.stringify({ [sourceName]: fp });
     fresh.forEach((item, i) => {
       const id = ids[i]!;
+      const canonical = item.canonical ?? mergeSnapshots(null, item.incoming);
+      item.canonical = null;
       plan.newItems.push(item);
       plan.newRows.push({
-        ...deriveCompanyColumns(item.canonical),
+        ...deriveCompanyColumns(canonical),
         id,
         snapshotJson: item.canonicalJson,
         contentHash: item.hash,
-        fingerprintsJson: fingerprints(item.fingerprint),
+        fingerprint: item.fingerprint,
         firstSeenDate: date,
       });
-      for (const ident of item.canonical.identity.identifiers) plan.newIdentifiers.push({ companyId: id, type: ident.type, value: ident.value });
+      for (const ident of canonical.identity.identifiers) plan.newIdentifiers.push({ companyId: id, type: ident.type, value: ident.value });
     });
   }
   return plan;
@@ -328,7 +338,6 @@ function planExisting(plan: BatchPlan, sourceName: string, date: string, item: P
       revision: match.revision,
       snapshotJson: json,
       contentHash: hash,
-      source: sourceName,
       fingerprint: item.fingerprint,
       lastChangedDate: events.length > 0 ? date : null,
     },
@@ -348,8 +357,8 @@ interface BatchOutcome {
 
 async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName: string, date: string, plan: BatchPlan, processedItems: number): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
-    await insertCompanies(trx, plan.newRows);
-    const written = await updateCompanies(trx, plan.updates.map((u) => u.row));
+    await insertCompanies(trx, sourceName, plan.newRows);
+    const written = await updateCompanies(trx, sourceName, plan.updates.map((u) => u.row));
     const applied = plan.updates.filter((u) => written.has(u.row.id));
     const conflicts = await insertIdentifiers(trx, [...plan.newIdentifiers, ...applied.flatMap((u) => u.newIdentifiers)]);
 

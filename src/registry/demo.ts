@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Runtime } from '../runtime.ts';
-import type { CompanySnapshot } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';
+import { createSyntheticSource, type SyntheticSource } from './sources/synthetic.ts';
 import { runDaily, type DailyProgress, type DailyRunSummary } from './daily.ts';
 import { hasAnyCompany, type RegistryExecutor } from './store.ts';
 import { DEFAULT_SYNTHETIC_SEED, syntheticRegistrySize } from './sources/resolve.ts';
@@ -12,15 +12,9 @@ import { DEFAULT_SYNTHETIC_SEED, syntheticRegistrySize } from './sources/resolve
  * demo's history is the same kind of data a real registry produces.
  */
 
-/** What this module needs of src/registry/sources/synthetic.ts. */
-interface SyntheticRegistry extends RegistrySource {
-  /** The whole registry as it stands on `date`. */
-  allSnapshots(date: string): AsyncIterable<CompanySnapshot>;
-}
-
-async function createSynthetic(seed: number, size: number): Promise<SyntheticRegistry> {
-  const { createSyntheticSource } = await import('./sources/synthetic.ts');
-  return createSyntheticSource({ seed, size }) as unknown as SyntheticRegistry;
+/** The whole registry as it stands on a date (companies registered after the epoch included), as a source. */
+function wholeRegistry(registry: SyntheticSource): RegistrySource {
+  return { name: 'synthetic', snapshotsForDate: (date, options) => registry.allSnapshots(date, { ...options, includeRegistered: true }) };
 }
 
 /** Days of change history the demo builds after its first load (the load day comes before them). */
@@ -35,7 +29,7 @@ export function addDays(date: string, days: number): string {
 
 export interface SeedOptions {
   count: number;
-  seed: number;
+  seed: number | string;
   /** The day the companies are recorded as first seen. */
   date: string;
   onProgress?: (p: DailyProgress) => void;
@@ -48,11 +42,11 @@ export interface SeedOptions {
  * same command twice adds nothing and an interrupted load resumes.
  */
 export async function seedSyntheticCompanies(db: RegistryExecutor, options: SeedOptions): Promise<DailyRunSummary> {
-  const registry = await createSynthetic(options.seed, options.count);
-  const whole: RegistrySource = { name: 'synthetic', snapshotsForDate: (date) => registry.allSnapshots(date) };
+  const registry = createSyntheticSource({ seed: options.seed, size: options.count });
+  const base: RegistrySource = { name: 'synthetic', snapshotsForDate: (date, o) => registry.allSnapshots(date, o) };
   return runDaily(db, {
     date: options.date,
-    source: whole,
+    source: base,
     sourceKey: `seed:${options.seed}:${options.count}`,
     expectedTotal: options.count,
     onProgress: options.onProgress,
@@ -89,13 +83,12 @@ export async function ensureDemoData(runtime: Runtime, options: { today?: string
       const started = Date.now();
       const today = options.today ?? new Date().toISOString().slice(0, 10);
       const size = syntheticRegistrySize(config);
-      const registry = await createSynthetic(DEFAULT_SYNTHETIC_SEED, size);
+      const registry = createSyntheticSource({ seed: DEFAULT_SYNTHETIC_SEED, size });
       const sourceKey = `synthetic:${DEFAULT_SYNTHETIC_SEED}`;
       const loadDay = addDays(today, -(DEMO_HISTORY_DAYS + 1));
       logger.info({ companies: size, from: loadDay }, 'loading demo data: a synthetic registry with a few days of history');
 
-      const whole: RegistrySource = { name: 'synthetic', snapshotsForDate: (date) => registry.allSnapshots(date) };
-      const load = await runDaily(db, { date: loadDay, source: whole, sourceKey });
+      const load = await runDaily(db, { date: loadDay, source: wholeRegistry(registry), sourceKey });
       const days = [loadDay];
       let events = 0;
       for (let i = DEMO_HISTORY_DAYS; i >= 1; i--) {

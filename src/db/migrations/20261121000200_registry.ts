@@ -10,7 +10,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       primary_identifier text NOT NULL,
       name text NOT NULL,
       status text NOT NULL CHECK (status IN ('ACTIVE', 'SUSPENDED', 'DELETED')),
-      snapshot jsonb NOT NULL,
+      snapshot json NOT NULL,
       -- Hash of the stored snapshot's canonical JSON: an unchanged merge is detected without a diff.
       content_hash bytea NOT NULL,
       -- Per source, the fingerprint of the last snapshot it delivered: an identical delivery is

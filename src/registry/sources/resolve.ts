@@ -60,9 +60,8 @@ export async function resolveSource(spec: string, options: ResolveOptions): Prom
     return { source, sourceKey: `file:${path}`, expectedTotal: options.countFileLines ? await countLines(path) : null };
   }
   if (trimmed === 'synthetic' || trimmed.startsWith('synthetic:')) {
-    const rawSeed = trimmed === 'synthetic' ? String(DEFAULT_SYNTHETIC_SEED) : trimmed.slice('synthetic:'.length);
-    const seed = Number(rawSeed);
-    if (!Number.isSafeInteger(seed) || seed < 0) throw new SourceSpecError(`synthetic:SEED needs a non-negative integer seed (got "${rawSeed}")`);
+    const seed = trimmed === 'synthetic' ? String(DEFAULT_SYNTHETIC_SEED) : trimmed.slice('synthetic:'.length).trim();
+    if (seed === '' || seed.length > 100) throw new SourceSpecError('synthetic:SEED needs a seed of 1 to 100 characters');
     const { createSyntheticSource } = await import('./synthetic.ts');
     const source = createSyntheticSource({ seed, size: syntheticRegistrySize(options.config) });
     return { source, sourceKey: `synthetic:${seed}`, expectedTotal: null };

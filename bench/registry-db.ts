@@ -1,0 +1,78 @@
+/**
+ * A fresh, migrated database for a registry benchmark: on the server of DATABASE_URL when set,
+ * else on an embedded PostgreSQL started in a temporary directory (what `npm start` uses).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createDatabase, type DatabaseHandle } from '../src/db/database.ts';
+import { startEmbeddedDatabase } from '../src/db/embedded.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+
+export interface BenchDatabase {
+  handle: DatabaseHandle;
+  url: string;
+  /** CPU seconds used so far by the embedded cluster's processes (null on an external server). */
+  postgresCpuSeconds(): number | null;
+  dispose(): Promise<void>;
+}
+
+const CLOCK_TICKS = 100;
+
+/** utime + stime of the postmaster and its children, from /proc (Linux). */
+function clusterCpuSeconds(clusterDir: string): number | null {
+  try {
+    const postmaster = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    let ticks = 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let stat: string;
+      try { stat = readFileSync(`/proc/${entry}/stat`, 'utf8'); } catch { continue; }
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const pid = Number(entry);
+      const ppid = Number(fields[1]);
+      if (pid === postmaster || ppid === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return ticks / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`): Promise<BenchDatabase> {
+  let adminUrl = process.env.DATABASE_URL;
+  let stop: (() => Promise<void>) | undefined;
+  let tmp: string | undefined;
+  if (!adminUrl) {
+    tmp = mkdtempSync(join(tmpdir(), 'regwatch-bench-'));
+    const emb = await startEmbeddedDatabase(tmp);
+    adminUrl = emb.adminUrl;
+    stop = emb.stop;
+  }
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const handle = createDatabase(u.toString(), { max: 6 });
+  await migrateToLatest(handle.db, handle.pool);
+  return {
+    handle,
+    url: u.toString(),
+    postgresCpuSeconds: () => (tmp ? clusterCpuSeconds(join(tmp, 'pg')) : null),
+    dispose: async () => {
+      await handle.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await admin.end();
+      await stop?.();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+export function argValue(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}

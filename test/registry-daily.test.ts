@@ -43,3 +43,103 @@ test('day 1: every company is new; one first seen deleted counts as new, not del
   assert.equal(stored?.status, 'ACTIVE');
   assert.equal((await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(13) }))?.status, 'DELETED');
 });
+
+const a2: CompanySpec = { ...a, name: 'ALFA NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', contacts: [{ type: 'email', value: 'biuro11@example.pl' }, { type: 'phone', value: '+48 42 111 22 33' }] };
+const b2: CompanySpec = { ...b, status: 'wykreślony', dates: [{ type: 'registration', date: '2015-03-02' }, { type: 'activity_start', date: '2015-03-10' }, { type: 'deletion', date: '2026-11-02' }] };
+const d: CompanySpec = { n: 14, withoutKrs: true };
+let day2File = '';
+
+test('day 2: changed companies get exact events; absent ones are unchanged; counts per DECISIONS 6', async () => {
+  day2File = writeNdjson(join(dir, 'day2.ndjson'), [a2, b2, d].map(companySnapshot));
+  const s = await runDaily(t.db, { date: '2026-11-02', source: createFileSource(day2File), sourceKey: `file:${day2File}` });
+  assert.deepEqual({ new: s.new, updated: s.updated, deleted: s.deleted, events: s.events, total: s.total }, { new: 1, updated: 2, deleted: 1, events: 4, total: 4 });
+  const events = (await eventsOf('2026-11-02')).map(({ id: _id, ...e }) => e);
+  assert.deepEqual(events, [
+    { primary_identifier: nipFor(11), event_type: 'COMPANY_NAME_CHANGED', old_value: 'ALFA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', new_value: 'ALFA NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', severity: 'info' },
+    { primary_identifier: nipFor(11), event_type: 'COMPANY_PHONE_CHANGED', old_value: null, new_value: '+48 42 111 22 33', severity: 'info' },
+    { primary_identifier: nipFor(12), event_type: 'COMPANY_STATUS_CHANGED', old_value: 'aktywny', new_value: 'wykreślony', severity: 'critical' },
+    { primary_identifier: nipFor(12), event_type: 'COMPANY_CLOSED_DATE', old_value: null, new_value: '2026-11-02', severity: 'critical' },
+  ]);
+  const beta = await findCompanyByIdentifier(t.db, { type: 'REGON9', value: regonFor(12) });
+  assert.equal(beta?.status, 'DELETED');
+  assert.equal(beta?.last_changed_date, '2026-11-02');
+  const gamma = await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(13) });
+  assert.equal(gamma?.last_changed_date, null, 'a company absent from the file is unchanged');
+});
+
+test('running a date twice adds nothing, and the same content from another file adds nothing either', async () => {
+  const before = { companies: await count('companies'), events: await count('events'), identifiers: await count('company_identifiers') };
+  const again = await runDaily(t.db, { date: '2026-11-02', source: createFileSource(day2File), sourceKey: `file:${day2File}` });
+  assert.equal(again.alreadyCompleted, true);
+  assert.deepEqual({ new: again.new, updated: again.updated, deleted: again.deleted, events: again.events }, { new: 1, updated: 2, deleted: 1, events: 4 });
+  const copy = writeNdjson(join(dir, 'day2-copy.ndjson'), [a2, b2, d].map(companySnapshot));
+  const other = await runDaily(t.db, { date: '2026-11-02', source: createFileSource(copy), sourceKey: `file:${copy}` });
+  assert.equal(other.alreadyCompleted, false);
+  assert.deepEqual({ new: other.new, updated: other.updated, deleted: other.deleted, events: other.events }, { new: 0, updated: 0, deleted: 0, events: 0 });
+  assert.deepEqual({ companies: await count('companies'), events: await count('events'), identifiers: await count('company_identifiers') }, before);
+});
+
+test('a run killed halfway and run again loses and doubles nothing', async () => {
+  const specs = Array.from({ length: 60 }, (_, i) => ({ n: 1000 + i }));
+  const base = writeNdjson(join(dir, 'day3.ndjson'), specs.map(companySnapshot));
+  await runDaily(t.db, { date: '2026-11-03', source: createFileSource(base), sourceKey: 'base', batchSize: 7 });
+  // Day 4 changes every company's name, and a few appear twice (a later line wins).
+  const changed = specs.map((s) => companySnapshot({ ...s, name: `ZMIENIONA ${s.n}` }));
+  const twice = companySnapshot({ n: 1003, name: 'ZMIENIONA DRUGI RAZ 1003' });
+  const file = writeNdjson(join(dir, 'day4.ndjson'), [...changed.slice(0, 30), twice, ...changed.slice(30)]);
+  const key = `file:${file}`;
+
+  await assert.rejects(runDaily(t.db, { date: '2026-11-04', source: crashingSource(createFileSource(file), 33), sourceKey: key, batchSize: 7 }), /simulated crash/);
+  const failed = await findRun(t.db, '2026-11-04', key);
+  assert.equal(failed?.status, 'failed');
+  const eventsAfterCrash = (await eventsOf('2026-11-04')).length;
+  assert.ok(eventsAfterCrash > 0 && eventsAfterCrash < 61, `some batches committed before the crash (${eventsAfterCrash})`);
+  assert.equal(failed?.events_count, eventsAfterCrash, 'counters commit with their rows');
+
+  const resumed = await runDaily(t.db, { date: '2026-11-04', source: createFileSource(file), sourceKey: key, batchSize: 7 });
+  assert.equal(resumed.resumed, true);
+  assert.deepEqual({ new: resumed.new, updated: resumed.updated, deleted: resumed.deleted, events: resumed.events }, { new: 0, updated: 60, deleted: 0, events: 61 });
+  const events = await eventsOf('2026-11-04');
+  assert.equal(events.length, 61);
+  const perCompany = new Map<string, string[]>();
+  for (const e of events) perCompany.set(e.primary_identifier, [...(perCompany.get(e.primary_identifier) ?? []), e.new_value ?? '']);
+  assert.equal(perCompany.size, 60);
+  assert.deepEqual(perCompany.get(nipFor(1003)), ['ZMIENIONA 1003', 'ZMIENIONA DRUGI RAZ 1003']);
+  assert.equal((await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(1003) }))?.name, 'ZMIENIONA DRUGI RAZ 1003');
+  const ids = events.map((e) => BigInt(e.id));
+  assert.deepEqual([...ids].sort((x, y) => (x < y ? -1 : 1)), ids, 'ids follow the order the changes were read');
+});
+
+test('a second run of the same date and key while one is in progress is refused', async () => {
+  const { RunInProgressError } = await import('../src/registry/daily.ts');
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  const slow = {
+    name: 'file' as const,
+    async *snapshotsForDate() {
+      await gate;
+      yield companySnapshot({ n: 5000 });
+    },
+  };
+  const first = runDaily(t.db, { date: '2026-11-05', source: slow, sourceKey: 'slow' });
+  await new Promise((r) => setTimeout(r, 200));
+  await assert.rejects(runDaily(t.db, { date: '2026-11-05', source: slow, sourceKey: 'slow' }), RunInProgressError);
+  release();
+  assert.equal((await first).new, 1);
+});
+
+test('two runs racing on the same new companies store each once', async () => {
+  const { arraySource } = await import('./helpers/registry.ts');
+  const snapshots = Array.from({ length: 120 }, (_, i) => companySnapshot({ n: 7000 + i }));
+  const before = await count('companies');
+  const [x, y] = await Promise.all([
+    runDaily(t.db, { date: '2026-11-06', source: arraySource(snapshots), sourceKey: 'race-x', batchSize: 10 }),
+    runDaily(t.db, { date: '2026-11-06', source: arraySource([...snapshots].reverse()), sourceKey: 'race-y', batchSize: 10 }),
+  ]);
+  assert.equal(x.new + y.new, 120);
+  assert.equal(x.updated + y.updated + x.events + y.events, 0);
+  assert.equal(await count('companies'), before + 120);
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM company_identifiers ci LEFT JOIN companies c ON c.id = ci.company_id WHERE c.id IS NULL`.execute(t.db);
+  assert.equal(rows[0]!.n, 0, 'no identifier points at a missing company');
+});

@@ -416,8 +416,10 @@ export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly Id
   return rows.filter((r) => !done.has(`${r.type}:${r.value}`));
 }
 
+/** Only for companies inserted by the same transaction (a lost race): they have no events yet. */
 export async function deleteCompanies(trx: RegistryExecutor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
+  await sql`DELETE FROM company_identifiers WHERE company_id = ANY(${ids}::bigint[])`.execute(trx);
   await sql`DELETE FROM companies WHERE id = ANY(${ids}::bigint[])`.execute(trx);
 }
 

@@ -40,10 +40,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     -- "Companies known at the end of day D" for the statistics: an index-only count.
     CREATE INDEX companies_first_seen_idx ON companies (first_seen_date);
 
+    -- company_id and events.company_id are not declared foreign keys: only src/registry/store.ts
+    -- writes these tables, always in the transaction that writes the company, and companies are
+    -- never deleted. A declared key fires a row trigger with a lookup per identifier and per
+    -- event, measured at about a sixth of PostgreSQL's work on the load path (docs/registry.md).
+    -- Both columns are indexed as if they were keys.
     CREATE TABLE company_identifiers (
       type text NOT NULL CHECK (type IN ('NIP', 'REGON9', 'KRS')),
       value text NOT NULL,
-      company_id bigint NOT NULL REFERENCES companies(id) ON DELETE CASCADE,
+      company_id bigint NOT NULL,
       PRIMARY KEY (type, value)
     );
     CREATE INDEX company_identifiers_company_idx ON company_identifiers (company_id);
@@ -92,7 +97,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     -- (ensure_events_partition); the default partition only catches a writer that forgot.
     CREATE TABLE events (
       id bigserial NOT NULL,
-      company_id bigint NOT NULL REFERENCES companies(id) ON DELETE CASCADE,
+      company_id bigint NOT NULL,
       event_date date NOT NULL,
       event_type event_type NOT NULL,
       old_value text,
@@ -104,7 +109,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (event_date, id)
     ) PARTITION BY RANGE (event_date);
-    -- A company's events newest first (event_date, id), and the FK's index.
+    -- A company's events newest first (event_date, id).
     CREATE INDEX events_company_idx ON events (company_id, event_date, id);
     CREATE TABLE events_default PARTITION OF events DEFAULT;
 

@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase } from './helpers/db.ts';
+import { arraySource, companySnapshot } from './helpers/registry.ts';
+import { runDaily } from '../src/registry/daily.ts';
+import { getDayStats, getRangeStats } from '../src/modules/stats/service.ts';
+
+const t = await createTestDatabase();
+
+// Day A: 5 new. Day B: 2 new, 2 updated (one becomes deleted). Day C (35 days later): 1 new, 1 updated.
+await runDaily(t.db, { date: '2026-10-01', source: arraySource([1, 2, 3, 4, 5].map((n) => companySnapshot({ n }))) });
+await runDaily(t.db, {
+  date: '2026-10-03',
+  source: arraySource([
+    companySnapshot({ n: 1, name: 'PIERWSZA NOWA NAZWA' }),
+    companySnapshot({ n: 2, status: 'wykreślony', dates: [{ type: 'deletion', date: '2026-10-03' }] }),
+    companySnapshot({ n: 6 }),
+    companySnapshot({ n: 7 }),
+  ]),
+});
+await runDaily(t.db, { date: '2026-11-07', source: arraySource([companySnapshot({ n: 3, city: 'Kraków' }), companySnapshot({ n: 8 })]), sourceKey: 'synthetic-like' });
+
+test('day statistics come from that day\'s run, with the total known at its end', async () => {
+  assert.deepEqual(await getDayStats(t.db, '2026-10-01'), {
+    meta: { date: '2026-10-01', type: 'daily_snapshot', source: 'snapshot file import', description: (await getDayStats(t.db, '2026-10-01'))!.meta.description },
+    data: { new: 5, updated: 0, deleted: 0, total: 5 },
+  });
+  const b = await getDayStats(t.db, '2026-10-03');
+  assert.deepEqual(b?.data, { new: 2, updated: 2, deleted: 1, total: 7 });
+  assert.match(b!.meta.description, /2026-10-03/);
+  assert.equal((await getDayStats(t.db, '2026-11-07'))?.data.total, 8);
+});
+
+test('a day without a run is null (404)', async () => {
+  assert.equal(await getDayStats(t.db, '2026-10-02'), null);
+  assert.equal(await getDayStats(t.db, '1999-01-01'), null);
+});
+
+test('the range covers the 30 days ending at the date, clamped to days with runs', async () => {
+  const r = await getRangeStats(t.db, '2026-10-20');
+  assert.deepEqual(r?.meta.from_date, '2026-10-01');
+  assert.deepEqual(r?.meta.to_date, '2026-10-03');
+  assert.deepEqual(r?.data, { new: 7, updated: 2, deleted: 1, total: 7 });
+  // 2026-11-07 reaches back to 2026-10-09: only its own run is inside.
+  const late = await getRangeStats(t.db, '2026-11-07');
+  assert.deepEqual({ from: late?.meta.from_date, to: late?.meta.to_date, data: late?.data }, { from: '2026-11-07', to: '2026-11-07', data: { new: 1, updated: 1, deleted: 0, total: 8 } });
+  // 2026-10-30 reaches back to 2026-10-01 exactly (30 days inclusive).
+  assert.equal((await getRangeStats(t.db, '2026-10-30'))?.meta.from_date, '2026-10-01');
+  assert.equal((await getRangeStats(t.db, '2026-10-31'))?.meta.from_date, '2026-10-03');
+  assert.equal(await getRangeStats(t.db, '2026-09-30'), null);
+});
+
+test('malformed dates are refused', async () => {
+  await assert.rejects(getDayStats(t.db, '2026-02-30'), RangeError);
+  await assert.rejects(getRangeStats(t.db, '20261001'), RangeError);
+});

@@ -14,7 +14,8 @@ import type { RegistryExecutor } from './store.ts';
  * run side by side (the store's revision checks keep them from overwriting each other).
  */
 
-export const DAILY_TICK_TASK = 'registry.daily-tick';
+// No dot in the tick's name: graphile-worker's crontab accepts only [_a-zA-Z0-9:/-] there.
+export const DAILY_TICK_TASK = 'registry:daily-tick';
 export const DAILY_TASK = 'registry.daily';
 
 /** 03:00 UTC: after midnight in Poland (CET/CEST), when the registries have published the day. */

@@ -1,0 +1,83 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { parseCrontab } from 'graphile-worker';
+import pino from 'pino';
+import { createTestDatabase } from './helpers/db.ts';
+import { loadConfig } from '../src/config.ts';
+import { createManualClock } from '../src/lib/clock.ts';
+import { createRegistryJobs, DAILY_CRONTAB, DAILY_TASK, DAILY_TICK_TASK, dayBefore } from '../src/registry/jobs.ts';
+import { ensureDemoData } from '../src/registry/demo.ts';
+import { getDayStats, getRangeStats } from '../src/modules/stats/service.ts';
+import type { Runtime } from '../src/runtime.ts';
+import type { JobHelpers } from 'graphile-worker';
+
+const t = await createTestDatabase();
+const logger = pino({ level: 'silent' });
+const clock = createManualClock('2026-11-21T10:00:00Z');
+const helpers = {} as JobHelpers;
+
+function config(env: Record<string, string>) {
+  return loadConfig({ DATABASE_URL: t.url, DEMO_COMPANIES: '400', ...env });
+}
+
+test('the crontab exists only when sources are configured, and parses', () => {
+  assert.deepEqual(createRegistryJobs({ config: config({ REGISTRY_SOURCES: 'synthetic' }), db: t.db, logger, clock }).crontab, [DAILY_CRONTAB]);
+  assert.deepEqual(createRegistryJobs({ config: config({ REGISTRY_SOURCES: '' }), db: t.db, logger, clock }).crontab, []);
+  assert.equal(parseCrontab(DAILY_CRONTAB).length, 1);
+  assert.equal(dayBefore(new Date('2026-11-21T03:00:00Z')), '2026-11-20');
+});
+
+test('the tick fans out one job per source, keyed by date and source, however often it runs', async () => {
+  const jobs = createRegistryJobs({ config: config({ REGISTRY_SOURCES: 'synthetic' }), db: t.db, logger, clock });
+  const payload = { _cron: { ts: '2026-11-21T03:00:00.000Z' } };
+  await jobs.tasks[DAILY_TICK_TASK]!(payload, helpers);
+  await jobs.tasks[DAILY_TICK_TASK]!(payload, helpers);
+  const { rows } = await sql<{ key: string; queue_name: string; payload: unknown }>`
+    SELECT j.key, q.queue_name, j.payload
+    FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks k ON k.id = j.task_id
+    LEFT JOIN graphile_worker._private_job_queues q ON q.id = j.job_queue_id
+    WHERE k.identifier = ${DAILY_TASK}`.execute(t.db);
+  assert.deepEqual(rows, [{ key: 'registry.daily:2026-11-20:synthetic', queue_name: 'registry-daily-synthetic', payload: { date: '2026-11-20', source: 'synthetic' } }]);
+});
+
+test('the daily task runs the source for its date, and a second run adds nothing', async () => {
+  const jobs = createRegistryJobs({ config: config({ REGISTRY_SOURCES: 'synthetic' }), db: t.db, logger, clock });
+  await jobs.tasks[DAILY_TASK]!({ date: '2026-11-20', source: 'synthetic:9' }, helpers);
+  const { rows } = await sql<{ status: string; new_count: number; source: string }>`
+    SELECT status, new_count, source FROM daily_runs WHERE run_date = '2026-11-20' AND source_key = 'synthetic:9'`.execute(t.db);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.status, 'completed');
+  assert.equal(rows[0]!.source, 'synthetic');
+  await jobs.tasks[DAILY_TASK]!({ date: '2026-11-20', source: 'synthetic:9' }, helpers);
+  const again = await sql<{ n: number }>`SELECT count(*)::int AS n FROM daily_runs WHERE run_date = '2026-11-20'`.execute(t.db);
+  assert.equal(again.rows[0]!.n, 1);
+});
+
+test('the daily task refuses a bad payload', async () => {
+  const jobs = createRegistryJobs({ config: config({ REGISTRY_SOURCES: 'synthetic' }), db: t.db, logger, clock });
+  await assert.rejects(jobs.tasks[DAILY_TASK]!({ date: '2026-13-01', source: 'synthetic' }, helpers), /payload.date/);
+  await assert.rejects(jobs.tasks[DAILY_TASK]!({ date: '2026-11-01' }, helpers), /payload.source/);
+});
+
+test('demo data: a synthetic registry with a few days of history, once, and only on the embedded database', async () => {
+  const demoDb = await createTestDatabase();
+  const runtime = (embedded: boolean) => ({
+    config: config({ DEMO_COMPANIES: '400' }),
+    logger,
+    database: demoDb,
+    embedded: embedded ? { url: demoDb.url, adminUrl: demoDb.url, owned: false, stop: async () => {} } : null,
+    close: async () => {},
+  }) as unknown as Runtime;
+
+  assert.equal(await ensureDemoData(runtime(false), { today: '2026-11-21' }), null);
+  const result = await ensureDemoData(runtime(true), { today: '2026-11-21' });
+  assert.ok(result);
+  assert.ok(result.companies >= 400, `companies: ${result.companies}`);
+  assert.deepEqual(result.days, ['2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20']);
+  assert.ok(result.events > 0, 'the history has events');
+  const day = await getDayStats(demoDb.db, '2026-11-20');
+  assert.ok(day && day.data.total >= 400);
+  assert.equal((await getRangeStats(demoDb.db, '2026-11-21'))?.meta.from_date, '2026-11-16');
+  assert.equal(await ensureDemoData(runtime(true), { today: '2026-11-21' }), null, 'not twice');
+});

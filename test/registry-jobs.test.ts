@@ -56,8 +56,8 @@ test('the daily task runs the source for its date, and a second run adds nothing
 
 test('the daily task refuses a bad payload', async () => {
   const jobs = createRegistryJobs({ config: config({ REGISTRY_SOURCES: 'synthetic' }), db: t.db, logger, clock });
-  await assert.rejects(jobs.tasks[DAILY_TASK]!({ date: '2026-13-01', source: 'synthetic' }, helpers), /payload.date/);
-  await assert.rejects(jobs.tasks[DAILY_TASK]!({ date: '2026-11-01' }, helpers), /payload.source/);
+  await assert.rejects(async () => jobs.tasks[DAILY_TASK]!({ date: '2026-13-01', source: 'synthetic' }, helpers), /payload.date/);
+  await assert.rejects(async () => jobs.tasks[DAILY_TASK]!({ date: '2026-11-01' }, helpers), /payload.source/);
 });
 
 test('demo data: a synthetic registry with a few days of history, once, and only on the embedded database', async () => {

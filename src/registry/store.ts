@@ -212,37 +212,31 @@ export interface MatchedCompany {
  * snapshot travels only for items whose fingerprint differs from the source's last delivery.
  */
 export async function lookupCompaniesForBatch(db: RegistryExecutor, source: string, items: readonly BatchLookupItem[]): Promise<(MatchedCompany | null)[]> {
-  const idx: number[] = [];
-  const types: string[] = [];
-  const values: string[] = [];
-  const fingerprints: string[] = [];
-  items.forEach((item, i) => {
-    fingerprints.push(item.fingerprint);
-    for (const id of item.identifiers) {
-      idx.push(i);
-      types.push(id.type);
-      values.push(id.value);
-    }
-  });
+  const first = (item: BatchLookupItem, type: IdentifierType) => item.identifiers.find((x) => x.type === type)?.value ?? null;
   const out: (MatchedCompany | null)[] = items.map(() => null);
-  if (idx.length === 0) return out;
+  if (items.length === 0) return out;
+  // COALESCE stops at the first identifier found, so a known company costs one index probe
+  // (NIP first, then KRS, then REGON9: the order in which two of them naming different
+  // companies is settled); only a new one costs a probe per identifier.
   const { rows } = await sql<{
     idx: number; id: string; revision: number; content_hash: Buffer; status: CompanyStatus;
     first_seen_date: string; last_changed_date: string | null; same_fingerprint: boolean;
     snapshot: CompanySnapshot | null;
   }>`
-    WITH input AS (
-      SELECT * FROM unnest(${idx}::int[], ${types}::text[], ${values}::text[]) AS i(idx, type, value)
-    ), matched AS (
-      SELECT DISTINCT ON (i.idx) i.idx, ci.company_id
-      FROM input i JOIN company_identifiers ci ON ci.type = i.type AND ci.value = i.value
-      ORDER BY i.idx, array_position(ARRAY['NIP', 'KRS', 'REGON9'], i.type)
+    WITH matched AS (
+      SELECT i.idx, i.fp, COALESCE(
+        (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'NIP' AND x.value = i.nip),
+        (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'KRS' AND x.value = i.krs),
+        (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'REGON9' AND x.value = i.regon)
+      ) AS company_id
+      FROM unnest(${items.map((_, i) => i)}::int[], ${items.map((it) => first(it, 'NIP'))}::text[],
+        ${items.map((it) => first(it, 'KRS'))}::text[], ${items.map((it) => first(it, 'REGON9'))}::text[],
+        ${items.map((it) => it.fingerprint)}::text[]) AS i(idx, nip, krs, regon, fp)
     )
     SELECT m.idx, c.id, c.revision, c.content_hash, c.status,
            c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
-           coalesce(c.source_fingerprints ->> ${source} = (${fingerprints}::text[])[m.idx + 1], false) AS same_fingerprint,
-           CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM (${fingerprints}::text[])[m.idx + 1]
-                THEN c.snapshot END AS snapshot
+           coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
+           CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
     FROM matched m JOIN companies c ON c.id = m.company_id`.execute(db);
   for (const r of rows) {
     out[r.idx] = {

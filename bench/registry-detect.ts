@@ -1,0 +1,68 @@
+/**
+ * Detection benchmark: with `--companies` companies in the database (default 1,000,000), a daily
+ * run in which `--changed` of them (default 100,000) changed — changed companies diffed, with
+ * their events stored, per second.
+ *
+ *   node --import tsx bench/registry-detect.ts --companies 1000000 --changed 100000
+ *
+ * The database is filled by an ordinary first `daily` run (its rate is printed too).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { argValue, openBenchDatabase } from './registry-db.ts';
+import { writeBenchFile } from './registry-fixtures.ts';
+import { createFileSource } from '../src/registry/sources/file.ts';
+import { runDaily } from '../src/registry/daily.ts';
+
+const companies = Number(argValue('companies', '1000000'));
+const changed = Number(argValue('changed', '100000'));
+const batchSize = Number(argValue('batch', '2000'));
+const dir = mkdtempSync(join(tmpdir(), 'regwatch-detect-'));
+const bench = await openBenchDatabase();
+const db = bench.handle.db;
+
+async function measured(label: string, file: string, date: string) {
+  const pg0 = bench.postgresCpuSeconds();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const s = await runDaily(db, { date, source: createFileSource(file), sourceKey: `bench:${label}`, batchSize });
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const pg1 = bench.postgresCpuSeconds();
+  const n = label === 'load' ? s.new : s.updated;
+  return {
+    label, companies: n, events: s.events, seconds: Number(seconds.toFixed(1)), per_second: Math.round(n / seconds),
+    node_cpu_us: Math.round((cpu.user + cpu.system) / n),
+    pg_cpu_us: pg0 === null || pg1 === null ? null : Math.round(((pg1 - pg0) * 1e6) / n),
+    peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+  };
+}
+
+try {
+  const base = join(dir, 'base.ndjson');
+  await writeBenchFile(base, 0, companies);
+  console.log(JSON.stringify(await measured('load', base, '2026-11-01')));
+  rmSync(base);
+  await sql`VACUUM ANALYZE companies, company_identifiers`.execute(db);
+  // Changed companies spread over the whole table, as a real day's are.
+  const step = Math.max(1, Math.floor(companies / changed));
+  const day = join(dir, 'changed.ndjson');
+  const { createWriteStream } = await import('node:fs');
+  const { once } = await import('node:events');
+  const { changedSnapshot } = await import('./registry-fixtures.ts');
+  const out = createWriteStream(day);
+  for (let i = 0, n = 0; i < changed; i++, n += step) {
+    if (!out.write(JSON.stringify(changedSnapshot(n % companies, 3)) + '\n')) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  console.log(JSON.stringify(await measured('detect', day, '2026-11-02')));
+  const size = await sql<{ companies: string; events: string }>`
+    SELECT pg_size_pretty(pg_total_relation_size('companies')) AS companies, pg_size_pretty(pg_total_relation_size('events_y2026m11')) AS events`.execute(db);
+  console.log(JSON.stringify(size.rows[0]));
+} finally {
+  await bench.dispose();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -103,3 +103,18 @@ test('a daily run killed with SIGKILL mid-way, then run again, loses and doubles
   assert.equal(await scalar(sql<{ n: number }>`SELECT count(*)::int AS n FROM events WHERE event_date = '2026-11-11'`), size);
   assert.equal(await scalar(sql<{ n: number }>`SELECT count(DISTINCT company_id)::int AS n FROM events WHERE event_date = '2026-11-11'`), size);
 });
+
+test('regwatch seed loads N synthetic companies once per seed', async () => {
+  const before = await scalar(sql<{ n: number }>`SELECT count(*)::int AS n FROM companies`);
+  const first = await regwatch(['seed', '--synthetic', '300', '--seed', '5', '--date', '2026-11-20']);
+  assert.equal(first.code, 0, first.stderr);
+  // A generated identifier may belong to a company this file made earlier: that one is updated.
+  const m = /new=(\d+) updated=(\d+)/.exec(first.stdout);
+  assert.ok(m, first.stdout);
+  const added = Number(m[1]);
+  assert.ok(added >= 290 && added + Number(m[2]) <= 300, first.stdout);
+  assert.equal(await scalar(sql<{ n: number }>`SELECT count(*)::int AS n FROM companies`), before + added);
+  const again = await regwatch(['seed', '--synthetic', '300', '--seed', '5', '--date', '2026-11-20']);
+  assert.match(again.stdout, /already completed/);
+  assert.equal(await scalar(sql<{ n: number }>`SELECT count(*)::int AS n FROM companies`), before + added);
+});

@@ -139,11 +139,13 @@ function summarize(run: DailyRun, extra: { alreadyCompleted: boolean; resumed: b
 
 /** A snapshot made ready before its batch meets the database. */
 interface PreparedItem {
-  incoming: CompanySnapshot;
   identifiers: Identifier[];
   /**
-   * mergeSnapshots(null, incoming): what a new company stores, and what the fingerprint hashes.
-   * Let go once the batch is planned (a retry recomputes it), so a batch in flight holds less.
+   * mergeSnapshots(null, incoming): what a new company stores, what the fingerprint hashes, and
+   * what is merged into a known company (merging it is merging the incoming snapshot: same
+   * content, canonical order). The source's own object is let go at once and this one once the
+   * batch is planned (a retry parses canonicalJson again): objects that outlive a few young-
+   * generation collections are what makes garbage collection expensive here.
    */
   canonical: CompanySnapshot | null;
   canonicalJson: string;
@@ -184,7 +186,11 @@ export function prepareSnapshot(raw: CompanySnapshot): PreparedItem | null {
   const canonical = mergeSnapshots(null, incoming);
   const canonicalJson = JSON.stringify(canonical);
   const hash = contentHash(canonicalJson);
-  return { incoming, identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), attempts: 0 };
+  return { identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), attempts: 0 };
+}
+
+function canonicalOf(item: PreparedItem): CompanySnapshot {
+  return item.canonical ?? (JSON.parse(item.canonicalJson) as CompanySnapshot);
 }
 
 interface BatchReader {
@@ -288,14 +294,14 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
       continue;
     }
     claimed.add(match.id);
-    item.canonical = null;
     planExisting(plan, sourceName, date, item, match);
+    item.canonical = null;
   }
   if (fresh.length > 0) {
     const ids = await allocateCompanyIds(db, fresh.length);
     fresh.forEach((item, i) => {
       const id = ids[i]!;
-      const canonical = item.canonical ?? mergeSnapshots(null, item.incoming);
+      const canonical = canonicalOf(item);
       item.canonical = null;
       plan.newItems.push(item);
       plan.newRows.push({
@@ -318,7 +324,9 @@ function planExisting(plan: BatchPlan, sourceName: string, date: string, item: P
     return;
   }
   const prev = match.snapshot;
-  const merged = mergeSnapshots(prev, item.incoming);
+  // Let the stored snapshot die young (see PreparedItem.canonical).
+  match.snapshot = null;
+  const merged = mergeSnapshots(prev, canonicalOf(item));
   const json = JSON.stringify(merged);
   const hash = contentHash(json);
   if (hash.equals(match.contentHash)) {

@@ -15,29 +15,43 @@ export interface BenchDatabase {
   url: string;
   /** CPU seconds used so far by the embedded cluster's processes (null on an external server). */
   postgresCpuSeconds(): number | null;
+  /** The same by process kind (backends, autovacuum worker, checkpointer, walwriter, ...). */
+  postgresCpuByProcess(): Record<string, number> | null;
   dispose(): Promise<void>;
 }
 
 const CLOCK_TICKS = 100;
 
-/** utime + stime of the postmaster and its children, from /proc (Linux). */
-function clusterCpuSeconds(clusterDir: string): number | null {
+/** utime + stime of the postmaster and its children by process title, from /proc (Linux). */
+export function clusterCpuByProcess(clusterDir: string): Record<string, number> | null {
   try {
     const postmaster = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    let ticks = 0;
+    const out: Record<string, number> = {};
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       let stat: string;
-      try { stat = readFileSync(`/proc/${entry}/stat`, 'utf8'); } catch { continue; }
+      let cmdline: string;
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      } catch { continue; }
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const pid = Number(entry);
-      const ppid = Number(fields[1]);
-      if (pid === postmaster || ppid === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+      if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
+      // Backends are titled "postgres: user db host(port) STATE"; keep the kind only.
+      const title = pid === postmaster ? 'postmaster' : cmdline.replace(/\0/g, ' ').replace(/^postgres: /, '').trim();
+      const kind = /^\S+ \S+ 127\.0\.0\.1/.test(title) ? 'backends' : title.replace(/\s+\d+$/, '');
+      out[kind] = (out[kind] ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
     }
-    return ticks / CLOCK_TICKS;
+    return out;
   } catch {
     return null;
   }
+}
+
+function clusterCpuSeconds(clusterDir: string): number | null {
+  const byProcess = clusterCpuByProcess(clusterDir);
+  return byProcess === null ? null : Object.values(byProcess).reduce((a, b) => a + b, 0);
 }
 
 export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`): Promise<BenchDatabase> {
@@ -46,7 +60,17 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
   let tmp: string | undefined;
   if (!adminUrl) {
     tmp = mkdtempSync(join(tmpdir(), 'regwatch-bench-'));
-    const emb = await startEmbeddedDatabase(tmp);
+    let emb = await startEmbeddedDatabase(tmp);
+    if (process.env.BENCH_PG_TUNED === '1') {
+      // What a 4-million-company server would set: a buffer cache that holds the hot indexes,
+      // and checkpoints far enough apart that a bulk load does not rewrite full pages constantly.
+      const c = new pg.Client({ connectionString: emb.adminUrl });
+      await c.connect();
+      for (const setting of ["shared_buffers = '2GB'", "max_wal_size = '8GB'", "checkpoint_timeout = '30min'"]) await c.query(`ALTER SYSTEM SET ${setting}`);
+      await c.end();
+      await emb.stop();
+      emb = await startEmbeddedDatabase(tmp);
+    }
     adminUrl = emb.adminUrl;
     stop = emb.stop;
   }
@@ -62,6 +86,7 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
     handle,
     url: u.toString(),
     postgresCpuSeconds: () => (tmp ? clusterCpuSeconds(join(tmp, 'pg')) : null),
+    postgresCpuByProcess: () => (tmp ? clusterCpuByProcess(join(tmp, 'pg')) : null),
     dispose: async () => {
       await handle.close();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});

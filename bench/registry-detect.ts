@@ -7,12 +7,13 @@
  *
  * The database is filled by an ordinary first `daily` run (its rate is printed too).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { argValue, openBenchDatabase } from './registry-db.ts';
-import { writeBenchFile } from './registry-fixtures.ts';
+import { changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { runDaily } from '../src/registry/daily.ts';
 
@@ -49,9 +50,6 @@ try {
   // Changed companies spread over the whole table, as a real day's are.
   const step = Math.max(1, Math.floor(companies / changed));
   const day = join(dir, 'changed.ndjson');
-  const { createWriteStream } = await import('node:fs');
-  const { once } = await import('node:events');
-  const { changedSnapshot } = await import('./registry-fixtures.ts');
   const out = createWriteStream(day);
   for (let i = 0, n = 0; i < changed; i++, n += step) {
     if (!out.write(JSON.stringify(changedSnapshot(n % companies, 3)) + '\n')) await once(out, 'drain');

@@ -233,11 +233,19 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
         ${items.map((it) => first(it, 'KRS'))}::text[], ${items.map((it) => first(it, 'REGON9'))}::text[],
         ${items.map((it) => it.fingerprint)}::text[]) AS i(idx, nip, krs, regon, fp)
     )
-    SELECT m.idx, c.id, c.revision, c.content_hash, c.status,
-           c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
-           coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
-           CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
-    FROM matched m JOIN companies c ON c.id = m.company_id`.execute(db);
+    SELECT m.idx, c.*
+    FROM matched m
+    -- A primary-key probe per match, whatever the statistics say: while a first load grows the
+    -- table faster than autovacuum analyses it, a plain join was planned as a hash join over a
+    -- sequential scan of companies, once per batch (quadratic in the load's size).
+    CROSS JOIN LATERAL (
+      SELECT c.id, c.revision, c.content_hash, c.status,
+             c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
+             coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
+             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
+      FROM companies c WHERE c.id = m.company_id LIMIT 1
+    ) c
+    WHERE m.company_id IS NOT NULL`.execute(db);
   for (const r of rows) {
     out[r.idx] = {
       id: r.id,
@@ -355,7 +363,8 @@ export async function updateCompanies(trx: RegistryExecutor, source: string, row
       ${rows.map((r) => r.lastChangedDate)}::date[])
       AS u(id, revision, pit, pi, name, status, snapshot, hash, fp, name_folded, city, voiv, postal, legal, codes,
            main, start, phone, email, fax, changed)
-    WHERE c.id = u.id AND c.revision = u.revision
+    -- The ANY() gives the planner an index path to companies whatever its statistics say.
+    WHERE c.id = u.id AND c.revision = u.revision AND c.id = ANY(${rows.map((r) => r.id)}::bigint[])
     RETURNING c.id`.execute(trx);
   return new Set(written.map((r) => r.id));
 }
@@ -370,7 +379,7 @@ export async function updateFingerprints(trx: RegistryExecutor, source: string, 
   await sql`
     UPDATE companies c SET source_fingerprints = c.source_fingerprints || jsonb_build_object(${source}::text, u.fp)
     FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.fingerprint)}::text[]) AS u(id, fp)
-    WHERE c.id = u.id`.execute(trx);
+    WHERE c.id = u.id AND c.id = ANY(${rows.map((r) => r.id)}::bigint[])`.execute(trx);
 }
 
 export interface IdentifierRow {

@@ -31,7 +31,7 @@ export async function installRateLimits(
     keyGenerator: (req) => {
       const g = group(req);
       if (g === 'stats') return `stats:ip:${req.ip}`;
-      return req.auth ? `acct:${req.auth.accountId}` : `ip:${req.ip}`;
+      return req.auth ? `acct:${req.auth.userRef}` : `ip:${req.ip}`;
     },
     allowList: (req) => group(req) === 'none',
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },

@@ -1,4 +1,4 @@
-import { after } from 'node:test';
+import { defer } from './cleanup.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
 import { Redis } from 'ioredis';
@@ -49,11 +49,11 @@ export async function createTestApp(options: { env?: Record<string, string | und
       config = testConfig({ ...options.env, PUBLIC_BASE_URL: baseUrl, PORT: String(addr.port) });
       const app2 = await buildApp({ config, db: db.db, logger, clock, redis: options.redis, extras: options.extras });
       await app2.listen({ port: addr.port, host: '127.0.0.1' });
-      after(() => app2.close());
+      defer(() => app2.close());
       return { app: app2, db, config, clock, logLines, baseUrl };
     }
   }
-  after(() => app.close());
+  defer(() => app.close());
   return { app, db, config, clock, logLines, baseUrl };
 }
 
@@ -61,7 +61,7 @@ export async function createTestApp(options: { env?: Record<string, string | und
 export async function startTestWorker(t: { db: TestDatabase; config: Config; clock: Clock }, logger = pino({ level: 'warn' })): Promise<Runner> {
   const jobs = createJobModules({ config: t.config, db: t.db.db, logger, clock: t.clock });
   const runner = await startWorker({ pool: t.db.pool, logger, modules: jobs.modules, concurrency: 2, pollInterval: 100 });
-  after(async () => {
+  defer(async () => {
     await runner.stop();
     jobs.close();
   });

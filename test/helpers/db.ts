@@ -1,4 +1,4 @@
-import { after } from 'node:test';
+import { defer } from './cleanup.ts';
 import pg from 'pg';
 import { createDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 
@@ -29,7 +29,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const url = u.toString();
   const handle = createDatabase(url, { max: 10 });
   const db: TestDatabase = { ...handle, url, name };
-  after(async () => {
+  defer(async () => {
     await handle.close();
     const a = new pg.Client({ connectionString: adminUrl });
     await a.connect();

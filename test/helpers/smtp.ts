@@ -1,4 +1,4 @@
-import { after } from 'node:test';
+import { defer } from './cleanup.ts';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
 
@@ -17,6 +17,7 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
   const waiters: { pred: (m: ParsedMail) => boolean; resolve: (m: ParsedMail) => void }[] = [];
   const server = new SMTPServer({
     authOptional: true,
+    closeTimeout: 500,
     disabledCommands: ['STARTTLS'],
     logger: false,
     onData(stream, _session, callback) {
@@ -27,11 +28,21 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
       }, callback);
     },
   });
+  const sockets = new Set<import('node:net').Socket>();
+  server.server.on('connection', (sock: import('node:net').Socket) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+  });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
   const actual = (server.server.address() as { port: number }).port;
   let closed = false;
-  const close = () => closed ? Promise.resolve() : new Promise<void>((resolve) => { closed = true; server.close(() => resolve()); });
-  after(close);
+  const close = () => closed ? Promise.resolve() : new Promise<void>((resolve) => {
+    closed = true;
+    // Drop client connections at once: the server otherwise waits for them to hang up.
+    for (const sock of sockets) sock.destroy();
+    server.server.close(() => resolve());
+  });
+  defer(close);
   return {
     port: actual,
     url: `smtp://127.0.0.1:${actual}`,

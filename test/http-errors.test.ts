@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createAccount, createTestApp } from './helpers/app.ts';
+
+test('unknown route 404, wrong method 405, non-JSON body 400, oversized body 413', async () => {
+  const t = await createTestApp();
+  const r404 = await t.app.inject({ method: 'GET', url: '/api/v1/nothing/here?x=1' });
+  assert.equal(r404.statusCode, 404);
+  assert.deepEqual(r404.json(), { message: 'The route /api/v1/nothing/here could not be found.' });
+
+  const r405 = await t.app.inject({ method: 'DELETE', url: '/api/v1/auth/register' });
+  assert.equal(r405.statusCode, 405);
+  assert.equal(typeof r405.json().message, 'string');
+  assert.match(r405.headers.allow as string, /POST/);
+  const r405p = await t.app.inject({ method: 'PATCH', url: '/api/v1/tokens/ABCDEF123456' });
+  assert.equal(r405p.statusCode, 405);
+
+  const r400 = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', headers: { 'content-type': 'application/json' }, payload: '{"email": "a@b.c",' });
+  assert.equal(r400.statusCode, 400);
+  assert.deepEqual(Object.keys(r400.json()), ['message']);
+
+  const big = JSON.stringify({ email: 'a@example.com', name: 'x'.repeat(1024 * 1024 + 10) });
+  const r413 = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', headers: { 'content-type': 'application/json' }, payload: big });
+  assert.equal(r413.statusCode, 413);
+  assert.deepEqual(Object.keys(r413.json()), ['message']);
+
+  const count = await t.db.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  assert.equal(Number(count.n), 0);
+});
+
+test('an unexpected failure is 500 {message: "Server Error"} with nothing internal, logged with the request id', async () => {
+  const t = await createTestApp();
+  t.app.get('/api/v1/__boom', async () => {
+    throw new Error('secret internal detail: connection string postgres://x');
+  });
+  const r = await t.app.inject({ method: 'GET', url: '/api/v1/__boom', headers: { 'x-request-id': 'req-123' } });
+  assert.equal(r.statusCode, 500);
+  assert.deepEqual(r.json(), { message: 'Server Error' });
+  assert.equal(r.headers['x-request-id'], 'req-123');
+  const logged = t.logLines.find((l) => l.includes('secret internal detail'));
+  assert.ok(logged, 'the cause is logged');
+  assert.match(logged, /req-123/);
+});
+
+test('health, OpenAPI document, docs page and metrics', async () => {
+  const t = await createTestApp();
+  const h = await t.app.inject({ method: 'GET', url: '/health' });
+  assert.equal(h.statusCode, 200);
+  assert.deepEqual(h.json(), { status: 'ok' });
+
+  const o = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+  assert.equal(o.statusCode, 200);
+  const doc = o.json();
+  assert.equal(doc.openapi, '3.0.3');
+  for (const p of ['/api/v1/auth/register', '/api/v1/auth/init', '/api/v1/auth/recover', '/api/v1/tokens', '/api/v1/tokens/{token_ref}', '/api/v1/tokens/verify', '/api/v1/tokens/{token_ref}/rotate']) {
+    assert.ok(doc.paths[p], `OpenAPI lacks ${p}`);
+  }
+  assert.ok(doc.paths['/api/v1/tokens'].post.responses['201']);
+  assert.ok(doc.components.securitySchemes.bearer);
+
+  const d = await t.app.inject({ method: 'GET', url: '/docs/' });
+  assert.equal(d.statusCode, 200);
+  assert.match(d.body, /swagger/i);
+
+  await createAccount(t);
+  const m = await t.app.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(m.statusCode, 200);
+  assert.match(m.body, /regwatch_http_requests_total\{method="POST",route="\/api\/v1\/auth\/register",status="201"\} 1/);
+  assert.match(m.body, /regwatch_http_request_duration_seconds_bucket/);
+  assert.match(m.body, /regwatch_job_queue_depth\{task="mail.send"\} 1/);
+});
+
+test('secrets never reach the log: Authorization header and token plaintexts are redacted', async () => {
+  const t = await createTestApp();
+  const a = await createAccount(t);
+  await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: { authorization: `Bearer ${a.master}` } });
+  const created = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { authorization: `Bearer ${a.master}` }, payload: { name: 'logged?' } });
+  const all = t.logLines.join('\n');
+  assert.ok(!all.includes(a.master));
+  assert.ok(!all.includes(created.json().data.plaintext));
+});

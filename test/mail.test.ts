@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { createTestApp, startTestWorker } from './helpers/app.ts';
+import { startSmtp } from './helpers/smtp.ts';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+test('registration mail arrives at a real SMTP server with the initialization token line', async () => {
+  const smtp = await startSmtp();
+  const t = await createTestApp({ env: { SMTP_URL: smtp.url, MAIL_FROM: 'regwatch <hello@regwatch.test>' } });
+  await startTestWorker(t);
+  const reg = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'smtp-user@example.com', name: 'Smtp User' } });
+  assert.equal(reg.statusCode, 201);
+  const mail = await smtp.waitFor((m) => m.subject?.includes('initialization') ?? false);
+  assert.equal(mail.from?.value[0].address, 'hello@regwatch.test');
+  assert.equal((mail.to as { value: { address: string }[] }).value[0].address, 'smtp-user@example.com');
+  const token = /^Initialization token: (\S+)$/m.exec(mail.text ?? '')?.[1];
+  assert.ok(token, mail.text);
+  assert.match(mail.text ?? '', /Expires: /);
+  // The mailed token really works.
+  const init = await t.app.inject({ method: 'POST', url: '/api/v1/auth/init', payload: { token } });
+  assert.equal(init.statusCode, 200);
+
+  // Recovery: a "Confirm: <link>" line starting with PUBLIC_BASE_URL.
+  await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'smtp-user@example.com' } });
+  const rec = await smtp.waitFor((m) => m.subject?.includes('Recover') ?? false);
+  assert.match(rec.text ?? '', new RegExp(`^Confirm: ${t.config.publicBaseUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/api/v1/auth/recover/confirm\\?token=\\S+$`, 'm'));
+  const row = await t.db.db.selectFrom('mail_outbox').selectAll().where('kind', '=', 'registration').executeTakeFirstOrThrow();
+  assert.ok(row.sent_at);
+});
+
+test('a mail queued while the SMTP server is down is delivered once it is back, exactly once', async () => {
+  const port = await freePort();
+  const t = await createTestApp({ env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+  await startTestWorker(t);
+  const reg = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'down@example.com', name: 'Down' } });
+  assert.equal(reg.statusCode, 201);
+  // Wait for the first attempt to fail.
+  const deadline = Date.now() + 10_000;
+  let row;
+  do {
+    await new Promise((r) => setTimeout(r, 200));
+    row = await t.db.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow();
+  } while (!row.last_error && Date.now() < deadline);
+  assert.ok(row.last_error, 'the first attempt failed');
+  assert.equal(row.sent_at, null);
+
+  const smtp = await startSmtp(port);
+  const mail = await smtp.waitFor((m) => m.subject?.includes('initialization') ?? false, 30_000);
+  assert.match(mail.text ?? '', /^Initialization token: \S+$/m);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(smtp.messages.length, 1, 'delivered exactly once');
+  const sent = await t.db.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow();
+  assert.ok(sent.sent_at);
+  assert.ok(sent.attempts >= 2);
+});
+
+test('without SMTP_URL mail stays in the outbox and is printed to the log', async () => {
+  const t = await createTestApp();
+  const lines: string[] = [];
+  const pino = (await import('pino')).default;
+  await startTestWorker(t, pino({ level: 'info' }, { write: (s: string) => { lines.push(s); } }));
+  await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'nosmtp@example.com', name: 'No Smtp' } });
+  const deadline = Date.now() + 10_000;
+  while (!lines.some((l) => l.includes('Initialization token:')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(lines.some((l) => l.includes('Initialization token:')), 'printed to the log');
+  const row = await t.db.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow();
+  assert.equal(row.sent_at, null);
+});

@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { bearer, createAccount, createTestApp } from './helpers/app.ts';
+import { createTestDatabase } from './helpers/db.ts';
+
+test('the 181st request in a minute gets 429 with Retry-After; every response carries the limit headers', async () => {
+  const t = await createTestApp();
+  const a = await createAccount(t);
+  let last;
+  for (let i = 1; i <= 180; i++) {
+    last = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
+    assert.equal(last.statusCode, 200, `request ${i}`);
+    assert.equal(last.headers['x-ratelimit-limit'], '180');
+    assert.equal(last.headers['x-ratelimit-remaining'], String(180 - i));
+  }
+  const over = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
+  assert.equal(over.statusCode, 429);
+  assert.deepEqual(over.json(), { message: 'Too Many Attempts.' });
+  assert.ok(Number(over.headers['retry-after']) > 0);
+  assert.equal(over.headers['x-ratelimit-limit'], '180');
+  assert.equal(over.headers['x-ratelimit-remaining'], '0');
+
+  // The limit is per account: another account is unaffected; health is never limited.
+  const b = await createAccount(t);
+  const other = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(b.master) });
+  assert.equal(other.statusCode, 200);
+  assert.equal((await t.app.inject({ method: 'GET', url: '/health' })).statusCode, 200);
+});
+
+test('unauthenticated requests are limited per client IP', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
+  for (let i = 0; i < 5; i++) {
+    const r = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'x@example.com' }, remoteAddress: '10.0.0.1' });
+    assert.equal(r.statusCode, 200);
+  }
+  const over = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'x@example.com' }, remoteAddress: '10.0.0.1' });
+  assert.equal(over.statusCode, 429);
+  const otherIp = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'x@example.com' }, remoteAddress: '10.0.0.2' });
+  assert.equal(otherIp.statusCode, 200);
+});
+
+test('with Redis, two app instances share one limit', { skip: process.env.REDIS_URL ? false : 'REDIS_URL is not set (CI sets it)' }, async () => {
+  const db = await createTestDatabase();
+  const r1 = new Redis(process.env.REDIS_URL!);
+  const r2 = new Redis(process.env.REDIS_URL!);
+  try {
+    const one = await createTestApp({ db, redis: r1, env: { RATE_LIMIT_PER_MINUTE: '20' } });
+    const two = await createTestApp({ db, redis: r2, env: { RATE_LIMIT_PER_MINUTE: '20' } });
+    const a = await createAccount(one);
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const app = i % 2 === 0 ? one.app : two.app;
+      statuses.push((await app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) })).statusCode);
+    }
+    assert.deepEqual(new Set(statuses), new Set([200]));
+    const over1 = await one.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
+    const over2 = await two.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
+    assert.equal(over1.statusCode, 429);
+    assert.equal(over2.statusCode, 429);
+    assert.equal(over2.headers['x-ratelimit-remaining'], '0');
+  } finally {
+    r1.disconnect();
+    r2.disconnect();
+  }
+});

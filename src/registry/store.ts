@@ -229,9 +229,9 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
         (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'KRS' AND x.value = i.krs),
         (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'REGON9' AND x.value = i.regon)
       ) AS company_id
-      FROM unnest(${items.map((_, i) => i)}::int[], ${items.map((it) => first(it, 'NIP'))}::text[],
-        ${items.map((it) => first(it, 'KRS'))}::text[], ${items.map((it) => first(it, 'REGON9'))}::text[],
-        ${items.map((it) => it.fingerprint)}::text[]) AS i(idx, nip, krs, regon, fp)
+      FROM unnest(${column(items.map((_, i) => i), 'int')}, ${column(items.map((it) => first(it, 'NIP')), 'text')},
+        ${column(items.map((it) => first(it, 'KRS')), 'text')}, ${column(items.map((it) => first(it, 'REGON9')), 'text')},
+        ${column(items.map((it) => it.fingerprint), 'text')}) AS i(idx, nip, krs, regon, fp)
     )
     SELECT m.idx, c.*
     FROM matched m
@@ -289,6 +289,28 @@ function joinJson(values: readonly string[]): string {
   return values.join(RECORD_SEPARATOR);
 }
 
+const SEPARATOR_CHARS = /[\x1e\x1f]/;
+
+/**
+ * A column of a batch as one text parameter split in SQL (U+001E between values, U+001F for
+ * NULL, a leading separator so that a single empty string survives): pg's array literals escape
+ * every element with two regular expressions, a measurable share of the load's CPU. A value that
+ * itself contains a separator falls back to the ordinary array parameter.
+ */
+function column(values: readonly (string | number | boolean | null)[], type: 'text' | 'bigint' | 'int' | 'date' | 'boolean') {
+  let text = '';
+  for (const v of values) {
+    if (v === null || v === undefined) {
+      text += '\x1e\x1f';
+      continue;
+    }
+    const s = typeof v === 'boolean' ? (v ? 't' : 'f') : String(v);
+    if (SEPARATOR_CHARS.test(s)) return sql`${values}::${sql.raw(type)}[]`;
+    text += '\x1e' + s;
+  }
+  return sql`(string_to_array(${text}, chr(30), chr(31)))[2:]::${sql.raw(type)}[]`;
+}
+
 function columnArrays<T extends CompanyColumns>(rows: readonly T[]) {
   return {
     pit: rows.map((r) => r.primary_identifier_type),
@@ -321,11 +343,11 @@ export async function insertCompanies(trx: RegistryExecutor, source: string, row
     SELECT u.id, u.pit, u.pi, u.name, u.status, u.snapshot::json, decode(u.hash, 'base64'),
       jsonb_build_object(${source}::text, u.fp), u.name_folded, u.city, u.voiv, u.postal,
       u.legal, string_to_array(u.codes, ','), u.main, u.start, u.phone, u.email, u.fax, u.first_seen
-    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${a.pit}::text[], ${a.pi}::text[], ${a.name}::text[], ${a.status}::text[],
-      string_to_array(${joinJson(rows.map((r) => r.snapshotJson))}, chr(30)), ${a.hash}::text[], ${rows.map((r) => r.fingerprint)}::text[],
-      ${a.nameFolded}::text[], ${a.city}::text[], ${a.voiv}::text[], ${a.postal}::text[], ${a.legal}::text[], ${a.codes}::text[],
-      ${a.main}::text[], ${a.start}::date[], ${a.phone}::boolean[], ${a.email}::boolean[], ${a.fax}::boolean[],
-      ${rows.map((r) => r.firstSeenDate)}::date[])
+    FROM unnest(${column(rows.map((r) => r.id), 'bigint')}, ${column(a.pit, 'text')}, ${column(a.pi, 'text')}, ${column(a.name, 'text')}, ${column(a.status, 'text')},
+      string_to_array(${joinJson(rows.map((r) => r.snapshotJson))}, chr(30)), ${column(a.hash, 'text')}, ${column(rows.map((r) => r.fingerprint), 'text')},
+      ${column(a.nameFolded, 'text')}, ${column(a.city, 'text')}, ${column(a.voiv, 'text')}, ${column(a.postal, 'text')}, ${column(a.legal, 'text')}, ${column(a.codes, 'text')},
+      ${column(a.main, 'text')}, ${column(a.start, 'date')}, ${column(a.phone, 'boolean')}, ${column(a.email, 'boolean')}, ${column(a.fax, 'boolean')},
+      ${column(rows.map((r) => r.firstSeenDate), 'date')})
       AS u(id, pit, pi, name, status, snapshot, hash, fp, name_folded, city, voiv, postal, legal, codes, main, start,
            phone, email, fax, first_seen)`.execute(trx);
 }
@@ -355,16 +377,16 @@ export async function updateCompanies(trx: RegistryExecutor, source: string, row
       legal_form = u.legal, activity_codes = string_to_array(u.codes, ','), main_activity = u.main,
       activity_start = u.start, has_phone = u.phone, has_email = u.email, has_fax = u.fax,
       last_changed_date = coalesce(u.changed, c.last_changed_date), updated_at = now()
-    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.revision)}::int[], ${a.pit}::text[], ${a.pi}::text[],
-      ${a.name}::text[], ${a.status}::text[], string_to_array(${joinJson(rows.map((r) => r.snapshotJson))}, chr(30)), ${a.hash}::text[],
-      ${rows.map((r) => r.fingerprint)}::text[],
-      ${a.nameFolded}::text[], ${a.city}::text[], ${a.voiv}::text[], ${a.postal}::text[], ${a.legal}::text[], ${a.codes}::text[],
-      ${a.main}::text[], ${a.start}::date[], ${a.phone}::boolean[], ${a.email}::boolean[], ${a.fax}::boolean[],
-      ${rows.map((r) => r.lastChangedDate)}::date[])
+    FROM unnest(${column(rows.map((r) => r.id), 'bigint')}, ${column(rows.map((r) => r.revision), 'int')}, ${column(a.pit, 'text')}, ${column(a.pi, 'text')},
+      ${column(a.name, 'text')}, ${column(a.status, 'text')}, string_to_array(${joinJson(rows.map((r) => r.snapshotJson))}, chr(30)), ${column(a.hash, 'text')},
+      ${column(rows.map((r) => r.fingerprint), 'text')},
+      ${column(a.nameFolded, 'text')}, ${column(a.city, 'text')}, ${column(a.voiv, 'text')}, ${column(a.postal, 'text')}, ${column(a.legal, 'text')}, ${column(a.codes, 'text')},
+      ${column(a.main, 'text')}, ${column(a.start, 'date')}, ${column(a.phone, 'boolean')}, ${column(a.email, 'boolean')}, ${column(a.fax, 'boolean')},
+      ${column(rows.map((r) => r.lastChangedDate), 'date')})
       AS u(id, revision, pit, pi, name, status, snapshot, hash, fp, name_folded, city, voiv, postal, legal, codes,
            main, start, phone, email, fax, changed)
     -- The ANY() gives the planner an index path to companies whatever its statistics say.
-    WHERE c.id = u.id AND c.revision = u.revision AND c.id = ANY(${rows.map((r) => r.id)}::bigint[])
+    WHERE c.id = u.id AND c.revision = u.revision AND c.id = ANY(${column(rows.map((r) => r.id), 'bigint')})
     RETURNING c.id`.execute(trx);
   return new Set(written.map((r) => r.id));
 }
@@ -378,8 +400,8 @@ export async function updateFingerprints(trx: RegistryExecutor, source: string, 
   if (rows.length === 0) return;
   await sql`
     UPDATE companies c SET source_fingerprints = c.source_fingerprints || jsonb_build_object(${source}::text, u.fp)
-    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.fingerprint)}::text[]) AS u(id, fp)
-    WHERE c.id = u.id AND c.id = ANY(${rows.map((r) => r.id)}::bigint[])`.execute(trx);
+    FROM unnest(${column(rows.map((r) => r.id), 'bigint')}, ${column(rows.map((r) => r.fingerprint), 'text')}) AS u(id, fp)
+    WHERE c.id = u.id AND c.id = ANY(${column(rows.map((r) => r.id), 'bigint')})`.execute(trx);
 }
 
 export interface IdentifierRow {
@@ -403,7 +425,7 @@ export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly Id
   try {
     await sql`
       INSERT INTO company_identifiers (type, value, company_id)
-      SELECT * FROM unnest(${types}::text[], ${values}::text[], ${ids}::bigint[])`.execute(trx);
+      SELECT * FROM unnest(${column(types, 'text')}, ${column(values, 'text')}, ${column(ids, 'bigint')})`.execute(trx);
     await sql`RELEASE SAVEPOINT identifiers`.execute(trx);
     return [];
   } catch (e) {
@@ -412,7 +434,7 @@ export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly Id
   }
   const { rows: inserted } = await sql<{ type: string; value: string }>`
     INSERT INTO company_identifiers (type, value, company_id)
-    SELECT * FROM unnest(${types}::text[], ${values}::text[], ${ids}::bigint[])
+    SELECT * FROM unnest(${column(types, 'text')}, ${column(values, 'text')}, ${column(ids, 'bigint')})
     ON CONFLICT (type, value) DO NOTHING
     RETURNING type, value`.execute(trx);
   const done = new Set(inserted.map((r) => `${r.type}:${r.value}`));
@@ -422,8 +444,8 @@ export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly Id
 /** Only for companies inserted by the same transaction (a lost race): they have no events yet. */
 export async function deleteCompanies(trx: RegistryExecutor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await sql`DELETE FROM company_identifiers WHERE company_id = ANY(${ids}::bigint[])`.execute(trx);
-  await sql`DELETE FROM companies WHERE id = ANY(${ids}::bigint[])`.execute(trx);
+  await sql`DELETE FROM company_identifiers WHERE company_id = ANY(${column(ids, 'bigint')})`.execute(trx);
+  await sql`DELETE FROM companies WHERE id = ANY(${column(ids, 'bigint')})`.execute(trx);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -445,8 +467,8 @@ export async function insertEvents(trx: RegistryExecutor, eventDate: string, run
   const result = await sql`
     INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity, run_id)
     SELECT u.company_id, ${eventDate}::date, u.event_type, u.old_value, u.new_value, u.severity, ${runId}::bigint
-    FROM unnest(${events.map((e) => e.companyId)}::bigint[], ${events.map((e) => e.event_type)}::event_type[],
-      ${events.map((e) => e.old_value)}::text[], ${events.map((e) => e.new_value)}::text[],
+    FROM unnest(${column(events.map((e) => e.companyId), 'bigint')}, ${events.map((e) => e.event_type)}::event_type[],
+      ${column(events.map((e) => e.old_value), 'text')}, ${column(events.map((e) => e.new_value), 'text')},
       ${events.map((e) => e.severity)}::event_severity[]) WITH ORDINALITY AS u(company_id, event_type, old_value, new_value, severity, n)
     ORDER BY u.n`.execute(trx);
   return Number(result.numAffectedRows ?? events.length);

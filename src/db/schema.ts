@@ -95,7 +95,7 @@ export interface PaymentsTable {
   updated_at: GeneratedTimestamp;
   expires_at: Timestamp;
   /** When the payment reached its final state; null while pending (migration 20261121000300). */
-  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  completed_at: Timestamp | null;
 }
 
 export interface Database {

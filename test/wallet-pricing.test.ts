@@ -1,7 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { buildApp } from '../src/app.ts';
@@ -243,7 +243,7 @@ test('chargedBy service: the charge commits or rolls back with the operation; re
 
 test('the price is documented on the route (402 and the credits) in the OpenAPI document', async () => {
   const { app } = await pricedApp();
-  const doc = app.swagger() as { paths: Record<string, Record<string, { description?: string; responses: Record<string, unknown> }>> };
+  const doc = app.swagger() as unknown as { paths: Record<string, Record<string, { description?: string; responses: Record<string, unknown> }>> };
   const op = doc.paths['/api/v1/test/priced'].get;
   assert.ok(op.responses['402'], 'documents 402');
   assert.match(op.description ?? '', /1 credit per successful request \(`companies.search`\)/);
@@ -253,7 +253,8 @@ test('the price is documented on the route (402 and the credits) in the OpenAPI 
 
 test('a priced route without a credential, or with an unknown price, is a programming error at start', async () => {
   const db = await createTestDatabase();
-  for (const config of [{ auth: 'none' as const, price: 'companies.search' as const }, { auth: 'any' as const, price: 'companies.nope' as never }]) {
+  const configs: FastifyContextConfig[] = [{ auth: 'none', price: 'companies.search' }, { auth: 'any', price: 'companies.nope' as never }];
+  for (const config of configs) {
     const app = await buildApp({ config: testConfig(), db: db.db, logger: pino({ level: 'silent' }), clock: systemClock });
     await assert.rejects(async () => {
       app.get('/x', { config }, async () => ({}));
@@ -261,4 +262,15 @@ test('a priced route without a credential, or with an unknown price, is a progra
     }, /priced but needs no credential|unknown price key/);
     await app.close().catch(() => {});
   }
+});
+
+test('HEAD on a priced GET route is the same operation and is charged like it', async () => {
+  const { t, calls } = await pricedApp();
+  const a = await createAccount(t);
+  const id = await idOf(t, a.userRef);
+  const head = await t.app.inject({ method: 'HEAD', url: '/api/v1/test/priced', headers: bearer(a.master) });
+  assert.equal(head.statusCode, 200);
+  assert.equal(head.body, '');
+  assert.equal(calls.search, 1);
+  assert.equal((await walletOf(t, id)).balance, 99);
 });

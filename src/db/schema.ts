@@ -1,3 +1,4 @@
+import type { RegistryTables } from '../registry/tables.ts';
 import type { ColumnType, Generated } from 'kysely';
 
 /** Timestamps come back as Date; inserts may pass Date or ISO strings. */
@@ -98,7 +99,7 @@ export interface PaymentsTable {
   completed_at: Timestamp | null;
 }
 
-export interface Database {
+export interface Database extends RegistryTables {
   accounts: AccountsTable;
   one_time_tokens: OneTimeTokensTable;
   api_tokens: ApiTokensTable;

@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import { createAccountJobs } from '../modules/accounts/service.ts';
 import { createMailJobs } from '../modules/mail/jobs.ts';
 import { createWalletJobs } from '../modules/wallet/jobs.ts';
+import { createRegistryJobs } from '../registry/jobs.ts';
 import type { JobModule } from './queue.ts';
 
 export interface JobDeps {
@@ -21,6 +22,7 @@ export function createJobModules(deps: JobDeps): { modules: JobModule[]; close()
     mail,
     createAccountJobs({ db: deps.db, clock: deps.clock, publicBaseUrl: deps.config.publicBaseUrl }),
     createWalletJobs(deps),
+    createRegistryJobs({ config: deps.config, db: deps.db, logger: deps.logger, clock: deps.clock }),
   ];
   return { modules, close: () => mail.close() };
 }

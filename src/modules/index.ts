@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { statsRoutes } from './stats/routes.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
@@ -21,4 +22,5 @@ export interface ExtraRouteDeps {
  */
 export async function extraRoutes(api: FastifyInstance, deps: ExtraRouteDeps): Promise<void> {
   await api.register(walletPlugin(deps));
+  await api.register(statsRoutes({ db: deps.db }));
 }

@@ -68,7 +68,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
         produces: ['text/html', 'application/json'],
         response: {
           200: Type.Union([Type.String(), Type.Object({ message: Type.String(), email: Type.String() })]),
-          422: Type.Object({ message: Type.String(), errors: Type.Object({ email: Type.Array(Type.String()) }) }),
+          422: Type.Ref('ValidationError'),
         },
       },
     }, async (req, reply) => {
@@ -102,7 +102,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
         produces: ['text/html', 'application/json'],
         response: {
           200: Type.Union([Type.String(), Type.Object({ user_ref: Type.String(), email: Type.String(), master_token: Type.String(), token_ref: Type.String(), message: Type.String() })]),
-          422: Type.Object({ message: Type.String(), errors: Type.Object({ email: Type.Array(Type.String()) }) }),
+          422: Type.Ref('ValidationError'),
         },
       },
     }, async (req, reply) => {

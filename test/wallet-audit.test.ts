@@ -45,7 +45,7 @@ test('a consistent ledger audits clean: exit 0', async () => {
 test('a balance that disagrees with its ledger is reported with the account: exit 1', async () => {
   const { t, a, idA } = await busyLedger();
   // A change of the balance without its ledger row: what the ledger exists to prevent.
-  await t.db.db.updateTable('wallets').set((eb) => ({ balance: eb('balance', '+', 5) })).where('account_id', '=', idA).execute();
+  await t.db.db.updateTable('wallets').set({ balance: sql`balance + 5` }).where('account_id', '=', idA).execute();
   const c = capture();
   assert.equal(await runWalletAudit(t.db.db, c.out), 1);
   assert.ok(c.lines.some((l) => l === `MISMATCH account ${a.userRef} (id ${idA}): balance 1103 but the ledger sums to 1098`), c.lines.join('\n'));
@@ -108,7 +108,7 @@ test('`regwatch wallet audit` as an operator runs it: output and exit status', a
   const clean = await run();
   assert.equal(clean.code, 0, clean.stdout);
   assert.match(clean.stdout, /Audited 2 wallet\(s\) and 6 transaction\(s\): every ledger matches its balance\./);
-  await t.db.db.updateTable('wallets').set((eb) => ({ balance: eb('balance', '-', 1) })).where('account_id', '=', idA).execute();
+  await t.db.db.updateTable('wallets').set({ balance: sql`balance - 1` }).where('account_id', '=', idA).execute();
   const dirty = await run();
   assert.equal(dirty.code, 1);
   assert.match(dirty.stdout, new RegExp(`MISMATCH account ${a.userRef} \\(id ${idA}\\): balance 1097 but the ledger sums to 1098`));

@@ -25,6 +25,7 @@ export async function serveCommand({ config }: CommandContext): Promise<number> 
   let runner: Runner | null = null;
   let redis: Redis | null = null;
   let closeJobs = () => {};
+  let demo: Promise<void> | null = null;
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
@@ -35,6 +36,7 @@ export async function serveCommand({ config }: CommandContext): Promise<number> 
     hardStop.unref();
     try {
       await app?.close();
+      await demo;
       await runner?.stop();
       closeJobs();
       redis?.disconnect();
@@ -55,10 +57,6 @@ export async function serveCommand({ config }: CommandContext): Promise<number> 
   });
 
   try {
-    if (runtime.embedded && config.demoCompanies > 0) {
-      const { ensureDemoData } = await import('./registry/demo.ts');
-      await ensureDemoData(runtime);
-    }
     if (config.role === 'all' || config.role === 'worker') {
       const jobs = createJobModules({ config, db, logger, clock: systemClock });
       closeJobs = jobs.close;
@@ -74,6 +72,11 @@ export async function serveCommand({ config }: CommandContext): Promise<number> 
       app = await buildApp({ config, db, logger, clock: systemClock, redis: redis ?? undefined });
       await app.listen({ port: config.port, host: config.host });
       logger.info({ url: config.publicBaseUrl, docs: `${config.publicBaseUrl}/docs`, startup_ms: Date.now() - started }, 'regwatch is ready');
+    }
+    if (runtime.embedded && config.demoCompanies > 0 && config.role !== 'api') {
+      // The API answers while the demo registry loads (it is resumable, so a stop midway is harmless).
+      const { ensureDemoData } = await import('./registry/demo.ts');
+      demo = ensureDemoData(runtime).then(() => undefined, (e) => logger.error({ err: e }, 'loading demo data failed'));
     }
   } catch (e) {
     await shutdown('startup-failure');

@@ -14,6 +14,10 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+// `date` columns stay YYYY-MM-DD strings: turning them into a JavaScript Date at local
+// midnight shifts calendar days across time zones.
+pg.types.setTypeParser(pg.types.builtins.DATE, (v: string) => v);
+
 export function createDatabase(url: string, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,

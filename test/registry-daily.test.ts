@@ -143,3 +143,16 @@ test('two runs racing on the same new companies store each once', async () => {
     SELECT count(*)::int AS n FROM company_identifiers ci LEFT JOIN companies c ON c.id = ci.company_id WHERE c.id IS NULL`.execute(t.db);
   assert.equal(rows[0]!.n, 0, 'no identifier points at a missing company');
 });
+
+test('a snapshot that cannot be used is skipped and counted; the run goes on', async () => {
+  const { arraySource } = await import('./helpers/registry.ts');
+  const broken = { identity: { identifiers: [{ type: 'NIP', value: nipFor(8001) }], company_type: '', country_code: 'PL' }, profiles: [null], persons: [] };
+  const noIdentifier = { identity: { identifiers: [{ type: 'NIP', value: '1234567890' }], company_type: '', country_code: 'PL' }, profiles: [], persons: [] };
+  const s = await runDaily(t.db, {
+    date: '2026-11-07',
+    source: arraySource([companySnapshot({ n: 8000 }), broken as never, noIdentifier as never, companySnapshot({ n: 8002 })]),
+    sourceKey: 'broken',
+  });
+  assert.deepEqual({ new: s.new, skipped: s.skipped }, { new: 2, skipped: 2 });
+  assert.equal(await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(8001) }), null);
+});

@@ -197,9 +197,26 @@ interface BatchReader {
   /** Up to `size` items with pairwise disjoint identifiers; empty when the stream is done. */
   next(): Promise<{ items: PreparedItem[]; skipped: number }>;
   requeue(items: PreparedItem[]): void;
+  /** Lets the source release what it holds (a file handle, a connection) when the run stops early. */
+  close(): Promise<void>;
 }
 
-function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number, signal?: AbortSignal): BatchReader {
+type Warn = RunDailyOptions['logger'];
+
+/**
+ * A snapshot that makes the preparation throw (a source bug, an odd payload) is skipped and
+ * logged: failing the run would fail its every retry on the same snapshot.
+ */
+function prepareOrSkip(raw: CompanySnapshot, logger: Warn): PreparedItem | null {
+  try {
+    return prepareSnapshot(raw);
+  } catch (e) {
+    logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'snapshot skipped: it could not be prepared');
+    return null;
+  }
+}
+
+function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number, signal?: AbortSignal, logger?: Warn): BatchReader {
   const iterator = stream[Symbol.asyncIterator]();
   let requeued: PreparedItem[] = [];
   let held: PreparedItem | null = null;
@@ -207,6 +224,9 @@ function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number,
   return {
     requeue(items) {
       requeued = requeued.concat(items);
+    },
+    async close() {
+      if (!done) await iterator.return?.();
     },
     async next() {
       const items: PreparedItem[] = [];
@@ -239,7 +259,7 @@ function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number,
           done = true;
           break;
         }
-        const item = prepareSnapshot(r.value);
+        const item = prepareOrSkip(r.value, logger);
         if (!item) {
           skipped++;
           continue;
@@ -276,7 +296,7 @@ interface BatchPlan {
 
 const MAX_ATTEMPTS = 5;
 
-async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number): Promise<BatchPlan> {
+async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, logger: Warn): Promise<BatchPlan> {
   const matches = await lookupCompaniesForBatch(db, sourceName, items);
   const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [] };
   const claimed = new Set<string>();
@@ -294,7 +314,12 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
       continue;
     }
     claimed.add(match.id);
-    planExisting(plan, sourceName, date, item, match);
+    try {
+      planExisting(plan, sourceName, date, item, match);
+    } catch (e) {
+      plan.skipped++;
+      logger?.warn({ company_id: match.id, err: e instanceof Error ? e.message : String(e) }, 'snapshot skipped: merging or diffing it failed');
+    }
     item.canonical = null;
   }
   if (fresh.length > 0) {
@@ -303,9 +328,17 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
       const id = ids[i]!;
       const canonical = canonicalOf(item);
       item.canonical = null;
+      let columns: CompanyColumns;
+      try {
+        columns = deriveCompanyColumns(canonical);
+      } catch (e) {
+        plan.skipped++;
+        logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'snapshot skipped: its search columns could not be derived');
+        return;
+      }
       plan.newItems.push(item);
       plan.newRows.push({
-        ...deriveCompanyColumns(canonical),
+        ...columns,
         id,
         snapshotJson: item.canonicalJson,
         contentHash: item.hash,
@@ -405,7 +438,7 @@ async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName
 async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDailyOptions, now: () => number): Promise<void> {
   const { date, source } = options;
   const batchSize = options.batchSize ?? 2000;
-  const reader = createBatchReader(source.snapshotsForDate(date, { signal: options.signal }), batchSize, options.signal);
+  const reader = createBatchReader(source.snapshotsForDate(date, { signal: options.signal }), batchSize, options.signal, options.logger);
   const started = now();
   const totals = { processed: 0, new: 0, updated: 0, deleted: 0, events: 0 };
   const expectedTotal = options.expectedTotal ?? null;
@@ -450,7 +483,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
         retire(outcome);
         continue;
       }
-      const plan = await planBatch(db, source.name, date, items, skipped);
+      const plan = await planBatch(db, source.name, date, items, skipped, options.logger);
       if (inFlight !== null) {
         const outcome = await inFlight;
         inFlight = null;
@@ -463,6 +496,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   } catch (e) {
     // Let the batch in flight finish (or fail) before the run is marked failed.
     if (inFlight !== null) await inFlight.catch(() => {});
+    await reader.close().catch(() => {});
     throw e;
   }
 }

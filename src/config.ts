@@ -57,6 +57,8 @@ export interface Config {
   /** Companies generated on the first start of an empty embedded database (0 turns it off). */
   readonly demoCompanies: number;
   readonly rateLimit: { readonly perMinute: number; readonly statsPerMinute: number };
+  /** Take the client IP from X-Forwarded-For (only behind a proxy you control). */
+  readonly trustProxy: boolean;
 }
 
 export class ConfigError extends Error {
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     perMinute: int('RATE_LIMIT_PER_MINUTE', 180, 1, 1_000_000),
     statsPerMinute: int('RATE_LIMIT_STATS_PER_MINUTE', 10, 1, 1_000_000),
   };
+  const trustProxy = oneOf('TRUST_PROXY', ['0', '1', 'true', 'false'], '0');
   const logLevel = oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info');
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -210,5 +213,6 @@ export function loadConfig(env: Env = process.env): Config {
     stripeSecretKey, stripeWebhookSecret, stripeApiBase, role, registrySources: Object.freeze(registrySources),
     krsApiUrl, birApiUrl, birApiKey, ceidgApiUrl, ceidgApiToken, vatApiUrl, logLevel,
     prices: Object.freeze(prices), packages: Object.freeze(packages), demoCompanies, rateLimit: Object.freeze(rateLimit),
+    trustProxy: trustProxy === '1' || trustProxy === 'true',
   });
 }

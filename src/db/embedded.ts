@@ -28,7 +28,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-function isRunningPostgres(pid: number): boolean {
+function isRunningPostgres(pid: number, clusterDir: string): boolean {
   try {
     process.kill(pid, 0);
   } catch (e) {
@@ -36,7 +36,10 @@ function isRunningPostgres(pid: number): boolean {
     if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres');
+    // Our postmaster runs as `postgres -D <clusterDir> …`: another postgres (say, the system's,
+    // which got the pid after a reboot) is not ours to join.
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.includes('postgres') && cmdline.includes(clusterDir);
   } catch {
     return true; // no /proc (macOS): trust the signal check
   }
@@ -53,7 +56,7 @@ export function runningClusterPort(clusterDir: string): number | null {
   const lines = readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  if (Number.isInteger(pid) && pid > 0 && isRunningPostgres(pid) && port > 0) return port;
+  if (Number.isInteger(pid) && pid > 0 && isRunningPostgres(pid, clusterDir) && port > 0) return port;
   rmSync(pidFile, { force: true });
   return null;
 }

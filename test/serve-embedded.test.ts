@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defer } from './helpers/cleanup.ts';
+
+const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+function serve(dataDir: string, port: number, extraEnv: Record<string, string> = {}): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: String(port), DEMO_COMPANIES: '0', LOG_LEVEL: 'info', ...extraEnv };
+  delete env.DATABASE_URL;
+  delete env.REDIS_URL;
+  const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => { out += d; });
+  child.stderr!.on('data', (d) => { out += d; });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  defer(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  return { child, output: () => out, exited };
+}
+
+async function waitForHealth(port: number, ms: number): Promise<number> {
+  const start = Date.now();
+  while (Date.now() - start < ms) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/health`);
+      if (r.status === 200 && (await r.json()).status === 'ok') return Date.now() - start;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no /health within ${ms} ms`);
+}
+
+test('regwatch serve on the embedded PostgreSQL: /health, graceful SIGTERM, a stale postmaster.pid after a crash', { timeout: 120_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-serve-'));
+  chmodSync(dataDir, 0o755);
+  defer(() => rmSync(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
+
+  // First start: initialises the cluster; /health answers well within 15 seconds.
+  const first = serve(dataDir, port);
+  const ms = await waitForHealth(port, 15_000);
+  assert.ok(ms < 15_000, `health after ${ms} ms`);
+  const reg = await fetch(`http://127.0.0.1:${port}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'proc@example.com', name: 'Proc' }) });
+  assert.equal(reg.status, 201);
+
+  // SIGTERM: the server stops accepting, finishes, stops the cluster and exits 0.
+  first.child.kill('SIGTERM');
+  assert.equal(await first.exited, 0, first.output());
+  assert.match(first.output(), /"msg":"stopped"/);
+  assert.ok(!existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'the cluster was stopped');
+
+  // A crash leaves a postmaster.pid naming a process that is not postgres (here: pid 1's
+  // neighbour, our own pid): the next start must clean it up and come up with the data kept.
+  const pidFile = join(dataDir, 'pg', 'postmaster.pid');
+  writeFileSync(pidFile, `${process.pid}\n${join(dataDir, 'pg')}\n1700000000\n${port}\n\n127.0.0.1\n  5432001  0\nready\n`);
+  const second = serve(dataDir, port);
+  await waitForHealth(port, 15_000);
+  const again = await fetch(`http://127.0.0.1:${port}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'proc@example.com', name: 'Proc' }) });
+  assert.equal(again.status, 201, 'the account registered before the crash is still there (re-registration before init)');
+  const pidNow = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  assert.notEqual(pidNow, process.pid);
+  second.child.kill('SIGINT');
+  assert.equal(await second.exited, 0, second.output());
+
+  // `regwatch migrate` on the same data directory (no server running) starts and stops the cluster itself.
+  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir };
+  delete env.DATABASE_URL;
+  const mig = spawn(process.execPath, [BIN, 'migrate'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let migOut = '';
+  mig.stdout.on('data', (d) => { migOut += d; });
+  const code = await new Promise((resolve) => mig.on('exit', resolve));
+  assert.equal(code, 0);
+  assert.match(migOut, /up to date/);
+});
+
+test('an invalid configuration is reported at once, every problem by variable, exit 78', async () => {
+  const env: Record<string, string | undefined> = { ...process.env, PORT: 'abc', PAYMENT_PROVIDER: 'stripe', REGISTRY_SOURCES: 'krs,nope' };
+  delete env.STRIPE_SECRET_KEY;
+  const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  assert.equal(code, 78);
+  for (const v of ['PORT', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'REGISTRY_SOURCES', 'KRS_API_URL']) assert.match(err, new RegExp(v), `mentions ${v}: ${err}`);
+});

@@ -1,18 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { freePort } from './helpers/net.ts';
 import { createTestApp, startTestWorker } from './helpers/app.ts';
 import { startSmtp } from './helpers/smtp.ts';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 test('registration mail arrives at a real SMTP server with the initialization token line', async () => {
   const smtp = await startSmtp();

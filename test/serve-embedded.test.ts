@@ -2,22 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './helpers/net.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defer } from './helpers/cleanup.ts';
 
 const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 function serve(dataDir: string, port: number, extraEnv: Record<string, string> = {}): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: String(port), DEMO_COMPANIES: '0', LOG_LEVEL: 'info', ...extraEnv };

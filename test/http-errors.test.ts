@@ -79,3 +79,27 @@ test('secrets never reach the log: Authorization header and token plaintexts are
   assert.ok(!all.includes(a.master));
   assert.ok(!all.includes(created.json().data.plaintext));
 });
+
+test('graceful close: a request in flight when the server closes still completes; new connections are refused', async () => {
+  const t = await createTestApp();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  let entered!: () => void;
+  const inHandler = new Promise<void>((r) => { entered = r; });
+  t.app.get('/api/v1/__slow', async () => {
+    entered();
+    await gate;
+    return { done: true };
+  });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const baseUrl = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+  const inFlight = fetch(`${baseUrl}/api/v1/__slow`);
+  await inHandler;
+  const closing = t.app.close();
+  setTimeout(release, 300);
+  const res = await inFlight;
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { done: true });
+  await closing;
+  await assert.rejects(fetch(`${baseUrl}/health`));
+});

@@ -31,3 +31,11 @@ test('bad specs are SourceSpecErrors', async () => {
     await assert.rejects(resolveSource(spec, { config }), SourceSpecError, spec);
   }
 });
+
+test('a live source without its URL is a SourceSpecError naming the variable', async () => {
+  await assert.rejects(resolveSource('krs', { config }), (e: Error) => e instanceof SourceSpecError && /KRS_API_URL/.test(e.message));
+  const withKrs = loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/x', KRS_API_URL: 'http://127.0.0.1:9/api/krs' });
+  const r = await resolveSource('krs', { config: withKrs });
+  assert.equal(r.source.name, 'krs');
+  assert.equal(r.sourceKey, 'krs');
+});

@@ -6,6 +6,7 @@ import { addJob, type JobModule } from '../jobs/queue.ts';
 import { formatSummary, isIsoDate, runDaily, RunInProgressError } from './daily.ts';
 import { resolveSource } from './sources/resolve.ts';
 import type { RegistryExecutor } from './store.ts';
+import type { RegistrySourcesDeps } from './sources/index.ts';
 
 /**
  * The scheduled daily run. The tick (UTC crontab) only fans out: one `registry.daily` job per
@@ -26,8 +27,8 @@ export interface RegistryJobDeps {
   db: RegistryExecutor;
   logger: Logger;
   clock: Clock;
-  /** Passed to the live connectors (tests swap the HTTP client here). */
-  sourceDeps?: Record<string, unknown>;
+  /** Passed to the live connectors (e.g. `vatNipsToRefresh`, the NIPs the VAT list re-checks). */
+  sourceDeps?: RegistrySourcesDeps;
 }
 
 /** The day a tick at `ts` covers: the previous UTC day, which is complete in Poland by 03:00 UTC. */
@@ -67,7 +68,7 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
     const { date, source } = (payload ?? {}) as { date?: unknown; source?: unknown };
     if (typeof date !== 'string' || !isIsoDate(date)) throw new Error(`${DAILY_TASK}: payload.date must be YYYY-MM-DD`);
     if (typeof source !== 'string' || source.length === 0 || source.length > 500) throw new Error(`${DAILY_TASK}: payload.source missing`);
-    const resolved = await resolveSource(source, { config: deps.config, logger: deps.logger, deps: deps.sourceDeps });
+    const resolved = await resolveSource(source, { config: deps.config, logger: deps.logger, deps: { logger: deps.logger, clock: deps.clock, ...deps.sourceDeps } });
     try {
       const summary = await runDaily(deps.db, {
         date,

@@ -3,6 +3,7 @@ import { resolve as resolvePath } from 'node:path';
 import type { Config } from '../../config.ts';
 import type { RegistrySource } from './source.ts';
 import { createFileSource } from './file.ts';
+import type { RegistrySourcesDeps } from './index.ts';
 
 /**
  * Turns a source spec — `file:PATH`, `synthetic[:SEED]`, `krs`, `bir`, `ceidg`, `vat` — into a
@@ -35,8 +36,8 @@ export interface ResolveOptions {
   logger?: { warn(obj: object, msg: string): void };
   /** Count the lines of a `file:` source first (only worth it when progress is shown). */
   countFileLines?: boolean;
-  /** Passed to the live connectors' factory (HTTP client, clock, …). */
-  deps?: Record<string, unknown>;
+  /** Passed to the live connectors' factory (logger, clock, the VAT list's NIPs, …). */
+  deps?: RegistrySourcesDeps;
 }
 
 export function isLiveSourceName(name: string): name is LiveSourceName {
@@ -67,9 +68,16 @@ export async function resolveSource(spec: string, options: ResolveOptions): Prom
     return { source, sourceKey: `synthetic:${seed}`, expectedTotal: null };
   }
   if (isLiveSourceName(trimmed)) {
-    const { createRegistrySources } = await import('./index.ts');
-    const sources = createRegistrySources(options.config, [trimmed], options.deps ?? {}) as unknown;
-    const source = pickSource(sources, trimmed);
+    const { createRegistrySources, SourceConfigError } = await import('./index.ts');
+    let sources: RegistrySource[];
+    try {
+      sources = createRegistrySources(options.config, [trimmed], options.deps ?? {});
+    } catch (e) {
+      // A missing *_API_URL is the caller's to fix, like a wrong spec.
+      if (e instanceof SourceConfigError) throw new SourceSpecError(e.message);
+      throw e;
+    }
+    const source = sources.find((s) => s.name === trimmed);
     if (!source) throw new SourceSpecError(`The ${trimmed} source is not configured (see its *_API_URL variables)`);
     return { source, sourceKey: trimmed, expectedTotal: null };
   }
@@ -79,14 +87,6 @@ export async function resolveSource(spec: string, options: ResolveOptions): Prom
 /** The synthetic registry is as large as the demo registry, so daily runs change the same companies. */
 export function syntheticRegistrySize(config: Config): number {
   return config.demoCompanies > 0 ? config.demoCompanies : 50_000;
-}
-
-/** The factory may answer with a list or a map by name; either way, the one asked for. */
-function pickSource(sources: unknown, name: string): RegistrySource | null {
-  if (Array.isArray(sources)) return (sources as RegistrySource[]).find((s) => s.name === name) ?? null;
-  if (sources instanceof Map) return (sources.get(name) as RegistrySource | undefined) ?? null;
-  if (sources && typeof sources === 'object') return ((sources as Record<string, RegistrySource>)[name]) ?? null;
-  return null;
 }
 
 async function countLines(path: string): Promise<number> {

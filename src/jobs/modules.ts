@@ -6,6 +6,7 @@ import { createAccountJobs } from '../modules/accounts/service.ts';
 import { createMailJobs } from '../modules/mail/jobs.ts';
 import { createWalletJobs } from '../modules/wallet/jobs.ts';
 import { createRegistryJobs } from '../registry/jobs.ts';
+import { createWatchlistJobs } from '../modules/watchlist/jobs.ts';
 import type { JobModule } from './queue.ts';
 
 export interface JobDeps {
@@ -23,6 +24,7 @@ export function createJobModules(deps: JobDeps): { modules: JobModule[]; close()
     createAccountJobs({ db: deps.db, clock: deps.clock, publicBaseUrl: deps.config.publicBaseUrl }),
     createWalletJobs(deps),
     createRegistryJobs({ config: deps.config, db: deps.db, logger: deps.logger, clock: deps.clock }),
+    createWatchlistJobs(deps),
   ];
   return { modules, close: () => mail.close() };
 }

@@ -6,6 +6,7 @@ import type { Db } from '../db/database.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { UsageTracker } from './tokens/usage.ts';
 import { walletPlugin } from './wallet/plugin.ts';
+import { watchlistPlugin } from './watchlist/plugin.ts';
 
 /** What the feature modules' routes receive from the composition root. */
 export interface ExtraRouteDeps {
@@ -23,4 +24,5 @@ export interface ExtraRouteDeps {
 export async function extraRoutes(api: FastifyInstance, deps: ExtraRouteDeps): Promise<void> {
   await api.register(walletPlugin(deps));
   await api.register(statsRoutes({ db: deps.db }));
+  await api.register(watchlistPlugin(deps));
 }

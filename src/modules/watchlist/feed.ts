@@ -1,0 +1,110 @@
+import type { Db } from '../../db/database.ts';
+import { AppError, NotFoundError, ValidationError } from '../../http/errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { parseIdentifier } from '../../lib/identifiers.ts';
+import { ImportUnavailableError } from '../../registry/import.ts';
+import type { Identifier, IdentifierType } from '../../registry/model.ts';
+import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
+import {
+  countCompanyEvents, countFeed, findCompanyRef, listCompanyEventsPage, listFeedAfter, listFeedPage,
+  type EventRow, type FeedEventRow,
+} from './repo.ts';
+
+/** The on-demand import (src/registry/import.ts) as the feeds need it: make sure a company is known. */
+export type ImportCompany = (identifier: Identifier) => Promise<{ found: boolean; companyId?: string }>;
+
+export interface FeedQuery extends EventFilterQuery {
+  page: number;
+  per_page: number;
+  after_id?: number;
+}
+
+export interface PageMeta {
+  total: number;
+  per_page: number;
+  current_page: number;
+  last_page: number;
+  fetched_at: string;
+}
+
+export interface CursorMeta {
+  per_page: number;
+  after_id: number;
+  /** Pass as `after_id` next time: the last id returned, or `after_id` itself when none was. */
+  next_after_id: number;
+  has_more: boolean;
+  fetched_at: string;
+}
+
+export interface CompanyEventsQuery extends EventFilterQuery {
+  identifier_type: IdentifierType;
+  identifier_value: string;
+  page: number;
+  per_page: number;
+}
+
+export interface EventsService {
+  feed(accountId: string, q: FeedQuery): Promise<{ data: FeedEventRow[]; meta: PageMeta | CursorMeta }>;
+  companyEvents(q: CompanyEventsQuery): Promise<{ data: { company: { primary_identifier: string; identifier_type: IdentifierType; name: string }; events: EventRow[] }; meta: PageMeta }>;
+}
+
+function pageMeta(total: number, page: number, perPage: number, fetchedAt: Date): PageMeta {
+  return { total, per_page: perPage, current_page: page, last_page: Math.max(1, Math.ceil(total / perPage)), fetched_at: fetchedAt.toISOString() };
+}
+
+export function createEventsService(deps: { db: Db; clock: Clock; importCompany: ImportCompany }): EventsService {
+  const { db, clock } = deps;
+  return {
+    /**
+     * Page mode: newest first, page-numbered. `after_id` mode (extension): the events with a
+     * greater id, oldest first; a client that keeps `next_after_id` sees every event once.
+     */
+    async feed(accountId, q) {
+      const filters = parseEventFilters(q);
+      const fetchedAt = clock.now();
+      if (q.after_id !== undefined) {
+        const rows = await listFeedAfter(db, accountId, filters, q.after_id, q.per_page + 1);
+        const hasMore = rows.length > q.per_page;
+        const data = hasMore ? rows.slice(0, q.per_page) : rows;
+        return {
+          data,
+          meta: {
+            per_page: q.per_page, after_id: q.after_id, next_after_id: data.length > 0 ? data[data.length - 1]!.id : q.after_id,
+            has_more: hasMore, fetched_at: fetchedAt.toISOString(),
+          },
+        };
+      }
+      const [total, data] = await Promise.all([
+        countFeed(db, accountId, filters),
+        listFeedPage(db, accountId, filters, q.per_page, (q.page - 1) * q.per_page),
+      ]);
+      return { data, meta: pageMeta(total, q.page, q.per_page, fetchedAt) };
+    },
+
+    /** All of a known company's events, watched or not; unknown after the on-demand import: 404. */
+    async companyEvents(q) {
+      const parsed = parseIdentifier(q.identifier_type, q.identifier_value);
+      if (!parsed.ok) throw new ValidationError({ identifier_value: [parsed.error] });
+      const filters = parseEventFilters(q);
+      const identifier = { type: q.identifier_type, value: parsed.value };
+      let company = await findCompanyRef(db, identifier.type, identifier.value);
+      if (!company) {
+        const imported = await deps.importCompany(identifier).catch((e: unknown) => {
+          if (e instanceof ImportUnavailableError) throw new AppError(503, 'The registries could not be reached to look the company up. Try again later.');
+          throw e;
+        });
+        if (imported.found) company = await findCompanyRef(db, identifier.type, identifier.value);
+      }
+      if (!company) throw new NotFoundError('Company not found');
+      const fetchedAt = clock.now();
+      const [total, events] = await Promise.all([
+        countCompanyEvents(db, company.id, filters),
+        listCompanyEventsPage(db, company.id, filters, q.per_page, (q.page - 1) * q.per_page),
+      ]);
+      return {
+        data: { company: { primary_identifier: company.primary_identifier, identifier_type: company.primary_identifier_type, name: company.name }, events },
+        meta: pageMeta(total, q.page, q.per_page, fetchedAt),
+      };
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import type { Task } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import { refundCredits } from '../../http/pricing.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { JobModule } from '../../jobs/queue.ts';
+import { importCompany as importFromRegistries, ImportUnavailableError } from '../../registry/import.ts';
+import { enqueueMail } from '../mail/outbox.ts';
+import type { ImportCompany } from './feed.ts';
+import { composeWatchlistMail } from './mail.ts';
+import { accountEmail, completeRequest, findCompanyIds, findRequestById, listRequestItems, settleItems, watchCompanies, type Settlement } from './repo.ts';
+import { refundReference, WATCH_ADD_TASK } from './service.ts';
+
+export interface WatchlistJobDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+  /** Default: the on-demand import from the configured live sources (REGISTRY_SOURCES). */
+  importCompany?: ImportCompany;
+}
+
+export function defaultImportCompany(deps: { config: Config; db: Db; logger: Logger; clock: Clock }): ImportCompany {
+  return (identifier) => importFromRegistries({ db: deps.db, config: deps.config, logger: deps.logger, clock: deps.clock }, identifier);
+}
+
+export interface SettleOptions {
+  /** The job's last attempt: a registry that still cannot be asked counts as "not found" (and refunded). */
+  finalAttempt?: boolean;
+}
+
+/**
+ * Settles a watchlist request: known companies are watched at once (one transaction), unknown
+ * ones go through the on-demand import one by one, each settled in its own short transaction, so
+ * a run that dies midway keeps what it settled and the next run carries on with the rest. When
+ * no item is left queued, one transaction completes the request, refunds the items charged but
+ * not watched (idempotent by reference) and queues the confirmation mail: a request completes,
+ * refunds and mails exactly once, however often it runs.
+ */
+export async function settleWatchRequest(deps: WatchlistJobDeps & { importCompany: ImportCompany }, requestId: string, options: SettleOptions = {}): Promise<'completed' | 'already_completed' | 'missing'> {
+  const { db, clock, logger } = deps;
+  const request = await findRequestById(db, requestId);
+  if (!request) return 'missing';
+  if (request.status === 'completed') return 'already_completed';
+  const type = request.identifier_type;
+
+  const pending = (await listRequestItems(db, requestId)).filter((i) => i.status === 'queued');
+  const known = await findCompanyIds(db, type, pending.map((i) => i.identifier_value));
+  const settleWatched = async (items: { position: number; companyId: string }[]) => {
+    await db.transaction().execute(async (trx) => {
+      const started = await watchCompanies(trx, request.account_id, [...new Set(items.map((i) => i.companyId))], clock.now());
+      // A company this request did not start watching was on the list already (another value
+      // naming it, or another request): a no-op, so it is refunded like one never found.
+      const claimed = new Set<string>();
+      const settlements: Settlement[] = items.map((i) => {
+        const first = started.has(i.companyId) && !claimed.has(i.companyId);
+        claimed.add(i.companyId);
+        return { position: i.position, status: first ? 'watched' : 'already_watched', companyId: i.companyId };
+      });
+      await settleItems(trx, requestId, settlements, clock.now());
+    });
+  };
+
+  const atOnce = pending.filter((i) => known.has(i.identifier_value)).map((i) => ({ position: i.position, companyId: known.get(i.identifier_value)! }));
+  if (atOnce.length > 0) await settleWatched(atOnce);
+
+  for (const item of pending.filter((i) => !known.has(i.identifier_value))) {
+    const identifier = { type, value: item.identifier_value };
+    let result: { found: boolean; companyId?: string };
+    try {
+      result = await deps.importCompany(identifier);
+    } catch (e) {
+      if (!(e instanceof ImportUnavailableError) || !options.finalAttempt) throw e;
+      logger.warn({ request_id: request.request_ref, identifier }, 'watchlist add: the registries could not be asked on the last attempt; the identifier counts as not found');
+      result = { found: false };
+    }
+    const companyId = result.found ? (result.companyId ?? (await findCompanyIds(db, type, [item.identifier_value])).get(item.identifier_value)) : undefined;
+    if (companyId) await settleWatched([{ position: item.position, companyId }]);
+    else await db.transaction().execute((trx) => settleItems(trx, requestId, [{ position: item.position, status: 'not_found', companyId: null }], clock.now()));
+  }
+
+  const completed = await db.transaction().execute(async (trx) => {
+    const done = await completeRequest(trx, requestId, clock.now());
+    if (!done) return false;
+    if (done.refundUnits > 0) {
+      await refundCredits(trx, {
+        accountId: request.account_id, operation: 'companies.add', units: done.refundUnits, prices: deps.config.prices,
+        reference: refundReference(request.request_ref),
+        description: `companies.add refund: ${done.refundUnits} identifier${done.refundUnits === 1 ? '' : 's'} not watched (request ${request.request_ref})`,
+      });
+    }
+    const email = await accountEmail(trx, request.account_id);
+    if (email) {
+      const items = await listRequestItems(trx, requestId);
+      const mail = composeWatchlistMail({ requestRef: request.request_ref, type, items, refunded: done.refundUnits * deps.config.prices['companies.add'] });
+      await enqueueMail(trx, { kind: 'watchlist', to: email, subject: mail.subject, text: mail.text });
+    }
+    return true;
+  });
+  return completed ? 'completed' : 'already_completed';
+}
+
+/** `watchlist.add {request_id}`: one job per add request (job key per request), safe to run twice. */
+export function createWatchlistJobs(deps: WatchlistJobDeps): JobModule {
+  const importCompany = deps.importCompany ?? defaultImportCompany(deps);
+  const add: Task = async (payload, helpers) => {
+    const id = (payload as { request_id?: unknown } | null)?.request_id;
+    if ((typeof id !== 'string' && typeof id !== 'number') || !/^\d{1,19}$/.test(String(id))) throw new Error(`${WATCH_ADD_TASK}: payload.request_id missing`);
+    const finalAttempt = helpers.job.attempts >= helpers.job.max_attempts;
+    const outcome = await settleWatchRequest({ ...deps, importCompany }, String(id), { finalAttempt });
+    if (outcome === 'missing') deps.logger.warn({ request_id: id }, 'watchlist add: request not found (account deleted?)');
+  };
+  return { tasks: { [WATCH_ADD_TASK]: add } };
+}

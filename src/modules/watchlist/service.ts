@@ -1,0 +1,151 @@
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/database.ts';
+import { NotFoundError } from '../../http/errors.ts';
+import { chargeCredits } from '../../http/pricing.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { newRef } from '../../lib/ids.ts';
+import { addJob } from '../../jobs/queue.ts';
+import type { IdentifierType } from '../../registry/model.ts';
+import { parseIdentifierList } from './identifier-list.ts';
+import {
+  countWatched, findActiveWatches, findCompanyIds, findQueuedValues, findRequestByRef, insertRequest, listRequestItems,
+  listWatched, lockAccountWatchlist, unwatchCompanies, type NewRequestItem, type WatchedRow,
+} from './repo.ts';
+import type { WatchItemStatus, WatchRequestStatus } from './tables.ts';
+
+export const WATCH_ADD_TASK = 'watchlist.add';
+
+/** graphile-worker retries a failing add with exponential backoff: about nine hours in all. */
+export const WATCH_ADD_MAX_ATTEMPTS = 10;
+
+export function watchAddJobKey(requestRef: string): string {
+  return `watchlist.add:${requestRef}`;
+}
+
+export function chargeReference(requestRef: string): string {
+  return `companies.add:${requestRef}`;
+}
+
+export function refundReference(requestRef: string): string {
+  return `companies.add.refund:${requestRef}`;
+}
+
+export interface AddOutcome {
+  request_id: string;
+  identifier_type: IdentifierType;
+  submitted: number;
+  duplicates: number;
+  queued: number;
+  already_watched: number;
+  already_queued: number;
+  credits_charged: number;
+}
+
+export interface RemoveOutcome {
+  removed: string[];
+  not_found: string[];
+  not_watched: string[];
+  removed_at: string;
+}
+
+export interface RequestView {
+  request_id: string;
+  status: WatchRequestStatus;
+  identifier_type: IdentifierType;
+  submitted: number;
+  queued: number;
+  credits_charged: number;
+  credits_refunded: number;
+  created_at: string;
+  completed_at: string | null;
+  items: { identifier_value: string; status: WatchItemStatus; primary_identifier: string | null; name: string | null }[];
+}
+
+export interface WatchlistService {
+  add(accountId: string, body: unknown): Promise<AddOutcome>;
+  remove(accountId: string, body: unknown): Promise<RemoveOutcome>;
+  listWatched(accountId: string, page: number, perPage: number): Promise<{ data: WatchedRow[]; meta: { total: number; per_page: number; current_page: number; last_page: number } }>;
+  getRequest(accountId: string, requestRef: string): Promise<RequestView>;
+}
+
+export function createWatchlistService(deps: { db: Db; config: Config; clock: Clock }): WatchlistService {
+  const { db, config, clock } = deps;
+  return {
+    /**
+     * Takes the request in one transaction: the request and its items, the charge for the values
+     * newly queued, and the job that settles them commit together, or (402) none of them does.
+     */
+    async add(accountId, body) {
+      const list = parseIdentifierList(body);
+      const ref = newRef();
+      const now = clock.now();
+      return db.transaction().execute(async (trx) => {
+        // Two adds of one account at once must not both charge for the same value.
+        await lockAccountWatchlist(trx, accountId);
+        const known = await findCompanyIds(trx, list.type, list.values);
+        const watched = await findActiveWatches(trx, accountId, [...known.values()]);
+        const queuedBefore = await findQueuedValues(trx, accountId, list.type, list.values);
+        const items: NewRequestItem[] = list.values.map((value) => {
+          const companyId = known.get(value) ?? null;
+          if (companyId !== null && watched.has(companyId)) return { value, status: 'already_watched', charged: false, companyId };
+          if (queuedBefore.has(value)) return { value, status: 'already_queued', charged: false, companyId };
+          return { value, status: 'queued', charged: true, companyId: null };
+        });
+        const queued = items.filter((i) => i.charged).length;
+        const { charged } = await chargeCredits(trx, { accountId, operation: 'companies.add', units: queued, prices: config.prices, reference: chargeReference(ref) });
+        const requestId = await insertRequest(trx, { ref, accountId, type: list.type, submitted: list.submitted, queued, charged, createdAt: now }, items);
+        await addJob(trx, WATCH_ADD_TASK, { request_id: requestId }, { jobKey: watchAddJobKey(ref), maxAttempts: WATCH_ADD_MAX_ATTEMPTS });
+        return {
+          request_id: ref,
+          identifier_type: list.type,
+          submitted: list.submitted,
+          duplicates: list.submitted - list.values.length,
+          queued,
+          already_watched: items.filter((i) => i.status === 'already_watched').length,
+          already_queued: items.filter((i) => i.status === 'already_queued').length,
+          credits_charged: charged,
+        };
+      });
+    },
+
+    async remove(accountId, body) {
+      const list = parseIdentifierList(body);
+      const at = clock.now();
+      return db.transaction().execute(async (trx) => {
+        const known = await findCompanyIds(trx, list.type, list.values);
+        const stopped = await unwatchCompanies(trx, accountId, [...new Set(known.values())], at);
+        const out: RemoveOutcome = { removed: [], not_found: [], not_watched: [], removed_at: at.toISOString() };
+        for (const value of list.values) {
+          const companyId = known.get(value);
+          if (companyId === undefined) out.not_found.push(value);
+          else if (stopped.has(companyId)) out.removed.push(value);
+          else out.not_watched.push(value);
+        }
+        return out;
+      });
+    },
+
+    async listWatched(accountId, page, perPage) {
+      const [total, data] = await Promise.all([countWatched(db, accountId), listWatched(db, accountId, perPage, (page - 1) * perPage)]);
+      return { data, meta: { total, per_page: perPage, current_page: page, last_page: Math.max(1, Math.ceil(total / perPage)) } };
+    },
+
+    async getRequest(accountId, requestRef) {
+      const r = await findRequestByRef(db, accountId, requestRef);
+      if (!r) throw new NotFoundError('Watchlist request not found');
+      const items = await listRequestItems(db, r.id);
+      return {
+        request_id: r.request_ref,
+        status: r.status,
+        identifier_type: r.identifier_type,
+        submitted: r.submitted_count,
+        queued: r.queued_count,
+        credits_charged: r.charged_credits,
+        credits_refunded: r.refunded_credits,
+        created_at: r.created_at.toISOString(),
+        completed_at: r.completed_at?.toISOString() ?? null,
+        items: items.map((i) => ({ identifier_value: i.identifier_value, status: i.status, primary_identifier: i.primary_identifier, name: i.company_name })),
+      };
+    },
+  };
+}

@@ -54,3 +54,8 @@ test('malformed dates are refused', async () => {
   await assert.rejects(getDayStats(t.db, '2026-02-30'), RangeError);
   await assert.rejects(getRangeStats(t.db, '20261001'), RangeError);
 });
+
+test('on-demand import runs do not make a day of their own', async () => {
+  await runDaily(t.db, { date: '2026-10-02', source: arraySource([companySnapshot({ n: 50 })]), sourceKey: 'import:krs:NIP:123' });
+  assert.equal(await getDayStats(t.db, '2026-10-02'), null);
+});

@@ -1,7 +1,7 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -10,6 +10,7 @@ import { companySnapshot, writeNdjson } from './helpers/registry.ts';
 
 const t = await createTestDatabase();
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 const bin = join(import.meta.dirname, '..', 'bin', 'regwatch.js');
 
 interface Result { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }

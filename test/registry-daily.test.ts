@@ -1,6 +1,6 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -11,6 +11,7 @@ import { runDaily, formatSummary } from '../src/registry/daily.ts';
 import { findCompanyByIdentifier, findRun } from '../src/registry/store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-daily-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 const t = await createTestDatabase();
 
 async function eventsOf(date: string) {

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
@@ -8,6 +8,7 @@ import { resolveSource, SourceSpecError } from '../src/registry/sources/resolve.
 
 const config = loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/x', DEMO_COMPANIES: '1000' });
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-resolve-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('file:PATH resolves to an absolute key and can count its lines', async () => {
   const path = join(dir, 'a.ndjson');

@@ -152,6 +152,8 @@ interface PreparedItem {
   hash: Buffer;
   fingerprint: string;
   attempts: number;
+  /** Position in the source's stream (from 1): between two lines of one company, the later wins. */
+  seq: number;
 }
 
 /** Stored identifier forms; invalid values are dropped (a source may send a placeholder). */
@@ -186,7 +188,7 @@ export function prepareSnapshot(raw: CompanySnapshot): PreparedItem | null {
   const canonical = mergeSnapshots(null, incoming);
   const canonicalJson = JSON.stringify(canonical);
   const hash = contentHash(canonicalJson);
-  return { identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), attempts: 0 };
+  return { identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), attempts: 0, seq: 0 };
 }
 
 function canonicalOf(item: PreparedItem): CompanySnapshot {
@@ -219,6 +221,7 @@ function prepareOrSkip(raw: CompanySnapshot, logger: Warn): PreparedItem | null 
 function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number, signal?: AbortSignal, logger?: Warn): BatchReader {
   const iterator = stream[Symbol.asyncIterator]();
   let requeued: PreparedItem[] = [];
+  let seq = 0;
   let held: PreparedItem | null = null;
   let done = false;
   return {
@@ -264,6 +267,7 @@ function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number,
           skipped++;
           continue;
         }
+        item.seq = ++seq;
         if (!take(item)) {
           held = item;
           break;
@@ -283,6 +287,43 @@ interface PlannedUpdate {
   becameDeleted: boolean;
 }
 
+/**
+ * The lines planned in the last few batches, by identifier and by company id, with their stream
+ * positions. A retried line (its write lost a race) may come back after a later line of the same
+ * company was applied; it is then superseded and dropped, so the last line always wins.
+ */
+interface RecentLines {
+  supersedes(keys: readonly string[], seq: number): boolean;
+  remember(seen: Map<string, number>): void;
+}
+
+const RECENT_BATCHES = 4;
+
+function createRecentLines(): RecentLines {
+  const batches: Map<string, number>[] = [];
+  return {
+    supersedes(keys, seq) {
+      for (const batch of batches) {
+        for (const key of keys) {
+          const later = batch.get(key);
+          if (later !== undefined && later > seq) return true;
+        }
+      }
+      return false;
+    },
+    remember(seen) {
+      batches.unshift(seen);
+      if (batches.length > RECENT_BATCHES) batches.pop();
+    },
+  };
+}
+
+function lineKeys(item: PreparedItem, companyId: string | null): string[] {
+  const keys = item.identifiers.map((x) => `${x.type}:${x.value}`);
+  if (companyId !== null) keys.push(`#${companyId}`);
+  return keys;
+}
+
 interface BatchPlan {
   newRows: NewCompanyRow[];
   newItems: PreparedItem[];
@@ -292,25 +333,33 @@ interface BatchPlan {
   unchanged: number;
   skipped: number;
   deferred: PreparedItem[];
+  /** Lines planned here (see RecentLines). */
+  seen: Map<string, number>;
 }
 
 const MAX_ATTEMPTS = 5;
 
-async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, logger: Warn): Promise<BatchPlan> {
+async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, logger: Warn, recent: RecentLines): Promise<BatchPlan> {
   const matches = await lookupCompaniesForBatch(db, sourceName, items);
-  const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [] };
+  const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [], seen: new Map() };
   const claimed = new Set<string>();
   const fresh: PreparedItem[] = [];
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     const match = matches[i];
-    if (!match) {
-      fresh.push(item);
+    const keys = lineKeys(item, match?.id ?? null);
+    if (item.attempts > 0 && recent.supersedes(keys, item.seq)) {
+      plan.unchanged++;
       continue;
     }
     // Disjoint identifiers can still name one company (NIP in one line, KRS in another).
-    if (claimed.has(match.id)) {
+    if (match && claimed.has(match.id)) {
       plan.deferred.push(item);
+      continue;
+    }
+    for (const key of keys) plan.seen.set(key, item.seq);
+    if (!match) {
+      fresh.push(item);
       continue;
     }
     claimed.add(match.id);
@@ -439,6 +488,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   const { date, source } = options;
   const batchSize = options.batchSize ?? 2000;
   const reader = createBatchReader(source.snapshotsForDate(date, { signal: options.signal }), batchSize, options.signal, options.logger);
+  const recent = createRecentLines();
   const started = now();
   const totals = { processed: 0, new: 0, updated: 0, deleted: 0, events: 0 };
   const expectedTotal = options.expectedTotal ?? null;
@@ -483,7 +533,8 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
         retire(outcome);
         continue;
       }
-      const plan = await planBatch(db, source.name, date, items, skipped, options.logger);
+      const plan = await planBatch(db, source.name, date, items, skipped, options.logger, recent);
+      recent.remember(plan.seen);
       if (inFlight !== null) {
         const outcome = await inFlight;
         inFlight = null;

@@ -157,3 +157,13 @@ test('a snapshot that cannot be used is skipped and counted; the run goes on', a
   assert.deepEqual({ new: s.new, skipped: s.skipped }, { new: 2, skipped: 2 });
   assert.equal(await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(8001) }), null);
 });
+
+test('when every snapshot fails the same way, the run stops instead of skipping a whole registry', async () => {
+  const { arraySource } = await import('./helpers/registry.ts');
+  const { MAX_FAILURES_IN_A_ROW } = await import('../src/registry/daily.ts');
+  const broken = Array.from({ length: MAX_FAILURES_IN_A_ROW + 5 }, (_, i) => ({
+    identity: { identifiers: [{ type: 'NIP', value: nipFor(9000 + i) }], company_type: '', country_code: 'PL' }, profiles: [null], persons: [],
+  }));
+  await assert.rejects(runDaily(t.db, { date: '2026-11-08', source: arraySource(broken as never), sourceKey: 'all-broken' }), /in a row could not be processed/);
+  assert.equal((await findRun(t.db, '2026-11-08', 'all-broken'))?.status, 'failed');
+});

@@ -206,19 +206,42 @@ interface BatchReader {
 type Warn = RunDailyOptions['logger'];
 
 /**
- * A snapshot that makes the preparation throw (a source bug, an odd payload) is skipped and
- * logged: failing the run would fail its every retry on the same snapshot.
+ * A snapshot that makes preparation, merge or derivation throw (a source bug, an odd payload) is
+ * skipped and logged: failing the run would fail its every retry on the same snapshot. But when
+ * that many in a row fail, the cause is not the data (a missing dictionary, a broken deploy), and
+ * the run stops rather than skip a whole registry.
  */
-function prepareOrSkip(raw: CompanySnapshot, logger: Warn): PreparedItem | null {
+interface Skips {
+  skip(e: unknown, message: string, fields?: object): void;
+  succeeded(): void;
+}
+
+export const MAX_FAILURES_IN_A_ROW = 100;
+
+function createSkips(logger: Warn): Skips {
+  let inARow = 0;
+  return {
+    skip(e, message, fields = {}) {
+      const reason = e instanceof Error ? e.message : String(e);
+      logger?.warn({ ...fields, err: reason }, message);
+      if (++inARow >= MAX_FAILURES_IN_A_ROW) throw new Error(`${inARow} snapshots in a row could not be processed; the last: ${reason}`);
+    },
+    succeeded() {
+      inARow = 0;
+    },
+  };
+}
+
+function prepareOrSkip(raw: CompanySnapshot, skips: Skips): PreparedItem | null {
   try {
     return prepareSnapshot(raw);
   } catch (e) {
-    logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'snapshot skipped: it could not be prepared');
+    skips.skip(e, 'snapshot skipped: it could not be prepared');
     return null;
   }
 }
 
-function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number, signal?: AbortSignal, logger?: Warn): BatchReader {
+function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number, skips: Skips, signal?: AbortSignal): BatchReader {
   const iterator = stream[Symbol.asyncIterator]();
   let requeued: PreparedItem[] = [];
   let seq = 0;
@@ -262,7 +285,7 @@ function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number,
           done = true;
           break;
         }
-        const item = prepareOrSkip(r.value, logger);
+        const item = prepareOrSkip(r.value, skips);
         if (!item) {
           skipped++;
           continue;
@@ -339,7 +362,7 @@ interface BatchPlan {
 
 const MAX_ATTEMPTS = 5;
 
-async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, logger: Warn, recent: RecentLines): Promise<BatchPlan> {
+async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, skips: Skips, recent: RecentLines): Promise<BatchPlan> {
   const matches = await lookupCompaniesForBatch(db, sourceName, items);
   const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [], seen: new Map() };
   const claimed = new Set<string>();
@@ -365,9 +388,10 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
     claimed.add(match.id);
     try {
       planExisting(plan, sourceName, date, item, match);
+      skips.succeeded();
     } catch (e) {
       plan.skipped++;
-      logger?.warn({ company_id: match.id, err: e instanceof Error ? e.message : String(e) }, 'snapshot skipped: merging or diffing it failed');
+      skips.skip(e, 'snapshot skipped: merging or diffing it failed', { company_id: match.id });
     }
     item.canonical = null;
   }
@@ -380,9 +404,10 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
       let columns: CompanyColumns;
       try {
         columns = deriveCompanyColumns(canonical);
+        skips.succeeded();
       } catch (e) {
         plan.skipped++;
-        logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'snapshot skipped: its search columns could not be derived');
+        skips.skip(e, 'snapshot skipped: its search columns could not be derived');
         return;
       }
       plan.newItems.push(item);
@@ -487,7 +512,8 @@ async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName
 async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDailyOptions, now: () => number): Promise<void> {
   const { date, source } = options;
   const batchSize = options.batchSize ?? 2000;
-  const reader = createBatchReader(source.snapshotsForDate(date, { signal: options.signal }), batchSize, options.signal, options.logger);
+  const skips = createSkips(options.logger);
+  const reader = createBatchReader(source.snapshotsForDate(date, { signal: options.signal }), batchSize, skips, options.signal);
   const recent = createRecentLines();
   const started = now();
   const totals = { processed: 0, new: 0, updated: 0, deleted: 0, events: 0 };
@@ -533,7 +559,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
         retire(outcome);
         continue;
       }
-      const plan = await planBatch(db, source.name, date, items, skipped, options.logger, recent);
+      const plan = await planBatch(db, source.name, date, items, skipped, skips, recent);
       recent.remember(plan.seen);
       if (inFlight !== null) {
         const outcome = await inFlight;

@@ -263,14 +263,12 @@ test('a month of a 20,000-company registry produces every one of the 29 event ty
   assert.ok(count('COMPANY_PERSON_ADDED') > 5 * count('COMPANY_TAX_IDENTITY_CHANGED'));
 });
 
-test('generation is fast and can be aborted', async () => {
+// Generation speed is measured by bench/synthetic.ts (docs/benchmarks.md), never asserted here.
+test('generation yields the whole registry and can be aborted', async () => {
   const source = createSyntheticSource({ seed: 2, size: 20_000 });
-  const started = performance.now();
   let n = 0;
   for await (const _ of source.allSnapshots('2026-10-01')) n++;
-  const perSecond = n / ((performance.now() - started) / 1000);
-  // The target is 50,000 a second on one free core; this bound only catches gross regressions.
-  assert.ok(perSecond > 10_000, `${Math.round(perSecond)} companies a second`);
+  assert.equal(n, 20_000);
 
   const controller = new AbortController();
   let seen = 0;

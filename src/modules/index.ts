@@ -6,6 +6,10 @@ import type { Db } from '../db/database.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { UsageTracker } from './tokens/usage.ts';
 import { walletPlugin } from './wallet/plugin.ts';
+import type { RegistrySource } from '../registry/sources/source.ts';
+import type { CompanySearchEngine } from './companies/search-engine.ts';
+import { companiesPlugin } from './companies/plugin.ts';
+import { dictionaryRoutes } from './dictionaries/routes.ts';
 import { watchlistPlugin } from './watchlist/plugin.ts';
 
 /** What the feature modules' routes receive from the composition root. */
@@ -15,6 +19,10 @@ export interface ExtraRouteDeps {
   logger: Logger;
   clock: Clock;
   usage: UsageTracker;
+  /** Live registry sources for on-demand imports (tests pass fixture-backed ones); default: config.registrySources. */
+  registrySources?: RegistrySource[];
+  /** The company search engine (tests and benchmarks pass one they control); default: built by the companies module. */
+  companySearch?: CompanySearchEngine;
 }
 
 /**
@@ -24,5 +32,7 @@ export interface ExtraRouteDeps {
 export async function extraRoutes(api: FastifyInstance, deps: ExtraRouteDeps): Promise<void> {
   await api.register(walletPlugin(deps));
   await api.register(statsRoutes({ db: deps.db }));
+  await api.register(companiesPlugin(deps));
+  await api.register(dictionaryRoutes());
   await api.register(watchlistPlugin(deps));
 }

@@ -1,0 +1,171 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
+import type { RegistryExecutor } from '../../registry/store.ts';
+import type { SearchFilters } from './filters.ts';
+import type { IndexAnswer, IndexRow } from './search-index.ts';
+
+/**
+ * Data access of the companies module: the search in SQL (the reference semantics, and what
+ * answers while the in-memory index is being built), the rows the index is built from, and the
+ * display data of a page of results. Every value reaches PostgreSQL as a parameter.
+ */
+
+// ------------------------------------------------------------------------------------------------
+// Search in SQL
+
+const CONTACT_COLUMN = { phone: sql.ref('c.has_phone'), email: sql.ref('c.has_email'), fax: sql.ref('c.has_fax') } as const;
+
+function searchConditions(f: SearchFilters): RawBuilder<unknown>[] {
+  const where: RawBuilder<unknown>[] = [sql`c.status = ${f.status}`];
+  if (f.hasContact !== null) where.push(sql`${CONTACT_COLUMN[f.hasContact]}`);
+  if (f.activityCodes.length > 0) where.push(sql`c.activity_codes && ${f.activityCodes}::text[]`);
+  if (f.activityPrefix !== null) {
+    where.push(sql`EXISTS (SELECT 1 FROM unnest(c.activity_codes) AS code WHERE starts_with(code, ${f.activityPrefix}::text))`);
+  }
+  if (f.activityStartFrom !== null) where.push(sql`c.activity_start >= ${f.activityStartFrom}::date`);
+  if (f.activityStartTo !== null) where.push(sql`c.activity_start <= ${f.activityStartTo}::date`);
+  if (f.voivodeship !== null) where.push(sql`c.voivodeship_folded = ${f.voivodeship}`);
+  if (f.city !== null) where.push(sql`c.city_folded = ${f.city}`);
+  if (f.postalCode !== null) where.push(sql`c.postal_code = ${f.postalCode}`);
+  if (f.legalForm !== null) where.push(sql`c.legal_form = ${f.legalForm}`);
+  // A word of the name starts with each query word; name words are split at anything but a-z0-9,
+  // as the in-memory index splits them, and query words hold only a-z0-9.
+  for (const w of f.nameWords) where.push(sql`c.name_folded ~ ${`(^|[^a-z0-9])${w}`}`);
+  return where;
+}
+
+/** Result order: activity_start newest first (none last), then primary identifier, then id. */
+const RESULT_ORDER = sql`c.activity_start DESC NULLS LAST, c.primary_identifier COLLATE "C", c.id`;
+
+export async function searchCompaniesSql(db: RegistryExecutor, f: SearchFilters, offset: number, limit: number, timeoutMs = 10_000): Promise<IndexAnswer> {
+  const where = sql.join(searchConditions(f), sql` AND `);
+  // One transaction so that a runaway filter (a cold start on a large registry) is cut off.
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute(trx);
+    const { rows: counted } = await sql<{ n: string }>`SELECT count(*) AS n FROM companies c WHERE ${where}`.execute(trx);
+    const total = Number(counted[0]!.n);
+    if (offset >= total) return { total, ids: [] };
+    const { rows } = await sql<{ id: string }>`
+      SELECT c.id FROM companies c WHERE ${where} ORDER BY ${RESULT_ORDER} LIMIT ${limit} OFFSET ${offset}`.execute(trx);
+    return { total, ids: rows.map((r) => String(r.id)) };
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Display data
+
+export interface ResultRow {
+  id: string;
+  name: string;
+  status: CompanyStatus;
+  activity_start: string | null;
+  main_activity: string | null;
+  snapshot: CompanySnapshot;
+}
+
+/** The companies of a page, in the order of `ids`. */
+export async function findResultRows(db: RegistryExecutor, ids: readonly string[]): Promise<ResultRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<ResultRow>`
+    SELECT c.id::text AS id, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start, c.main_activity, c.snapshot
+    FROM companies c WHERE c.id = ANY(${ids}::bigint[])`.execute(db);
+  const byId = new Map(rows.map((r) => [r.id, r] as const));
+  return ids.map((id) => byId.get(id)).filter((r): r is ResultRow => r !== undefined);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Index rows
+
+const FIELD = '\x1f';
+const RECORD = '\x1e';
+
+// One text per chunk instead of a row per company: node-postgres spends about a microsecond on
+// every field it parses, which for twelve fields of millions of companies is most of a build.
+const INDEX_LINE = sql`concat_ws(chr(31), c.id, coalesce(to_char(c.activity_start, 'YYYY-MM-DD'), ''),
+  translate(c.primary_identifier, chr(30) || chr(31), '  '), c.status,
+  translate(coalesce(c.voivodeship_folded, ''), chr(30) || chr(31), '  '),
+  translate(coalesce(c.city_folded, ''), chr(30) || chr(31), '  '),
+  coalesce(c.postal_code, ''), translate(coalesce(c.legal_form, ''), chr(30) || chr(31), '  '),
+  (c.has_phone::int + 2 * c.has_email::int + 4 * c.has_fax::int),
+  translate(array_to_string(c.activity_codes, ','), chr(30) || chr(31), '  '),
+  translate(c.name_folded, chr(30) || chr(31), '  '))`;
+
+function parseLines(text: string | null, onRow: (row: IndexRow) => void): void {
+  if (!text) return;
+  for (const line of text.split(RECORD)) {
+    const f = line.split(FIELD);
+    if (f.length !== 11) throw new Error(`search index: unexpected row shape (${f.length} fields)`);
+    const flags = Number(f[8]);
+    onRow({
+      id: f[0]!,
+      activityStart: f[1] === '' ? null : f[1]!,
+      primaryIdentifier: f[2]!,
+      status: f[3] as CompanyStatus,
+      voivodeship: f[4] === '' ? null : f[4]!,
+      city: f[5] === '' ? null : f[5]!,
+      postalCode: f[6] === '' ? null : f[6]!,
+      legalForm: f[7] === '' ? null : f[7]!,
+      hasPhone: (flags & 1) !== 0,
+      hasEmail: (flags & 2) !== 0,
+      hasFax: (flags & 4) !== 0,
+      activityCodes: f[9] === '' ? [] : f[9]!.split(','),
+      nameFolded: f[10]!,
+    });
+  }
+}
+
+/** The index rows of companies with id > afterId, in id order; `last` is the id to continue after. */
+export async function readIndexChunk(db: RegistryExecutor, afterId: string, limit: number, onRow: (row: IndexRow) => void): Promise<{ count: number; last: string | null }> {
+  const { rows } = await sql<{ n: string; last: string | null; lines: string | null }>`
+    SELECT count(*) AS n, max(s.id)::text AS last, string_agg(s.line, chr(30)) AS lines
+    FROM (SELECT c.id, ${INDEX_LINE} AS line FROM companies c WHERE c.id > ${afterId}::bigint ORDER BY c.id LIMIT ${limit}) s`.execute(db);
+  const r = rows[0]!;
+  parseLines(r.lines, onRow);
+  return { count: Number(r.n), last: r.last };
+}
+
+/** The index rows of the companies holding any of these identifiers (stored forms). */
+export async function readIndexRowsByIdentifiers(db: RegistryExecutor, identifiers: readonly Identifier[]): Promise<IndexRow[]> {
+  if (identifiers.length === 0) return [];
+  const out: IndexRow[] = [];
+  const { rows } = await sql<{ lines: string | null }>`
+    SELECT string_agg(${INDEX_LINE}, chr(30)) AS lines FROM companies c
+    WHERE c.id IN (SELECT ci.company_id FROM company_identifiers ci
+                   JOIN unnest(${identifiers.map((i) => i.type)}::text[], ${identifiers.map((i) => i.value)}::text[]) AS x(type, value)
+                     ON ci.type = x.type AND ci.value = x.value)`.execute(db);
+  parseLines(rows[0]!.lines, (r) => out.push(r));
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Daily runs: what changed since the index was built
+
+export interface RunState {
+  id: number;
+  status: 'running' | 'completed' | 'failed';
+  attempts: number;
+  source_key: string;
+}
+
+/** Runs from id `fromId` on, every unfinished run, and the runs in `watch`. */
+export async function findRunChanges(db: RegistryExecutor, fromId: number, watch: readonly number[]): Promise<RunState[]> {
+  const { rows } = await sql<RunState>`
+    SELECT id::float8 AS id, status, attempts, source_key FROM daily_runs
+    WHERE id >= ${fromId}::bigint OR status <> 'completed' OR id = ANY(${watch}::bigint[])
+    ORDER BY id`.execute(db);
+  return rows;
+}
+
+/** The id the next run will be past, and the unfinished runs, as seen by this transaction. */
+export async function readRunWatermark(db: RegistryExecutor): Promise<{ nextId: number; unfinished: RunState[] }> {
+  const { rows } = await sql<{ max: number | null }>`SELECT max(id)::float8 AS max FROM daily_runs`.execute(db);
+  const { rows: unfinished } = await sql<RunState>`
+    SELECT id::float8 AS id, status, attempts, source_key FROM daily_runs WHERE status <> 'completed' ORDER BY id`.execute(db);
+  return { nextId: (rows[0]!.max ?? 0) + 1, unfinished };
+}
+
+/** `import:<sources>:<TYPE>:<VALUE>` (src/registry/import.ts): the identifier an import run was for. */
+export function identifierOfImportKey(sourceKey: string): Identifier | null {
+  const m = /^import:[^:]*:(NIP|REGON9|KRS):(\d{1,14})$/.exec(sourceKey);
+  return m ? { type: m[1] as IdentifierType, value: m[2]! } : null;
+}

@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses, MessageSchema } from '../../http/schemas.ts';
+import { MAX_SEARCH_PAGE } from './filters.ts';
+import { SearchQuerySchema, SearchResponseSchema, SnapshotBodySchema, SnapshotResponseSchema } from './schema.ts';
+import type { CompaniesService } from './service.ts';
+
+export function companyRoutes(deps: { companies: CompaniesService }): FastifyPluginAsyncTypebox {
+  const { companies } = deps;
+  return async (app) => {
+    app.post('/companies/snapshot', {
+      config: { auth: 'any', price: 'companies.snapshot' },
+      schema: {
+        tags: ['Companies'], summary: 'The full profile of one company', security: [{ bearer: [] }],
+        description: 'Identity, one profile per registry (with `source`, `vat_status` and `bank_accounts`), and persons. '
+          + 'A valid identifier of a company the service does not hold yet is looked up in the configured live registries first (on-demand import); '
+          + 'still unknown: 404 `{message: "Company not found"}`. A registry that could not be asked: 503.',
+        body: SnapshotBodySchema,
+        response: {
+          200: SnapshotResponseSchema,
+          503: Type.Ref(MessageSchema.$id!),
+          ...errorResponses({ auth: 'any', validation: true, notFound: true, priced: true }),
+        },
+      },
+    }, async (req) => companies.snapshot(req.body.identifier_type, req.body.identifier_value));
+
+    app.get('/companies/search', {
+      config: { auth: 'any', price: 'companies.search' },
+      schema: {
+        tags: ['Companies'], summary: 'Search the registry', security: [{ bearer: [] }],
+        description: 'Every filter is optional and they combine (AND). 20 results a page, ordered by `activity_start` newest first, then primary identifier; '
+          + '`total` is exact. `status` defaults to ACTIVE. Unknown parameters are ignored. '
+          + `A page past the last one answers 200 with no results; pages beyond ${MAX_SEARCH_PAGE} are refused (422). See docs/search.md.`,
+        querystring: SearchQuerySchema,
+        response: { 200: SearchResponseSchema, ...errorResponses({ auth: 'any', validation: true, priced: true }) },
+      },
+    }, async (req) => companies.search(req.query));
+  };
+}

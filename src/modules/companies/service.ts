@@ -1,0 +1,123 @@
+import type { Config } from '../../config.ts';
+import { AppError, NotFoundError, ValidationError } from '../../http/errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { parseIdentifier } from '../../lib/identifiers.ts';
+import { importCompany, ImportUnavailableError, type ImportLogger } from '../../registry/import.ts';
+import type { CompanySnapshot, Contact, IdentifierType, Profile } from '../../registry/model.ts';
+import type { RegistrySource } from '../../registry/sources/source.ts';
+import { findCompanyByIdentifier, type RegistryExecutor } from '../../registry/store.ts';
+import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
+import { findResultRows, type ResultRow } from './repo.ts';
+import type { CompanySearchEngine } from './search-engine.ts';
+
+export interface CompaniesServiceDeps {
+  db: RegistryExecutor;
+  config: Config;
+  logger: ImportLogger;
+  clock: Clock;
+  search: CompanySearchEngine;
+  /** Live registry sources for on-demand imports; default: those configured. */
+  sources?: RegistrySource[];
+}
+
+export interface SearchResult {
+  identifiers: { type: IdentifierType; value: string }[];
+  name: string;
+  city: string | null;
+  voivodeship: string | null;
+  activity_start: string | null;
+  activity_main: string | null;
+  status: 'ACTIVE' | 'SUSPENDED' | 'DELETED';
+  contacts: Contact[];
+}
+
+/** Which registry's address and contacts a result shows first (the order src/registry/store.ts derives search columns in). */
+const DISPLAY_ORDER = ['krs', 'ceidg', 'bir', 'vat', 'file', 'synthetic'];
+
+function byDisplayOrder(profiles: readonly Profile[]): Profile[] {
+  const rank = (p: Profile) => {
+    const i = DISPLAY_ORDER.indexOf(p.source);
+    return i < 0 ? DISPLAY_ORDER.length : i;
+  };
+  return [...profiles].sort((a, b) => rank(a) - rank(b));
+}
+
+/** A search result from a stored company: the address that drives the search columns, contacts of every profile. */
+export function searchResultOf(row: ResultRow): SearchResult {
+  const snapshot: CompanySnapshot = row.snapshot;
+  const profiles = byDisplayOrder(snapshot.profiles ?? []);
+  const address = profiles.find((p) => p.address && (p.address.city || p.address.postal_code))?.address ?? null;
+  const seen = new Set<string>();
+  const contacts: Contact[] = [];
+  for (const p of profiles) {
+    for (const c of p.contacts ?? []) {
+      const key = `${c.type}\n${c.value}`;
+      if (!c.value || seen.has(key)) continue;
+      seen.add(key);
+      contacts.push({ type: c.type, value: c.value });
+    }
+  }
+  return {
+    identifiers: (snapshot.identity?.identifiers ?? []).map((i) => ({ type: i.type, value: i.value })),
+    name: row.name,
+    city: address?.city || null,
+    voivodeship: address?.voivodeship || null,
+    activity_start: row.activity_start,
+    activity_main: row.main_activity,
+    status: row.status,
+    contacts,
+  };
+}
+
+export function createCompaniesService(deps: CompaniesServiceDeps) {
+  const { db, clock } = deps;
+
+  return {
+    /**
+     * The stored snapshot of the company with this identifier, importing it from the live
+     * sources first when it is unknown. 422 for an invalid identifier, 404 when no source knows it,
+     * 503 when a source that might know it could not be asked.
+     */
+    async snapshot(type: IdentifierType, rawValue: string) {
+      const parsed = parseIdentifier(type, rawValue);
+      if (!parsed.ok) throw new ValidationError({ identifier_value: [parsed.error] });
+      const identifier = { type, value: parsed.value };
+      let company = await findCompanyByIdentifier(db, identifier);
+      if (!company) {
+        let imported;
+        try {
+          imported = await importCompany({ db, config: deps.config, logger: deps.logger, sources: deps.sources, clock }, identifier);
+        } catch (e) {
+          if (e instanceof ImportUnavailableError) throw new AppError(503, 'The company registry could not be reached. Try again later.');
+          throw e;
+        }
+        if (imported.found) company = await findCompanyByIdentifier(db, identifier);
+        if (!company) throw new NotFoundError('Company not found');
+      }
+      return {
+        status: 'success' as const,
+        data: company.snapshot,
+        meta: { fetched_at: clock.now().toISOString(), first_seen_date: company.first_seen_date, last_changed_date: company.last_changed_date },
+      };
+    },
+
+    async search(query: SearchQuery) {
+      const { filters, page } = parseSearchQuery(query);
+      const offset = (page - 1) * SEARCH_PAGE_SIZE;
+      const answer = await deps.search.search(filters, offset, SEARCH_PAGE_SIZE);
+      const rows = await findResultRows(db, answer.ids);
+      return {
+        status: 'success' as const,
+        data: {
+          total: answer.total,
+          per_page: SEARCH_PAGE_SIZE,
+          current_page: page,
+          last_page: Math.max(1, Math.ceil(answer.total / SEARCH_PAGE_SIZE)),
+          results: rows.map(searchResultOf),
+        },
+      };
+    },
+  };
+}
+
+export type CompaniesService = ReturnType<typeof createCompaniesService>;

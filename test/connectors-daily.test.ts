@@ -72,3 +72,38 @@ test('a bulletin-driven KRS daily run, end to end through the CLI, produces the 
   const after = await db.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
   assert.equal(Number(after.n), 2);
 });
+
+test('a registry that is down on a day is recorded as that day\'s failed run; repeating the run later completes it', async () => {
+  const db = await createTestDatabase();
+  let down = true;
+  const server = await startFixtureServer((req) => {
+    if (down) return { status: 503, body: 'Service Unavailable' };
+    if (req.path === '/api/krs/Biuletyn/2026-09-24') return jsonReply(['1268296']);
+    if (req.path === `/api/krs/OdpisAktualny/${KRS}` && req.query.get('rejestr') === 'P') return jsonReply(readFixtureJson(EXTRACT));
+    return problemReply('krs/odpis-aktualny-not-found-404.json');
+  });
+  defer(() => server.close());
+  const run = () => new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'daily', '--date', '2026-09-24', '--source', 'krs'], {
+      env: { ...process.env, DATABASE_URL: db.url, KRS_API_URL: server.url + '/api/krs', REGISTRY_SOURCES: '', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+  const failed = await run();
+  assert.notEqual(failed.code, 0, failed.out);
+  const runRow = await db.db.selectFrom('daily_runs').selectAll().where('run_date', '=', '2026-09-24').executeTakeFirstOrThrow();
+  assert.equal(runRow.status, 'failed');
+  assert.match(runRow.error ?? '', /krs/i);
+
+  down = false;
+  const ok = await run();
+  assert.equal(ok.code, 0, ok.out);
+  const done = await db.db.selectFrom('daily_runs').selectAll().where('run_date', '=', '2026-09-24').execute();
+  assert.equal(done.length, 1);
+  assert.equal(done[0].status, 'completed');
+  assert.equal(Number(done[0].new_count), 1);
+});

@@ -6,21 +6,11 @@ import { createKrsSource } from '../src/registry/sources/krs/krs-source.ts';
 import { findCompanyByIdentifier } from '../src/registry/store.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { testConfig } from './helpers/app.ts';
-import { jsonFixtureReply, problemReply, startFixtureServer, type FixtureServer, type Handler } from './helpers/fixture-server.ts';
+import { startFixtureServer, type FixtureServer } from './helpers/fixture-server.ts';
+import { krsApi } from './companies-dataset.test.ts';
 import { createManualClock } from '../src/lib/clock.ts';
 
 const logger = pino({ level: 'silent' });
-const NOT_FOUND = 'krs/odpis-aktualny-not-found-404.json';
-
-/** api-krs.ms.gov.pl for two entities: ORLEN in register P, WOŚP in register S. */
-export const krsApi: Handler = (req) => {
-  const m = /^\/api\/krs\/OdpisAktualny\/(\d{10})$/.exec(req.path);
-  const register = req.query.get('rejestr');
-  if (m?.[1] === '0000028860' && register === 'P') return jsonFixtureReply('krs/odpis-aktualny-P-0000028860-sa-orlen.json');
-  if (m?.[1] === '0000030897' && register === 'S') return jsonFixtureReply('krs/odpis-aktualny-S-0000030897-fundacja-wosp.json');
-  return problemReply(NOT_FOUND);
-};
-
 describe('importCompany', () => {
   let server: FixtureServer;
   let db: TestDatabase;

@@ -53,8 +53,12 @@ export const SnapshotSchema = Type.Object({
   persons: Type.Array(Type.Object({ full_name: Type.String(), role: Type.String() })),
 });
 
+/** A string enum (one `enum` error when it fails, where a union of literals reports one per member). */
+export const StringEnum = <T extends string>(values: readonly T[], options: { description?: string; default?: T } = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
+
 export const SnapshotBodySchema = Type.Object({
-  identifier_type: Type.Union([Type.Literal('NIP'), Type.Literal('REGON9'), Type.Literal('KRS')], { description: 'NIP, REGON9 or KRS.' }),
+  identifier_type: StringEnum(['NIP', 'REGON9', 'KRS'] as const, { description: 'NIP, REGON9 or KRS.' }),
   identifier_value: Type.String({
     maxLength: 50,
     description: 'NIP with or without spaces, dashes or a `PL` prefix; REGON9 with or without spaces; KRS with or without leading zeros.',

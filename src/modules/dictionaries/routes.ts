@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../http/schemas.ts';
+import { StringEnum } from '../companies/schema.ts';
 import { listActivities, listLegalForms, listVoivodeships } from './service.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
@@ -46,8 +47,8 @@ export function dictionaryRoutes(): FastifyPluginAsyncTypebox {
           + '`level=all` adds sections, divisions, groups and classes. `prefix` keeps codes starting with it (dots ignored); '
           + '`q` keeps entries whose name has words starting with each word of q (case and diacritics ignored) or whose code starts with q. Code order.',
         querystring: Type.Object({
-          version: Type.Optional(Type.Union([Type.Literal('2025'), Type.Literal('2007')], { default: '2025' })),
-          level: Type.Optional(Type.Union([Type.Literal('subclass'), Type.Literal('all')], { default: 'subclass' })),
+          version: Type.Optional(StringEnum(['2025', '2007'] as const, { default: '2025', description: 'PKD version.' })),
+          level: Type.Optional(StringEnum(['subclass', 'all'] as const, { default: 'subclass', description: '`subclass` or `all` levels.' })),
           prefix: Type.Optional(Type.String({ maxLength: 10, examples: ['62'] })),
           q: Type.Optional(Type.String({ maxLength: 100, examples: ['oprogramowanie'] })),
           page: Type.Integer({ minimum: 1, maximum: 1_000, default: 1 }),

@@ -1,0 +1,104 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { SearchFilters } from './filters.ts';
+import { identifierKey, rowMatches, SearchIndex, type IndexRow } from './search-index.ts';
+
+/** The index must answer exactly what filtering and sorting every row answers. */
+
+const CITIES = ['lodz', 'warszawa', 'krakow', 'kedzierzyn-kozle', null];
+const VOIVODESHIPS = ['lodzkie', 'mazowieckie', 'malopolskie', null];
+const LEGAL = ['sp-z-oo', 'jdg', 'sa', null];
+const CODES = ['4941Z', '4942Z', '6201Z', '6202Z', '5610A', '201', '4711Z'];
+const WORDS = ['alfa', 'alfabet', 'trans', 'transport', 'beta', 'kowalski', 'sp', 'z', 'o', '100'];
+const STATUSES = ['ACTIVE', 'SUSPENDED', 'DELETED'] as const;
+
+const dateArb = fc.option(fc.integer({ min: 0, max: 60 }).map((d) => new Date(Date.UTC(2020, 0, 1 + d * 7)).toISOString().slice(0, 10)), { nil: null });
+
+const rowArb = (id: number) => fc.record({
+  activityStart: dateArb,
+  primaryIdentifier: fc.oneof(fc.stringMatching(/^\d{10}$/), fc.stringMatching(/^\d{9}$/), fc.constantFrom('1234567890', '123456789')),
+  status: fc.constantFrom(...STATUSES),
+  voivodeship: fc.constantFrom(...VOIVODESHIPS),
+  city: fc.constantFrom(...CITIES),
+  postalCode: fc.constantFrom('90001', '00950', null),
+  legalForm: fc.constantFrom(...LEGAL),
+  hasPhone: fc.boolean(),
+  hasEmail: fc.boolean(),
+  hasFax: fc.boolean(),
+  activityCodes: fc.uniqueArray(fc.constantFrom(...CODES), { maxLength: 3 }),
+  nameFolded: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')),
+}).map((r): IndexRow => ({ ...r, id: String(id) }));
+
+const rowsArb = fc.integer({ min: 0, max: 120 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => rowArb(i + 1))));
+
+const filtersArb: fc.Arbitrary<SearchFilters> = fc.record({
+  status: fc.constantFrom(...STATUSES),
+  hasContact: fc.constantFrom('phone', 'email', 'fax', null),
+  activityCodes: fc.uniqueArray(fc.constantFrom(...CODES, '9999Z'), { maxLength: 2 }).map((c) => c.sort()),
+  activityPrefix: fc.constantFrom(null, null, '4', '49', '494', '62', '2', '9'),
+  activityStartFrom: fc.option(dateArb.filter((d) => d !== null), { nil: null }),
+  activityStartTo: fc.option(dateArb.filter((d) => d !== null), { nil: null }),
+  voivodeship: fc.constantFrom(...VOIVODESHIPS, 'opolskie'),
+  city: fc.constantFrom(...CITIES, 'gdansk'),
+  postalCode: fc.constantFrom(null, '90001', '11111'),
+  legalForm: fc.constantFrom(...LEGAL, 'fundacja'),
+  nameWords: fc.uniqueArray(fc.constantFrom('a', 'alf', 'alfab', 'tr', 'transp', 'x', '1', 'z'), { maxLength: 2 }),
+}) as fc.Arbitrary<SearchFilters>;
+
+function reference(rows: readonly IndexRow[], f: SearchFilters, offset: number, limit: number) {
+  const day = (r: IndexRow) => (r.activityStart === null ? -Infinity : Date.parse(r.activityStart));
+  const matching = rows.filter((r) => rowMatches(r, f)).sort((a, b) =>
+    day(b) - day(a) || identifierKey(a.primaryIdentifier) - identifierKey(b.primaryIdentifier) || Number(a.id) - Number(b.id));
+  return { total: matching.length, ids: matching.slice(offset, offset + limit).map((r) => r.id) };
+}
+
+describe('SearchIndex', () => {
+  test('identifierKey orders like text comparison of digit strings', () => {
+    fc.assert(fc.property(fc.stringMatching(/^\d{1,10}$/), fc.stringMatching(/^\d{1,10}$/), (a, b) => {
+      const byText = a < b ? -1 : a > b ? 1 : 0;
+      assert.equal(Math.sign(identifierKey(a) - identifierKey(b)), byText);
+    }), { numRuns: 2000 });
+  });
+
+  test('query = filter every row, sort, slice (random rows, filters and pages)', () => {
+    fc.assert(fc.property(rowsArb, fc.array(fc.tuple(filtersArb, fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 25 })), { minLength: 1, maxLength: 8 }), (rows, queries) => {
+      const index = SearchIndex.fromRows(rows);
+      for (const [f, offset, limit] of queries) assert.deepEqual(index.query(f, offset, limit), reference(rows, f, offset, limit));
+    }), { numRuns: 300 });
+  });
+
+  test('upserts: a replaced or added company is answered from the delta, in its place in the order', () => {
+    fc.assert(fc.property(rowsArb, fc.array(fc.tuple(fc.integer({ min: 1, max: 140 }), rowArb(0)), { maxLength: 10 }), filtersArb, fc.integer({ min: 0, max: 40 }), (rows, changes, f, offset) => {
+      const index = SearchIndex.fromRows(rows);
+      const current = new Map(rows.map((r) => [r.id, r] as const));
+      for (const [id, row] of changes) {
+        const changed = { ...row, id: String(id) };
+        index.upsert(changed);
+        current.set(changed.id, changed);
+      }
+      assert.equal(index.size, current.size);
+      assert.deepEqual(index.query(f, offset, 20), reference([...current.values()], f, offset, 20));
+    }), { numRuns: 300 });
+  });
+
+  test('a row in several lists of a union (two matching codes, two words with the prefix) counts once', () => {
+    const base = { activityStart: '2020-01-01', status: 'ACTIVE' as const, voivodeship: null, city: null, postalCode: null, legalForm: null, hasPhone: false, hasEmail: false, hasFax: false };
+    const rows: IndexRow[] = Array.from({ length: 100 }, (_, i) => ({
+      ...base, id: String(i + 1), primaryIdentifier: String(1_000_000_000 + i),
+      activityCodes: i < 10 ? ['4941Z', '4942Z'] : ['6201Z'], nameFolded: i < 10 ? 'alfa alfabet' : 'beta',
+    }));
+    const index = SearchIndex.fromRows(rows);
+    const f: SearchFilters = { status: 'ACTIVE', hasContact: null, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, voivodeship: null, city: null, postalCode: null, legalForm: null, nameWords: [] };
+    assert.equal(index.query({ ...f, nameWords: ['alf'] }, 0, 20).total, 10);
+    assert.equal(index.query({ ...f, activityCodes: ['4941Z', '4942Z'] }, 0, 20).total, 10);
+    assert.equal(index.query({ ...f, activityPrefix: '494' }, 0, 20).total, 10);
+    assert.deepEqual(index.query({ ...f, activityPrefix: '494' }, 0, 20).ids, rows.slice(0, 10).map((r) => r.id));
+  });
+
+  test('an empty index answers zero', () => {
+    const index = SearchIndex.fromRows([]);
+    const f: SearchFilters = { status: 'ACTIVE', hasContact: null, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, voivodeship: null, city: null, postalCode: null, legalForm: null, nameWords: [] };
+    assert.deepEqual(index.query(f, 0, 20), { total: 0, ids: [] });
+  });
+});

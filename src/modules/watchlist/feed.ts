@@ -6,7 +6,7 @@ import { ImportUnavailableError } from '../../registry/import.ts';
 import type { Identifier, IdentifierType } from '../../registry/model.ts';
 import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
 import {
-  countCompanyEvents, countFeed, findCompanyRef, listCompanyEventsPage, listFeedAfter, listFeedPage,
+  countCompanyEvents, countFeed, findCompanyRef, isLockTimeout, listCompanyEventsPage, listFeedAfter, listFeedPage,
   type EventRow, type FeedEventRow,
 } from './repo.ts';
 
@@ -63,7 +63,10 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
       const filters = parseEventFilters(q);
       const fetchedAt = clock.now();
       if (q.after_id !== undefined) {
-        const rows = await listFeedAfter(db, accountId, filters, q.after_id, q.per_page + 1);
+        const rows = await listFeedAfter(db, accountId, filters, q.after_id, q.per_page + 1).catch((e: unknown) => {
+          if (isLockTimeout(e)) throw new AppError(503, 'The feed is being written right now; poll again in a moment.');
+          throw e;
+        });
         const hasMore = rows.length > q.per_page;
         const data = hasMore ? rows.slice(0, q.per_page) : rows;
         return {

@@ -315,6 +315,11 @@ export async function listFeedAfter(db: Executor, accountId: string, f: EventFil
   });
 }
 
+/** PostgreSQL's lock_not_available: listFeedAfter waited its lock_timeout for a writer. */
+export function isLockTimeout(e: unknown): boolean {
+  return (e as { code?: string } | null)?.code === '55P03';
+}
+
 export async function countCompanyEvents(db: Executor, companyId: string, f: EventFilters): Promise<number> {
   if (f.types?.length === 0) return 0;
   const { rows } = await sql<{ n: number }>`

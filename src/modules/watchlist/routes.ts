@@ -212,6 +212,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
         response: {
           200: StatusEnvelope(Type.Array(FeedEventSchema), Type.Union([EventPageMetaSchema, CursorMetaSchema])),
           ...errorResponses({ auth: 'any', validation: true }),
+          503: Type.Ref('Message'),
         },
       },
     }, async (req) => {

@@ -1,9 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { CompanySnapshot, CompanyStatus, DetectedEvent, Identifier } from './model.ts';
+import { statSync } from 'node:fs';
+import type { CompanySnapshot, CompanyStatus, DetectedEvent } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';
-import { parseIdentifier } from '../lib/identifiers.ts';
 import { diffSnapshots } from './diff.ts';
 import { mergeSnapshots } from './merge.ts';
+import { isSkip, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
+import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
+import { fileSourceOrigin } from './sources/file.ts';
 import {
   addRunCounters, allocateCompanyIds, beginRun, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
   ensureEventsPartition, failRun, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
@@ -34,9 +37,17 @@ export interface DailyProgress {
   etaMs: number | null;
 }
 
+export { prepareSnapshot } from './prepare.ts';
+
 export interface RunDailyOptions {
   date: string;
   source: RegistrySource;
+  /**
+   * Read and prepare a `file:` source in a worker thread (see prepare-worker.ts). Default: when
+   * the file is at least WORKER_MIN_FILE_BYTES, below which starting the worker costs more than
+   * it saves.
+   */
+  prepareInWorker?: boolean;
   /** What identifies the input, so the same date can be run from another file. Default: the source's name. */
   sourceKey?: string;
   batchSize?: number;
@@ -137,60 +148,6 @@ function summarize(run: DailyRun, extra: { alreadyCompleted: boolean; resumed: b
 
 // ------------------------------------------------------------------------------------------------
 
-/** A snapshot made ready before its batch meets the database. */
-interface PreparedItem {
-  identifiers: Identifier[];
-  /**
-   * mergeSnapshots(null, incoming): what a new company stores, what the fingerprint hashes, and
-   * what is merged into a known company (merging it is merging the incoming snapshot: same
-   * content, canonical order). The source's own object is let go at once and this one once the
-   * batch is planned (a retry parses canonicalJson again): objects that outlive a few young-
-   * generation collections are what makes garbage collection expensive here.
-   */
-  canonical: CompanySnapshot | null;
-  canonicalJson: string;
-  hash: Buffer;
-  fingerprint: string;
-  attempts: number;
-  /** Position in the source's stream (from 1): between two lines of one company, the later wins. */
-  seq: number;
-}
-
-/** Stored identifier forms; invalid values are dropped (a source may send a placeholder). */
-function normalizeIdentifiers(identifiers: unknown): Identifier[] {
-  if (!Array.isArray(identifiers)) return [];
-  const out: Identifier[] = [];
-  const seen = new Set<string>();
-  for (const id of identifiers as Identifier[]) {
-    if (!id || (id.type !== 'NIP' && id.type !== 'REGON9' && id.type !== 'KRS') || typeof id.value !== 'string') continue;
-    const parsed = parseIdentifier(id.type, id.value);
-    if (!parsed.ok || seen.has(id.type)) continue;
-    seen.add(id.type);
-    out.push({ type: id.type, value: parsed.value });
-  }
-  return out;
-}
-
-function sameIdentifiers(a: readonly Identifier[], b: readonly Identifier[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i]!.type !== b[i]!.type || a[i]!.value !== b[i]!.value) return false;
-  return true;
-}
-
-export function prepareSnapshot(raw: CompanySnapshot): PreparedItem | null {
-  if (!raw || typeof raw !== 'object' || !raw.identity || !Array.isArray(raw.profiles)) return null;
-  const identifiers = normalizeIdentifiers(raw.identity.identifiers);
-  if (identifiers.length === 0) return null;
-  // Sources already hand over stored forms as a rule; a copy is made only when something differs.
-  const incoming: CompanySnapshot = sameIdentifiers(raw.identity.identifiers, identifiers) && Array.isArray(raw.persons)
-    ? raw
-    : { identity: { ...raw.identity, identifiers }, profiles: raw.profiles, persons: Array.isArray(raw.persons) ? raw.persons : [] };
-  const canonical = mergeSnapshots(null, incoming);
-  const canonicalJson = JSON.stringify(canonical);
-  const hash = contentHash(canonicalJson);
-  return { identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), attempts: 0, seq: 0 };
-}
-
 function canonicalOf(item: PreparedItem): CompanySnapshot {
   return item.canonical ?? (JSON.parse(item.canonicalJson) as CompanySnapshot);
 }
@@ -232,17 +189,29 @@ function createSkips(logger: Warn): Skips {
   };
 }
 
-function prepareOrSkip(raw: CompanySnapshot, skips: Skips): PreparedItem | null {
-  try {
-    return prepareSnapshot(raw);
-  } catch (e) {
-    skips.skip(e, 'snapshot skipped: it could not be prepared');
-    return null;
-  }
+/** A source's snapshots, prepared on this thread, one entry at a time. */
+function preparedInProcess(stream: AsyncIterable<CompanySnapshot>): PreparedChunks {
+  const iterator = stream[Symbol.asyncIterator]();
+  let done = false;
+  return {
+    async next() {
+      if (done) return null;
+      const r = await iterator.next();
+      if (r.done) {
+        done = true;
+        return null;
+      }
+      return [prepareEntry(r.value, false)];
+    },
+    async close() {
+      if (!done) await iterator.return?.();
+    },
+  };
 }
 
-function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number, skips: Skips, signal?: AbortSignal): BatchReader {
-  const iterator = stream[Symbol.asyncIterator]();
+function createBatchReader(chunks: PreparedChunks, size: number, skips: Skips, signal?: AbortSignal): BatchReader {
+  let buffer: PreparedEntry[] = [];
+  let pos = 0;
   let requeued: PreparedItem[] = [];
   let seq = 0;
   let held: PreparedItem | null = null;
@@ -252,7 +221,7 @@ function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number,
       requeued = requeued.concat(items);
     },
     async close() {
-      if (!done) await iterator.return?.();
+      if (!done) await chunks.close();
     },
     async next() {
       const items: PreparedItem[] = [];
@@ -280,19 +249,25 @@ function createBatchReader(stream: AsyncIterable<CompanySnapshot>, size: number,
       }
       while (!done && items.length < size) {
         signal?.throwIfAborted();
-        const r = await iterator.next();
-        if (r.done) {
-          done = true;
-          break;
-        }
-        const item = prepareOrSkip(r.value, skips);
-        if (!item) {
-          skipped++;
+        if (pos === buffer.length) {
+          const chunk = await chunks.next();
+          if (chunk === null) {
+            done = true;
+            break;
+          }
+          buffer = chunk;
+          pos = 0;
           continue;
         }
-        item.seq = ++seq;
-        if (!take(item)) {
-          held = item;
+        const entry = buffer[pos++]!;
+        if (isSkip(entry)) {
+          skipped++;
+          if (entry.error !== null) skips.skip(entry.error, 'snapshot skipped: it could not be prepared');
+          continue;
+        }
+        entry.seq = ++seq;
+        if (!take(entry)) {
+          held = entry;
           break;
         }
       }
@@ -399,11 +374,12 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
     const ids = await allocateCompanyIds(db, fresh.length);
     fresh.forEach((item, i) => {
       const id = ids[i]!;
-      const canonical = canonicalOf(item);
-      item.canonical = null;
       let columns: CompanyColumns;
       try {
-        columns = deriveCompanyColumns(canonical);
+        if (item.columnsError !== null) throw new Error(item.columnsError);
+        columns = item.columns ?? deriveCompanyColumns(canonicalOf(item));
+        item.canonical = null;
+        item.columns = null;
         skips.succeeded();
       } catch (e) {
         plan.skipped++;
@@ -419,7 +395,8 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
         fingerprint: item.fingerprint,
         firstSeenDate: date,
       });
-      for (const ident of canonical.identity.identifiers) plan.newIdentifiers.push({ companyId: id, type: ident.type, value: ident.value });
+      // The canonical snapshot's identifiers are these (normalised, one per type), in rank order.
+      for (const ident of item.identifiers) plan.newIdentifiers.push({ companyId: id, type: ident.type, value: ident.value });
     });
   }
   return plan;
@@ -509,11 +486,28 @@ async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName
   });
 }
 
+/** About 6,000 companies: below that, starting the worker (0.5–1 s: it compiles its modules) costs more than it saves. */
+export const WORKER_MIN_FILE_BYTES = 8_000_000;
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    // The stream reports a missing file as it always has.
+    return 0;
+  }
+}
+
 async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDailyOptions, now: () => number): Promise<void> {
   const { date, source } = options;
   const batchSize = options.batchSize ?? 2000;
   const skips = createSkips(options.logger);
-  const reader = createBatchReader(source.snapshotsForDate(date, { signal: options.signal }), batchSize, skips, options.signal);
+  const origin = fileSourceOrigin(source);
+  const inWorker = origin !== null && (options.prepareInWorker ?? fileSize(origin.path) >= WORKER_MIN_FILE_BYTES);
+  const chunks = inWorker
+    ? prepareFileInWorker(origin.path, date, origin.options)
+    : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }));
+  const reader = createBatchReader(chunks, batchSize, skips, options.signal);
   const recent = createRecentLines();
   const started = now();
   const totals = { processed: 0, new: 0, updated: 0, deleted: 0, events: 0 };

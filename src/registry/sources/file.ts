@@ -41,13 +41,25 @@ export interface FileSourceOptions {
   onWarning?: (lineNumber: number, message: string) => void;
 }
 
+const FILE_ORIGINS = new WeakMap<RegistrySource, { path: string; options: FileSourceOptions }>();
+
 export function createFileSource(path: string, options: FileSourceOptions = {}): RegistrySource {
-  return {
+  const source: RegistrySource = {
     name: 'file',
     snapshotsForDate(_date: string, runOptions?: { signal?: AbortSignal }): AsyncIterable<CompanySnapshot> {
       return readSnapshotFile(path, options, runOptions?.signal);
     },
   };
+  FILE_ORIGINS.set(source, { path, options });
+  return source;
+}
+
+/**
+ * The file and options behind a source made by createFileSource (null for any other source):
+ * the daily run can then read the file in a worker thread instead of through the stream.
+ */
+export function fileSourceOrigin(source: RegistrySource): { path: string; options: FileSourceOptions } | null {
+  return FILE_ORIGINS.get(source) ?? null;
 }
 
 async function* readSnapshotFile(path: string, options: FileSourceOptions, signal: AbortSignal | undefined): AsyncGenerator<CompanySnapshot> {

@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CompanySnapshot } from './model.ts';
+import { isSkip, prepareEntry, type PreparedEntry } from './prepare.ts';
+import { prepareFileInWorker } from './prepare-worker.ts';
+import { createFileSource } from './sources/file.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'regwatch-prepare-worker-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+function company(n: number, name: string): CompanySnapshot {
+  return {
+    identity: { identifiers: [{ type: 'NIP', value: '5261040828' }, { type: 'KRS', value: String(n) }], company_type: 'spółka', country_code: 'PL' },
+    profiles: [{
+      source: 'krs', name, status: 'aktywny', legal_form: 'SPÓŁKA AKCYJNA',
+      address: { street: 'ul. Chemików', building: '7', apartment: '', city: 'Płock', postal_code: '09-411', voivodeship: 'mazowieckie', country_code: 'PL' },
+      units: [], contacts: [{ type: 'phone', value: '+48 24 111 11 11' }, { type: 'email', value: 'biuro@example.pl' }],
+      activities: [{ code: '19.20.Z', name: '', is_primary: true }], dates: [{ type: 'registration', date: '2001-07-05' }],
+      websites: [], vat_status: null, bank_accounts: [],
+    }],
+    persons: [{ full_name: 'Jan Kowalski', role: 'PREZES' }],
+  };
+}
+
+function comparable(entries: PreparedEntry[]) {
+  return entries.map((e) => isSkip(e)
+    ? { skipped: true, error: e.error === null ? null : (e.error as Error).message }
+    : { identifiers: e.identifiers, json: e.canonicalJson, hash: e.hash.toString('hex'), fingerprint: e.fingerprint, columns: e.columns, columnsError: e.columnsError });
+}
+
+test('the worker prepares a file exactly as the main thread would, and reports its lines in order', async () => {
+  // Names with a separator character and a quote must survive the trip between threads.
+  const lines = [
+    JSON.stringify(company(28860, 'ORLEN SPÓŁKA AKCYJNA')),
+    '{not json',
+    JSON.stringify({ ...company(28861, 'A\u001eB\u001f "C"'), persons: [{ full_name: '', role: 'x' }] }),
+    ...Array.from({ length: 1200 }, (_, i) => JSON.stringify(company(30000 + i, `FIRMA ${i}`))),
+  ];
+  const path = join(dir, 'day.ndjson');
+  writeFileSync(path, lines.join('\n') + '\n');
+
+  const expectedLogs: string[] = [];
+  const expected: PreparedEntry[] = [];
+  const source = createFileSource(path, { onError: (l, m) => expectedLogs.push(`E${l}:${m}`), onWarning: (l, m) => expectedLogs.push(`W${l}:${m}`) });
+  for await (const raw of source.snapshotsForDate('2026-11-01')) expected.push(prepareEntry(raw, true));
+
+  const logs: string[] = [];
+  const chunks = prepareFileInWorker(path, '2026-11-01', { onError: (l, m) => logs.push(`E${l}:${m}`), onWarning: (l, m) => logs.push(`W${l}:${m}`) });
+  const got: PreparedEntry[] = [];
+  let chunkCount = 0;
+  for (let c = await chunks.next(); c !== null; c = await chunks.next()) {
+    got.push(...c);
+    chunkCount++;
+  }
+  assert.equal(got.length, 1202);
+  assert.ok(chunkCount > 1, 'a large file comes in several chunks');
+  assert.deepEqual(comparable(got), comparable(expected));
+  assert.deepEqual(logs, expectedLogs);
+  assert.ok(logs.some((l) => l.startsWith('E2:')) && logs.some((l) => l.startsWith('W3:')), logs.join('\n'));
+  assert.equal((got[1]! as { canonicalJson: string }).canonicalJson.includes('A\\u001eB\\u001f \\"C\\"'), true);
+});
+
+test('a missing file fails with its error code, and close stops the worker early', async () => {
+  const missing = prepareFileInWorker(join(dir, 'missing.ndjson'), '2026-11-01', {});
+  await assert.rejects(missing.next(), (e: Error & { code?: string }) => e.code === 'ENOENT');
+
+  const path = join(dir, 'big.ndjson');
+  writeFileSync(path, Array.from({ length: 5000 }, (_, i) => JSON.stringify(company(40000 + i, `F ${i}`))).join('\n'));
+  const chunks = prepareFileInWorker(path, '2026-11-01', {});
+  assert.ok(((await chunks.next()) ?? []).length > 0);
+  await chunks.close();
+  assert.equal(await chunks.next(), null);
+});

@@ -1,0 +1,97 @@
+import type { CompanySnapshot, Identifier } from './model.ts';
+import { parseIdentifier } from '../lib/identifiers.ts';
+import { mergeSnapshots } from './merge.ts';
+import { contentHash, deriveCompanyColumns, type CompanyColumns } from './store.ts';
+
+/**
+ * Step 1 of a daily run's batch (docs/registry.md): a source's snapshot made ready before its
+ * batch meets the database. Pure, so it runs on the main thread or in the file-preparing worker
+ * (prepare-worker.ts) alike.
+ */
+
+/** A snapshot made ready before its batch meets the database. */
+export interface PreparedItem {
+  identifiers: Identifier[];
+  /**
+   * mergeSnapshots(null, incoming): what a new company stores, what the fingerprint hashes, and
+   * what is merged into a known company (merging it is merging the incoming snapshot: same
+   * content, canonical order). The source's own object is let go at once and this one once the
+   * batch is planned (a retry parses canonicalJson again): objects that outlive a few young-
+   * generation collections are what makes garbage collection expensive here. Null when the item
+   * was prepared in the worker (only its JSON crosses threads).
+   */
+  canonical: CompanySnapshot | null;
+  canonicalJson: string;
+  hash: Buffer;
+  fingerprint: string;
+  /**
+   * The search columns of the canonical snapshot, when derived ahead (the worker does, so that
+   * a new company costs the main thread nothing more); `columnsError` when deriving them threw.
+   */
+  columns: CompanyColumns | null;
+  columnsError: string | null;
+  attempts: number;
+  /** Position in the source's stream (from 1): between two lines of one company, the later wins. */
+  seq: number;
+}
+
+/** Stored identifier forms; invalid values are dropped (a source may send a placeholder). */
+export function normalizeIdentifiers(identifiers: unknown): Identifier[] {
+  if (!Array.isArray(identifiers)) return [];
+  const out: Identifier[] = [];
+  const seen = new Set<string>();
+  for (const id of identifiers as Identifier[]) {
+    if (!id || (id.type !== 'NIP' && id.type !== 'REGON9' && id.type !== 'KRS') || typeof id.value !== 'string') continue;
+    const parsed = parseIdentifier(id.type, id.value);
+    if (!parsed.ok || seen.has(id.type)) continue;
+    seen.add(id.type);
+    out.push({ type: id.type, value: parsed.value });
+  }
+  return out;
+}
+
+function sameIdentifiers(a: readonly Identifier[], b: readonly Identifier[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.type !== b[i]!.type || a[i]!.value !== b[i]!.value) return false;
+  return true;
+}
+
+export function prepareSnapshot(raw: CompanySnapshot): PreparedItem | null {
+  if (!raw || typeof raw !== 'object' || !raw.identity || !Array.isArray(raw.profiles)) return null;
+  const identifiers = normalizeIdentifiers(raw.identity.identifiers);
+  if (identifiers.length === 0) return null;
+  // Sources already hand over stored forms as a rule; a copy is made only when something differs.
+  const incoming: CompanySnapshot = sameIdentifiers(raw.identity.identifiers, identifiers) && Array.isArray(raw.persons)
+    ? raw
+    : { identity: { ...raw.identity, identifiers }, profiles: raw.profiles, persons: Array.isArray(raw.persons) ? raw.persons : [] };
+  const canonical = mergeSnapshots(null, incoming);
+  const canonicalJson = JSON.stringify(canonical);
+  const hash = contentHash(canonicalJson);
+  return { identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), columns: null, columnsError: null, attempts: 0, seq: 0 };
+}
+
+/** What one snapshot of a stream became: an item, or a skip (with the error when preparing threw). */
+export type PreparedEntry = PreparedItem | { skipped: true; error: unknown };
+
+export function isSkip(entry: PreparedEntry): entry is { skipped: true; error: unknown } {
+  return (entry as { skipped?: boolean }).skipped === true;
+}
+
+/** prepareSnapshot, never throwing; `withColumns` also derives the search columns ahead. */
+export function prepareEntry(raw: CompanySnapshot, withColumns: boolean): PreparedEntry {
+  let item: PreparedItem | null;
+  try {
+    item = prepareSnapshot(raw);
+  } catch (e) {
+    return { skipped: true, error: e };
+  }
+  if (item === null) return { skipped: true, error: null };
+  if (withColumns) {
+    try {
+      item.columns = deriveCompanyColumns(item.canonical!);
+    } catch (e) {
+      item.columnsError = e instanceof Error ? e.message : String(e);
+    }
+  }
+  return item;
+}

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { bearer, createAccount, createApiToken, createManualClock, createTestApp, drainJobs } from './helpers/app.ts';
 import { nipFor, type CompanySpec } from './helpers/registry.ts';
-import { accountIdOf, balance, ledger, runDay, setBalance } from './watchlist-support.ts';
+import { accountIdOf, balance, ledger, runDay, setBalance, feedCountMismatches } from './watchlist-support.ts';
 
 /** Errors, security and the query surface of the watchlist routes. */
 
@@ -221,4 +221,8 @@ test('the OpenAPI document describes every watchlist route with its responses', 
     assert.ok(op, `${method} ${path}`);
     for (const c of codes) assert.ok(op.responses[c], `${method} ${path} ${c}`);
   }
+});
+
+test('the feed\'s per-day counters match its rows', async () => {
+  assert.deepEqual(await feedCountMismatches(t.db.db), []);
 });

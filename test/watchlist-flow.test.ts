@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bearer, createAccount, createManualClock, createTestApp, drainJobs, latestMail } from './helpers/app.ts';
 import { krsFor, nipFor, regonFor, type CompanySpec } from './helpers/registry.ts';
-import { accountIdOf, ledger, runDay } from './watchlist-support.ts';
+import { accountIdOf, ledger, runDay, feedCountMismatches } from './watchlist-support.ts';
 
 /**
  * The whole flow on the real app, worker tasks and registry: add, the add job, the watched list,
@@ -202,4 +202,8 @@ test('each feed read is charged one credit; the watched list is free', async () 
   const missing = await get(`/api/v1/companies/events?identifier_type=NIP&identifier_value=${nipFor(999)}`);
   assert.equal(missing.statusCode, 404);
   assert.equal((await ledger(t, accountId)).at(-1)!.description, 'companies.events', 'a 404 is not charged');
+});
+
+test('the feed\'s per-day counters match its rows', async () => {
+  assert.deepEqual(await feedCountMismatches(t.db.db), []);
 });

@@ -11,7 +11,7 @@ import { defer } from './helpers/cleanup.ts';
 import { bearer, createAccount, createTestApp, drainJobs } from './helpers/app.ts';
 import { jsonFixtureReply, problemReply, startFixtureServer, type Handler } from './helpers/fixture-server.ts';
 import { krsFor } from './helpers/registry.ts';
-import { accountIdOf, ledger, runDay } from './watchlist-support.ts';
+import { accountIdOf, ledger, runDay, feedCountMismatches } from './watchlist-support.ts';
 
 /**
  * A worker process killed with SIGKILL in the middle of an add (waiting on a registry): after a
@@ -111,4 +111,8 @@ test('SIGKILL mid-add, then a restart: the request completes; one charge, one re
   assert.equal((await ledger(t, accountId)).length, 2);
   const watched = (await t.app.inject({ method: 'GET', url: '/api/v1/companies/watched', headers: bearer(acct.master) })).json();
   assert.equal(watched.meta.total, 3);
+});
+
+test('the feed\'s per-day counters match its rows', async () => {
+  assert.deepEqual(await feedCountMismatches(t.db.db), []);
 });

@@ -7,7 +7,7 @@ import { EVENTS_WRITER_LOCK } from '../src/registry/store.ts';
 import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import { bearer, createAccount, createTestApp } from './helpers/app.ts';
 import { nipFor, type CompanySpec } from './helpers/registry.ts';
-import { accountIdOf, runDay, setBalance } from './watchlist-support.ts';
+import { accountIdOf, runDay, setBalance, feedCountMismatches } from './watchlist-support.ts';
 
 /**
  * `after_id` polling (the feed's extension): a client that keeps the last id it saw never misses
@@ -189,4 +189,30 @@ test('after_id with filters, per_page bounds, and the meta of polling mode', asy
   const negative = await t.app.inject({ method: 'GET', url: '/api/v1/watchlist/events?after_id=-1', headers: auth });
   assert.equal(negative.statusCode, 422);
   assert.ok(negative.json().errors.after_id);
+});
+
+test('page mode: the pages, first to last (the older half read from the other end), are the feed newest first', async () => {
+  const { rows } = await sql<{ id: number }>`
+    SELECT event_id::float8 AS id FROM watchlist_feed WHERE account_id = ${accountId} ORDER BY event_date DESC, event_id DESC`.execute(t.db.db);
+  const expected = rows.map((r) => r.id);
+  const seen: number[] = [];
+  let lastPage = 1;
+  for (let page = 1; page <= lastPage; page++) {
+    const res = await t.app.inject({ method: 'GET', url: `/api/v1/watchlist/events?per_page=73&page=${page}`, headers: auth });
+    const body = res.json();
+    assert.equal(body.meta.total, expected.length);
+    lastPage = body.meta.last_page;
+    seen.push(...body.data.map((e: { id: number }) => e.id));
+  }
+  assert.equal(lastPage, Math.ceil(expected.length / 73));
+  assert.deepEqual(seen, expected);
+  const filtered = await t.app.inject({ method: 'GET', url: '/api/v1/watchlist/events?per_page=100&event_type=COMPANY_PHONE_CHANGED&page=12', headers: auth });
+  const { rows: phones } = await sql<{ id: number }>`
+    SELECT event_id::float8 AS id FROM watchlist_feed WHERE account_id = ${accountId} AND event_type = 'COMPANY_PHONE_CHANGED' ORDER BY event_date DESC, event_id DESC`.execute(t.db.db);
+  assert.ok(phones.length > 1100, `${phones.length}`);
+  assert.deepEqual(filtered.json().data.map((e: { id: number }) => e.id), phones.slice(1100, 1200).map((r) => r.id));
+});
+
+test('the feed\'s per-day counters match its rows', async () => {
+  assert.deepEqual(await feedCountMismatches(t.db.db), []);
 });

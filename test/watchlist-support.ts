@@ -50,3 +50,15 @@ export async function setBalance(t: { db: { db: Db } }, accountId: string, credi
   const { applyLedgerEntry } = await import('../src/modules/wallet/ledger.ts');
   await applyLedgerEntry(t.db.db, { accountId, type: delta < 0 ? 'usage' : 'refund', amount: delta, description: 'test: set balance' });
 }
+
+/** The per-day counters agree with the feed rows they count, for every account. */
+export async function feedCountMismatches(db: Db): Promise<unknown[]> {
+  const { rows } = await sql`
+    SELECT coalesce(c.account_id, f.account_id) AS account_id, coalesce(c.event_date, f.event_date)::text AS event_date,
+           coalesce(c.event_type, f.event_type) AS event_type, c.n AS counted, f.n AS rows
+    FROM watchlist_feed_counts c
+    FULL JOIN (SELECT account_id, event_date, event_type, count(*)::int AS n FROM watchlist_feed GROUP BY 1, 2, 3) f
+      ON f.account_id = c.account_id AND f.event_date = c.event_date AND f.event_type = c.event_type
+    WHERE c.n IS DISTINCT FROM f.n`.execute(db);
+  return rows;
+}

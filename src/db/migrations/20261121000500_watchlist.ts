@@ -75,6 +75,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     -- A company's rows of one feed: removal, and events_count / last_event_at of the watched list.
     CREATE INDEX watchlist_feed_company_idx ON watchlist_feed (account_id, company_id, event_date);
 
+    -- How many feed rows an account has per day and type, kept with the rows (same statements,
+    -- same lock): a feed's total under any filter is a sum over at most days x types rows
+    -- instead of a count over every event of the feed.
+    CREATE TABLE watchlist_feed_counts (
+      account_id bigint NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+      event_date date NOT NULL,
+      event_type event_type NOT NULL,
+      n integer NOT NULL CHECK (n >= 0),
+      PRIMARY KEY (account_id, event_date, event_type)
+    );
+
     -- Every statement that inserts events takes the events writer lock (src/registry/store.ts
     -- EVENTS_WRITER_LOCK = 7307900001) before its first id is drawn: a BEFORE STATEMENT trigger
     -- runs before any row's default (nextval) is evaluated. Writers already take it; this makes it
@@ -93,10 +104,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     -- watching accounts' feeds in the writer's own transaction (one statement per insert).
     CREATE FUNCTION watchlist_feed_fan_out() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
-      INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
-      SELECT w.account_id, n.id, n.event_date, n.company_id, n.event_type
-      FROM new_events n JOIN watchlist w ON w.company_id = n.company_id
-      WHERE w.removed_at IS NULL AND n.event_date >= w.watched_date;
+      WITH fed AS (
+        INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
+        SELECT w.account_id, n.id, n.event_date, n.company_id, n.event_type
+        FROM new_events n JOIN watchlist w ON w.company_id = n.company_id
+        WHERE w.removed_at IS NULL AND n.event_date >= w.watched_date
+        RETURNING account_id, event_date, event_type
+      )
+      INSERT INTO watchlist_feed_counts (account_id, event_date, event_type, n)
+      SELECT account_id, event_date, event_type, count(*) FROM fed GROUP BY 1, 2, 3
+      ON CONFLICT (account_id, event_date, event_type) DO UPDATE SET n = watchlist_feed_counts.n + EXCLUDED.n;
       RETURN NULL;
     END
     $fn$;
@@ -112,6 +129,6 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     DROP TRIGGER events_take_writer_lock ON events;
     DROP FUNCTION watchlist_feed_fan_out();
     DROP FUNCTION events_take_writer_lock();
-    DROP TABLE watchlist_feed, watchlist, watch_request_items, watch_requests;
+    DROP TABLE watchlist_feed_counts, watchlist_feed, watchlist, watch_request_items, watch_requests;
   `.execute(db);
 }

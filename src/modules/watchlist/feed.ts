@@ -6,7 +6,7 @@ import { ImportUnavailableError } from '../../registry/import.ts';
 import type { Identifier, IdentifierType } from '../../registry/model.ts';
 import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
 import {
-  countCompanyEvents, countFeed, findCompanyRef, isLockTimeout, listCompanyEventsPage, listFeedAfter, listFeedPage,
+  countCompanyEvents, countFeed, findCompanyRef, inSnapshot, isLockTimeout, listCompanyEventsPage, listFeedAfter, listFeedPage,
   type EventRow, type FeedEventRow,
 } from './repo.ts';
 
@@ -77,10 +77,10 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
           },
         };
       }
-      const [total, data] = await Promise.all([
-        countFeed(db, accountId, filters),
-        listFeedPage(db, accountId, filters, q.per_page, (q.page - 1) * q.per_page),
-      ]);
+      const { total, data } = await inSnapshot(db, async (trx) => {
+        const n = await countFeed(trx, accountId, filters);
+        return { total: n, data: await listFeedPage(trx, accountId, filters, q.per_page, (q.page - 1) * q.per_page, n) };
+      });
       return { data, meta: pageMeta(total, q.page, q.per_page, fetchedAt) };
     },
 
@@ -100,10 +100,11 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
       }
       if (!company) throw new NotFoundError('Company not found');
       const fetchedAt = clock.now();
-      const [total, events] = await Promise.all([
-        countCompanyEvents(db, company.id, filters),
-        listCompanyEventsPage(db, company.id, filters, q.per_page, (q.page - 1) * q.per_page),
-      ]);
+      const companyId = company.id;
+      const { total, events } = await inSnapshot(db, async (trx) => ({
+        total: await countCompanyEvents(trx, companyId, filters),
+        events: await listCompanyEventsPage(trx, companyId, filters, q.per_page, (q.page - 1) * q.per_page),
+      }));
       return {
         data: { company: { primary_identifier: company.primary_identifier, identifier_type: company.primary_identifier_type, name: company.name }, events },
         meta: pageMeta(total, q.page, q.per_page, fetchedAt),

@@ -179,10 +179,15 @@ export async function watchCompanies(trx: Executor, accountId: string, companyId
   const started = rows.map((r) => r.company_id);
   if (started.length > 0) {
     await sql`
-      INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
-      SELECT ${accountId}::bigint, e.id, e.event_date, e.company_id, e.event_type
-      FROM events e WHERE e.company_id = ANY(${started}::bigint[]) AND e.event_date >= ${day}::date
-      ON CONFLICT DO NOTHING`.execute(trx);
+      WITH fed AS (
+        INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
+        SELECT ${accountId}::bigint, e.id, e.event_date, e.company_id, e.event_type
+        FROM events e WHERE e.company_id = ANY(${started}::bigint[]) AND e.event_date >= ${day}::date
+        RETURNING event_date, event_type
+      )
+      INSERT INTO watchlist_feed_counts (account_id, event_date, event_type, n)
+      SELECT ${accountId}::bigint, event_date, event_type, count(*) FROM fed GROUP BY 2, 3
+      ON CONFLICT (account_id, event_date, event_type) DO UPDATE SET n = watchlist_feed_counts.n + EXCLUDED.n`.execute(trx);
   }
   return new Set(started);
 }
@@ -197,7 +202,17 @@ export async function unwatchCompanies(trx: Executor, accountId: string, company
     RETURNING company_id`.execute(trx);
   const stopped = rows.map((r) => r.company_id);
   if (stopped.length > 0) {
-    await sql`DELETE FROM watchlist_feed WHERE account_id = ${accountId} AND company_id = ANY(${stopped}::bigint[])`.execute(trx);
+    await sql`
+      WITH gone AS (
+        DELETE FROM watchlist_feed WHERE account_id = ${accountId} AND company_id = ANY(${stopped}::bigint[])
+        RETURNING event_date, event_type
+      ), per_day AS (
+        SELECT event_date, event_type, count(*)::int AS n FROM gone GROUP BY 1, 2
+      )
+      UPDATE watchlist_feed_counts c SET n = c.n - g.n
+      FROM per_day g
+      WHERE c.account_id = ${accountId} AND c.event_date = g.event_date AND c.event_type = g.event_type`.execute(trx);
+    await sql`DELETE FROM watchlist_feed_counts WHERE account_id = ${accountId} AND n = 0`.execute(trx);
   }
   return new Set(stopped);
 }
@@ -263,30 +278,52 @@ function filterSql(f: EventFilters, alias: string) {
   ], sql` AND `);
 }
 
+/** From the per-day counters: a sum over at most days x types rows, whatever the feed's size. */
 export async function countFeed(db: Executor, accountId: string, f: EventFilters): Promise<number> {
   if (f.types?.length === 0) return 0;
   const { rows } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM watchlist_feed f WHERE f.account_id = ${accountId} AND ${filterSql(f, 'f')}`.execute(db);
+    SELECT coalesce(sum(c.n), 0)::int AS n FROM watchlist_feed_counts c WHERE c.account_id = ${accountId} AND ${filterSql(f, 'c')}`.execute(db);
   return rows[0]!.n;
 }
 
 const FEED_COLUMNS = sql`f.event_id::float8 AS id, f.event_type, e.old_value, e.new_value, f.event_date::text AS event_date, e.severity,
   c.primary_identifier, c.primary_identifier_type AS identifier_type, c.name AS company_name`;
 
-/** Newest first (event_date, then id). */
-export async function listFeedPage(db: Executor, accountId: string, f: EventFilters, limit: number, offset: number): Promise<FeedEventRow[]> {
-  if (f.types?.length === 0) return [];
-  const { rows } = await sql<FeedEventRow>`
-    SELECT ${FEED_COLUMNS}
-    FROM (
-      SELECT event_id, event_date, company_id, event_type FROM watchlist_feed f
-      WHERE f.account_id = ${accountId} AND ${filterSql(f, 'f')}
-      ORDER BY f.event_date DESC, f.event_id DESC LIMIT ${limit} OFFSET ${offset}
-    ) f
-    JOIN events e ON e.event_date = f.event_date AND e.id = f.event_id
-    JOIN companies c ON c.id = f.company_id
-    ORDER BY f.event_date DESC, f.event_id DESC`.execute(db);
+/**
+ * Newest first (event_date, then id). `total` (the count under the same filters, read in the
+ * same snapshot) lets a page in the older half be read from the other end of the index, so the
+ * last page costs what the first does.
+ */
+export async function listFeedPage(db: Executor, accountId: string, f: EventFilters, limit: number, offset: number, total: number): Promise<FeedEventRow[]> {
+  if (f.types?.length === 0 || offset >= total) return [];
+  const fromEnd = offset > total / 2;
+  const { rows } = fromEnd
+    ? await sql<FeedEventRow>`
+      SELECT ${FEED_COLUMNS}
+      FROM (
+        SELECT event_id, event_date, company_id, event_type FROM watchlist_feed f
+        WHERE f.account_id = ${accountId} AND ${filterSql(f, 'f')}
+        ORDER BY f.event_date, f.event_id LIMIT ${Math.min(limit, total - offset)} OFFSET ${Math.max(0, total - offset - limit)}
+      ) f
+      JOIN events e ON e.event_date = f.event_date AND e.id = f.event_id
+      JOIN companies c ON c.id = f.company_id
+      ORDER BY f.event_date DESC, f.event_id DESC`.execute(db)
+    : await sql<FeedEventRow>`
+      SELECT ${FEED_COLUMNS}
+      FROM (
+        SELECT event_id, event_date, company_id, event_type FROM watchlist_feed f
+        WHERE f.account_id = ${accountId} AND ${filterSql(f, 'f')}
+        ORDER BY f.event_date DESC, f.event_id DESC LIMIT ${limit} OFFSET ${offset}
+      ) f
+      JOIN events e ON e.event_date = f.event_date AND e.id = f.event_id
+      JOIN companies c ON c.id = f.company_id
+      ORDER BY f.event_date DESC, f.event_id DESC`.execute(db);
   return rows;
+}
+
+/** Runs reads in one snapshot, so a page and its total agree even while a daily run writes. */
+export async function inSnapshot<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(fn);
 }
 
 /**

@@ -9,7 +9,7 @@ import { identifierKey, rowMatches, SearchIndex, type IndexRow } from './search-
 const CITIES = ['lodz', 'warszawa', 'krakow', 'kedzierzyn-kozle', null];
 const VOIVODESHIPS = ['lodzkie', 'mazowieckie', 'malopolskie', null];
 const LEGAL = ['sp-z-oo', 'jdg', 'sa', null];
-const CODES = ['4941Z', '4942Z', '6201Z', '6202Z', '5610A', '201', '4711Z'];
+const CODES = ['4941Z', '4942Z', '4711Z', '6201Z', '6202Z', '5610A', '201', '3600Z', '3700Z'];
 const WORDS = ['alfa', 'alfabet', 'trans', 'transport', 'beta', 'kowalski', 'sp', 'z', 'o', '100'];
 const STATUSES = ['ACTIVE', 'SUSPENDED', 'DELETED'] as const;
 
@@ -36,7 +36,7 @@ const filtersArb: fc.Arbitrary<SearchFilters> = fc.record({
   status: fc.constantFrom(...STATUSES),
   hasContact: fc.constantFrom('phone', 'email', 'fax', null),
   activityCodes: fc.uniqueArray(fc.constantFrom(...CODES, '9999Z'), { maxLength: 2 }).map((c) => c.sort()),
-  activityPrefix: fc.constantFrom(null, null, '4', '49', '494', '62', '2', '9'),
+  activityPrefix: fc.constantFrom(null, null, '4', '49', '47', '494', '62', '2', '20', '9', '36'),
   activityStartFrom: fc.option(dateArb.filter((d) => d !== null), { nil: null }),
   activityStartTo: fc.option(dateArb.filter((d) => d !== null), { nil: null }),
   voivodeship: fc.constantFrom(...VOIVODESHIPS, 'opolskie'),
@@ -82,6 +82,21 @@ describe('SearchIndex', () => {
     }), { numRuns: 300 });
   });
 
+  test('filters on packed columns only (counted from the histogram), with and without a delta', () => {
+    const dimsOnly = filtersArb.map((f) => ({ ...f, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, city: null, postalCode: null, nameWords: [] }));
+    fc.assert(fc.property(rowsArb, fc.array(fc.tuple(fc.integer({ min: 1, max: 140 }), rowArb(0)), { maxLength: 6 }), dimsOnly, fc.integer({ min: 0, max: 80 }), fc.integer({ min: 1, max: 30 }), (rows, changes, f, offset, limit) => {
+      const index = SearchIndex.fromRows(rows);
+      const current = new Map(rows.map((r) => [r.id, r] as const));
+      assert.deepEqual(index.query(f, offset, limit), reference(rows, f, offset, limit));
+      for (const [id, row] of changes) {
+        const changed = { ...row, id: String(id) };
+        index.upsert(changed);
+        current.set(changed.id, changed);
+      }
+      assert.deepEqual(index.query(f, offset, limit), reference([...current.values()], f, offset, limit));
+    }), { numRuns: 500 });
+  });
+
   test('a row in several lists of a union (two matching codes, two words with the prefix) counts once', () => {
     const base = { activityStart: '2020-01-01', status: 'ACTIVE' as const, voivodeship: null, city: null, postalCode: null, legalForm: null, hasPhone: false, hasEmail: false, hasFax: false };
     const rows: IndexRow[] = Array.from({ length: 100 }, (_, i) => ({
@@ -94,6 +109,8 @@ describe('SearchIndex', () => {
     assert.equal(index.query({ ...f, activityCodes: ['4941Z', '4942Z'] }, 0, 20).total, 10);
     assert.equal(index.query({ ...f, activityPrefix: '494' }, 0, 20).total, 10);
     assert.deepEqual(index.query({ ...f, activityPrefix: '494' }, 0, 20).ids, rows.slice(0, 10).map((r) => r.id));
+    assert.equal(index.query({ ...f, activityPrefix: '49' }, 0, 20).total, 10);
+    assert.equal(index.query({ ...f, activityPrefix: '62' }, 0, 20).total, 90);
   });
 
   test('an empty index answers zero', () => {

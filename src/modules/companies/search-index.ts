@@ -317,18 +317,35 @@ interface DeltaRow {
   id: number;
 }
 
-/** A query made concrete against this index's dictionaries: -1 where the value is unknown (no main row matches). */
+// The low-cardinality columns packed in one word per row, so that status, contact type,
+// voivodeship, legal form and a one-digit activity prefix cost one read and one comparison:
+// status in bits 0-1, contact flags 2-4, voivodeship 5-11, legal form 12-21, and in 22-31 a bit
+// per first digit of the row's activity codes. Ids past a field's width share its last value and
+// are told apart by their own column. The histogram counts rows by bits 0-21.
+const VOIV_SHIFT = 5;
+const VOIV_MAX = 127;
+const LEGAL_SHIFT = 12;
+const LEGAL_MAX = 1023;
+const DIGITS_SHIFT = 22;
+const HISTOGRAM_BITS = (1 << DIGITS_SHIFT) - 1;
+
+/** A query made concrete against this index's dictionaries. */
 interface Plan {
-  status: number;
-  flag: number;
-  voiv: number;
-  legal: number;
+  mask: number;
+  want: number;
+  /** Set when the asked voivodeship or legal form has an id past its field's width. */
+  exactVoiv: number;
+  exactLegal: number;
   city: number;
   postal: number;
+  /** Code ids any of which a row needs (activity codes, or the prefix when no codes are given). */
   codeMask: Uint8Array | null;
+  /** Code ids with the prefix, when codes are given too. */
+  prefixMask: Uint8Array | null;
   wordRanges: [number, number][];
   lo: number;
   hi: number;
+  dated: boolean;
   impossible: boolean;
 }
 
@@ -343,12 +360,61 @@ function lowerBound(words: readonly string[], w: string): number {
   return lo;
 }
 
+function mergeTwo(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let w = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x < y) { out[w++] = x; i++; } else if (y < x) { out[w++] = y; j++; } else { out[w++] = x; i++; j++; }
+  }
+  while (i < a.length) out[w++] = a[i++]!;
+  while (j < b.length) out[w++] = b[j++]!;
+  return out.subarray(0, w);
+}
+
+/** Rows in both ascending lists. */
+function intersectTwo(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(Math.min(a.length, b.length));
+  let i = 0;
+  let j = 0;
+  let w = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x < y) i++;
+    else if (y < x) j++;
+    else { out[w++] = x; i++; j++; }
+  }
+  return out.subarray(0, w);
+}
+
+/** Sorted, distinct rows of several ascending lists (merged in pairs: linear in their sizes per level). */
+function unionOf(lists: Uint32Array[]): Uint32Array {
+  if (lists.length === 0) return new Uint32Array(0);
+  let level = lists;
+  while (level.length > 1) {
+    const next: Uint32Array[] = [];
+    for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? mergeTwo(level[i]!, level[i + 1]!) : level[i]!);
+    level = next;
+  }
+  return level[0]!;
+}
+
 export class SearchIndex {
   private readonly p: IndexParts;
-  private cityPostings: Postings | null = null;
-  private postalPostings: Postings | null = null;
-  private codePostings: Postings | null = null;
-  private wordPostings: Postings | null = null;
+  private readonly dims: Int32Array;
+  /** Main rows by packed low-cardinality value: a query on those columns alone is counted from here. */
+  private readonly histogram = new Map<number, number>();
+  private readonly cityPostings: Postings;
+  private readonly postalPostings: Postings;
+  private readonly codePostings: Postings;
+  /** Rows by the first two characters of any of their codes (an activity prefix of two). */
+  private readonly prefix2Postings: Postings;
+  private readonly prefix2Ids = new Map<string, number>();
+  private readonly wordPostings: Postings;
   /** Main rows replaced by the delta. */
   private readonly masked: Uint8Array;
   private maskedCount = 0;
@@ -357,17 +423,56 @@ export class SearchIndex {
   private readonly firstUndated: number;
 
   constructor(parts: IndexParts) {
-    this.p = parts;
-    this.masked = new Uint8Array(parts.n);
+    const p = parts;
+    this.p = p;
+    this.masked = new Uint8Array(p.n);
+    this.dims = new Int32Array(p.n);
+    const codeFirstDigit = new Uint16Array(p.codeIds.size + 1);
+    const codePrefix2 = new Uint32Array(p.codeIds.size + 1);
+    for (const [code, id] of p.codeIds) {
+      const d = code.charCodeAt(0) - 48;
+      if (d >= 0 && d <= 9) codeFirstDigit[id] = 1 << d;
+      if (code.length >= 2) {
+        const two = code.slice(0, 2);
+        let pid = this.prefix2Ids.get(two);
+        if (pid === undefined) this.prefix2Ids.set(two, (pid = this.prefix2Ids.size + 1));
+        codePrefix2[id] = pid;
+      }
+    }
+    for (let r = 0; r < p.n; r++) {
+      const packed = p.status[r]! | (p.flags[r]! << 2) | (Math.min(p.voiv[r]!, VOIV_MAX) << VOIV_SHIFT) | (Math.min(p.legal[r]!, LEGAL_MAX) << LEGAL_SHIFT);
+      this.histogram.set(packed, (this.histogram.get(packed) ?? 0) + 1);
+      let digits = 0;
+      for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) digits |= codeFirstDigit[p.codes.values[j]!]!;
+      this.dims[r] = packed | (digits << DIGITS_SHIFT);
+    }
     let lo = 0;
-    let hi = parts.n;
+    let hi = p.n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (parts.days[mid]! !== NO_DAY) lo = mid + 1;
+      if (p.days[mid]! !== NO_DAY) lo = mid + 1;
       else hi = mid;
     }
     this.firstUndated = lo;
-    this.buildPostings();
+    this.cityPostings = postingsOf(p.cities.size + 1, p.n, (r, emit) => { if (p.city[r]! !== 0) emit(p.city[r]!); });
+    this.postalPostings = postingsOf(100_001, p.n, (r, emit) => { if (p.postal[r]! !== 0) emit(p.postal[r]!); });
+    this.codePostings = postingsOf(p.codeIds.size + 1, p.n, (r, emit) => {
+      for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) emit(p.codes.values[j]!);
+    });
+    this.prefix2Postings = postingsOf(this.prefix2Ids.size + 1, p.n, (r, emit) => {
+      // A row with two codes of one division is listed once.
+      const start = p.codes.offsets[r]!;
+      for (let j = start; j < p.codes.offsets[r + 1]!; j++) {
+        const k = codePrefix2[p.codes.values[j]!]!;
+        if (k === 0) continue;
+        let again = false;
+        for (let i = start; i < j; i++) if (codePrefix2[p.codes.values[i]!] === k) again = true;
+        if (!again) emit(k);
+      }
+    });
+    this.wordPostings = postingsOf(p.sortedWords.length, p.n, (r, emit) => {
+      for (let j = p.words.offsets[r]!; j < p.words.offsets[r + 1]!; j++) emit(p.words.values[j]!);
+    });
   }
 
   static fromRows(rows: Iterable<IndexRow>): SearchIndex {
@@ -388,21 +493,9 @@ export class SearchIndex {
   /** Bytes held by the typed arrays (the bulk of the index). */
   get byteSize(): number {
     const p = this.p;
-    const arrays = [p.ids, p.days, p.keys, p.status, p.voiv, p.legal, p.flags, p.city, p.postal, p.codes.offsets, p.codes.values, p.words.offsets, p.words.values, this.masked];
-    for (const ps of [this.cityPostings, this.postalPostings, this.codePostings, this.wordPostings]) if (ps) arrays.push(ps.offsets, ps.rows);
+    const arrays: ArrayBufferView[] = [p.ids, p.days, p.keys, p.status, p.voiv, p.legal, p.flags, p.city, p.postal, p.codes.offsets, p.codes.values, p.words.offsets, p.words.values, this.masked, this.dims];
+    for (const ps of [this.cityPostings, this.postalPostings, this.codePostings, this.prefix2Postings, this.wordPostings]) arrays.push(ps.offsets, ps.rows);
     return arrays.reduce((n, a) => n + a.byteLength, 0);
-  }
-
-  private buildPostings(): void {
-    const p = this.p;
-    this.cityPostings = postingsOf(p.cities.size + 1, p.n, (r, emit) => { if (p.city[r]! !== 0) emit(p.city[r]!); });
-    this.postalPostings = postingsOf(100_001, p.n, (r, emit) => { if (p.postal[r]! !== 0) emit(p.postal[r]!); });
-    this.codePostings = postingsOf(p.codeIds.size + 1, p.n, (r, emit) => {
-      for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) emit(p.codes.values[j]!);
-    });
-    this.wordPostings = postingsOf(p.sortedWords.length, p.n, (r, emit) => {
-      for (let j = p.words.offsets[r]!; j < p.words.offsets[r + 1]!; j++) emit(p.words.values[j]!);
-    });
   }
 
   /** Replaces (or adds) one company: its main row, if any, is masked and the new row kept in the delta. */
@@ -419,44 +512,77 @@ export class SearchIndex {
         if (this.masked[r] === 0) {
           this.masked[r] = 1;
           this.maskedCount++;
+          const packed = this.dims[r]! & HISTOGRAM_BITS;
+          this.histogram.set(packed, this.histogram.get(packed)! - 1);
         }
         return;
       }
     }
   }
 
+  private codeMaskOf(pred: (code: string) => boolean): Uint8Array | null {
+    const mask = new Uint8Array(this.p.codeIds.size + 1);
+    let any = false;
+    for (const [c, id] of this.p.codeIds) {
+      if (pred(c)) {
+        mask[id] = 1;
+        any = true;
+      }
+    }
+    return any ? mask : null;
+  }
+
   private plan(f: SearchFilters): Plan {
     const p = this.p;
     const plan: Plan = {
-      status: STATUS_CODE[f.status], flag: f.hasContact ? CONTACT_FLAG[f.hasContact] : 0,
-      voiv: 0, legal: 0, city: 0, postal: 0, codeMask: null, wordRanges: [], lo: 0, hi: p.n, impossible: false,
+      mask: 3, want: STATUS_CODE[f.status], exactVoiv: 0, exactLegal: 0, city: 0, postal: 0,
+      codeMask: null, prefixMask: null, wordRanges: [], lo: 0, hi: p.n, dated: false, impossible: false,
     };
-    const known = (map: ReadonlyMap<string, number>, v: string | null) => {
-      if (v === null) return 0;
-      const id = map.get(v);
+    if (f.hasContact !== null) {
+      plan.mask |= CONTACT_FLAG[f.hasContact] << 2;
+      plan.want |= CONTACT_FLAG[f.hasContact] << 2;
+    }
+    if (f.voivodeship !== null) {
+      const id = p.voivodeships.get(f.voivodeship);
       if (id === undefined) plan.impossible = true;
-      return id ?? -1;
-    };
-    plan.voiv = known(p.voivodeships, f.voivodeship);
-    plan.legal = known(p.legalForms, f.legalForm);
-    plan.city = known(p.cities, f.city);
+      else {
+        plan.mask |= VOIV_MAX << VOIV_SHIFT;
+        plan.want |= Math.min(id, VOIV_MAX) << VOIV_SHIFT;
+        if (id >= VOIV_MAX) plan.exactVoiv = id;
+      }
+    }
+    if (f.legalForm !== null) {
+      const id = p.legalForms.get(f.legalForm);
+      if (id === undefined) plan.impossible = true;
+      else {
+        plan.mask |= LEGAL_MAX << LEGAL_SHIFT;
+        plan.want |= Math.min(id, LEGAL_MAX) << LEGAL_SHIFT;
+        if (id >= LEGAL_MAX) plan.exactLegal = id;
+      }
+    }
+    if (f.city !== null) {
+      plan.city = p.cities.get(f.city) ?? -1;
+      if (plan.city < 0) plan.impossible = true;
+    }
     if (f.postalCode !== null) plan.postal = Number(f.postalCode) + 1;
 
-    if (f.activityCodes.length > 0 || f.activityPrefix !== null) {
-      // Codes and a prefix both given: a company needs one of the codes and one code with the
-      // prefix (not necessarily the same), so they stay two checks; the mask serves the codes.
-      const mask = new Uint8Array(p.codeIds.size + 1);
-      let any = false;
-      if (f.activityCodes.length > 0) {
-        for (const c of f.activityCodes) {
-          const id = p.codeIds.get(c);
-          if (id !== undefined) { mask[id] = 1; any = true; }
-        }
+    const prefix = f.activityPrefix;
+    if (f.activityCodes.length > 0) {
+      const wanted = new Set(f.activityCodes);
+      plan.codeMask = this.codeMaskOf((c) => wanted.has(c));
+      if (plan.codeMask === null) plan.impossible = true;
+    }
+    if (prefix !== null) {
+      if (prefix.length === 1) {
+        const bit = 1 << (DIGITS_SHIFT + prefix.charCodeAt(0) - 48);
+        plan.mask |= bit;
+        plan.want |= bit;
       } else {
-        for (const [c, id] of p.codeIds) if (c.startsWith(f.activityPrefix!)) { mask[id] = 1; any = true; }
+        const mask = this.codeMaskOf((c) => c.startsWith(prefix));
+        if (mask === null) plan.impossible = true;
+        if (plan.codeMask === null) plan.codeMask = mask;
+        else plan.prefixMask = mask;
       }
-      if (!any) plan.impossible = true;
-      plan.codeMask = mask;
     }
     for (const w of f.nameWords) {
       const a = lowerBound(p.sortedWords, w);
@@ -467,6 +593,7 @@ export class SearchIndex {
 
     if (f.activityStartFrom !== null || f.activityStartTo !== null) {
       // Rows are in descending day order: the bounds select one contiguous slice.
+      plan.dated = true;
       const days = p.days;
       const firstAtMost = (day: number) => {
         let lo = 0;
@@ -486,54 +613,60 @@ export class SearchIndex {
   }
 
   /**
-   * The candidate rows: the smallest posting list (or union of lists) when it is clearly
-   * smaller than the slice of rows the date bounds leave, else null (scan the slice).
+   * The candidate rows: the smallest posting list (or union of lists) when it is clearly smaller
+   * than the slice of rows the date bounds leave; null means scan the slice (sequential reads of
+   * one packed word a row beat random reads of a long list).
    */
   private candidates(f: SearchFilters, plan: Plan): Uint32Array | null {
     const options: { size: number; rows: () => Uint32Array }[] = [];
     const list = (ps: Postings, k: number) => ps.rows.subarray(ps.offsets[k]!, ps.offsets[k + 1]!);
-    const union = (ps: Postings, keys: Iterable<number>) => {
-      const parts: Uint32Array[] = [];
+    const ofMask = (mask: Uint8Array) => {
+      const lists: Uint32Array[] = [];
       let size = 0;
-      for (const k of keys) {
-        const l = list(ps, k);
-        if (l.length > 0) { parts.push(l); size += l.length; }
+      for (let k = 1; k < mask.length; k++) {
+        if (mask[k]) {
+          const l = list(this.codePostings, k);
+          lists.push(l);
+          size += l.length;
+        }
       }
-      return { size, rows: () => {
-        if (parts.length === 1) return parts[0]!;
-        const all = new Uint32Array(size);
-        let at = 0;
-        for (const l of parts) { all.set(l, at); at += l.length; }
-        all.sort();
-        let w = 0;
-        for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[w++] = all[i]!;
-        return all.subarray(0, w);
-      } };
+      return { size, rows: () => unionOf(lists) };
     };
-    if (plan.city > 0) options.push({ size: list(this.cityPostings!, plan.city).length, rows: () => list(this.cityPostings!, plan.city) });
-    if (plan.postal > 0 && plan.postal <= 100_000) options.push({ size: list(this.postalPostings!, plan.postal).length, rows: () => list(this.postalPostings!, plan.postal) });
-    if (plan.codeMask) {
-      const keys: number[] = [];
-      for (let k = 1; k < plan.codeMask.length; k++) if (plan.codeMask[k]) keys.push(k);
-      options.push(union(this.codePostings!, keys));
+    if (plan.city > 0) {
+      const l = list(this.cityPostings, plan.city);
+      options.push({ size: l.length, rows: () => l });
     }
-    if (f.activityCodes.length > 0 && f.activityPrefix !== null) {
-      const keys: number[] = [];
-      for (const [c, id] of this.p.codeIds) if (c.startsWith(f.activityPrefix)) keys.push(id);
-      options.push(union(this.codePostings!, keys));
+    if (plan.postal > 0 && plan.postal <= 100_000) {
+      const l = list(this.postalPostings, plan.postal);
+      options.push({ size: l.length, rows: () => l });
     }
+    const prefix = f.activityPrefix;
+    if (prefix !== null && prefix.length === 2) {
+      const k = this.prefix2Ids.get(prefix);
+      if (k !== undefined) {
+        const l = list(this.prefix2Postings, k);
+        options.push({ size: l.length, rows: () => l });
+      }
+    } else if (prefix !== null && prefix.length > 2) {
+      const mask = plan.prefixMask ?? (f.activityCodes.length === 0 ? plan.codeMask : null);
+      if (mask) options.push(ofMask(mask));
+    }
+    if (f.activityCodes.length > 0 && plan.codeMask) options.push(ofMask(plan.codeMask));
     for (const [a, b] of plan.wordRanges) {
-      const ps = this.wordPostings!;
-      const size = ps.offsets[b]! - ps.offsets[a]!;
-      options.push({ size, rows: () => {
-        const range = Array.from({ length: b - a }, (_, i) => a + i);
-        return union(ps, range).rows();
-      } });
+      const ps = this.wordPostings;
+      options.push({
+        size: ps.offsets[b]! - ps.offsets[a]!,
+        rows: () => unionOf(Array.from({ length: b - a }, (_, i) => list(ps, a + i))),
+      });
     }
     if (options.length === 0) return null;
-    options.sort((x, y) => x.size - y.size);
+    options.sort((a, b) => a.size - b.size);
     const best = options[0]!;
-    if (best.size * 3 > plan.hi - plan.lo) return null;
+    if (best.size * 6 > plan.hi - plan.lo) return null;
+    // Two lists of similar size (a city and an activity): merging them is cheaper than checking
+    // every row of the first against the second's column.
+    const second = options[1];
+    if (second !== undefined && second.size <= best.size * 10) return intersectTwo(best.rows(), second.rows());
     return best.rows();
   }
 
@@ -541,86 +674,114 @@ export class SearchIndex {
   query(f: SearchFilters, offset: number, limit: number): IndexAnswer {
     const p = this.p;
     const plan = this.plan(f);
-    const deltaMatches = [...this.delta.values()].filter((d) => rowMatches(d.row, f)).sort(compareRows);
+    const dm = this.delta.size === 0 ? [] : [...this.delta.values()].filter((d) => rowMatches(d.row, f)).sort(compareRows);
     const ids: string[] = [];
+    const ids64 = p.ids;
     let position = 0;
     let j = 0;
-    const emit = (id: number | string) => {
-      if (position >= offset && ids.length < limit) ids.push(String(id));
+    // Emits main row r in result order, after the delta rows that come before it (delta present only).
+    const emitMerged = (r: number) => {
+      const here = { day: p.days[r]!, key: p.keys[r]!, id: ids64[r]! };
+      while (j < dm.length && compareRows(dm[j]!, here) < 0) {
+        if (position >= offset && ids.length < limit) ids.push(dm[j]!.row.id);
+        position++;
+        j++;
+      }
+      if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
       position++;
     };
+    const merging = dm.length > 0;
 
     if (!plan.impossible && plan.hi > plan.lo) {
-      const { status, flags, voiv, legal, city, postal, days, keys } = p;
-      const codeOff = p.codes.offsets;
-      const codeVal = p.codes.values;
-      const wordOff = p.words.offsets;
-      const wordVal = p.words.values;
-      const masked = this.masked;
-      const hasMasked = this.maskedCount > 0;
-      const s = plan.status;
-      const flag = plan.flag;
-      const pv = plan.voiv;
-      const pl = plan.legal;
-      const pc = plan.city;
-      const pp = plan.postal;
-      const codeMask = plan.codeMask;
-      const prefix = f.activityCodes.length > 0 ? f.activityPrefix : null;
-      const ranges = plan.wordRanges;
-      const dm = deltaMatches;
-      const codes = this.p.codeIds;
-      let prefixMask: Uint8Array | null = null;
-      if (prefix !== null) {
-        prefixMask = new Uint8Array(codes.size + 1);
-        for (const [c, id] of codes) if (c.startsWith(prefix)) prefixMask[id] = 1;
-      }
+      const dims = this.dims;
+      const mask = plan.mask;
+      const want = plan.want;
+      const masked = this.maskedCount > 0 ? this.masked : null;
+      const rowChecks = plan.city !== 0 || plan.postal !== 0 || plan.codeMask !== null || plan.wordRanges.length > 0
+        || plan.exactVoiv !== 0 || plan.exactLegal !== 0;
 
-      const visit = (r: number) => {
-        if (status[r] !== s) return;
-        if (flag !== 0 && (flags[r]! & flag) === 0) return;
-        if (pv !== 0 && voiv[r] !== pv) return;
-        if (pl !== 0 && legal[r] !== pl) return;
-        if (pc !== 0 && city[r] !== pc) return;
-        if (pp !== 0 && postal[r] !== pp) return;
-        if (hasMasked && masked[r] !== 0) return;
-        if (codeMask !== null) {
-          let ok = false;
-          for (let k = codeOff[r]!; k < codeOff[r + 1]!; k++) if (codeMask[codeVal[k]!] !== 0) { ok = true; break; }
-          if (!ok) return;
-        }
-        if (prefixMask !== null) {
-          let ok = false;
-          for (let k = codeOff[r]!; k < codeOff[r + 1]!; k++) if (prefixMask[codeVal[k]!] !== 0) { ok = true; break; }
-          if (!ok) return;
-        }
-        for (let q = 0; q < ranges.length; q++) {
-          const a = ranges[q]![0];
-          const b = ranges[q]![1];
-          let ok = false;
-          for (let k = wordOff[r]!; k < wordOff[r + 1]!; k++) {
-            const w = wordVal[k]!;
-            if (w >= a && w < b) { ok = true; break; }
+      if (!rowChecks && !plan.dated && (mask & ~HISTOGRAM_BITS) === 0) {
+        // Only packed columns: the histogram counts, a scan from the top finds the page.
+        let mainTotal = 0;
+        for (const [packed, count] of this.histogram) if ((packed & mask) === want) mainTotal += count;
+        const end = offset + limit;
+        for (let r = 0; r < p.n && position < end && ids.length < limit; r++) {
+          if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
+          if (merging) emitMerged(r);
+          else {
+            if (position >= offset) ids.push(String(ids64[r]!));
+            position++;
           }
-          if (!ok) return;
         }
-        if (j < dm.length) {
-          const here = { day: days[r]!, key: keys[r]!, id: p.ids[r]! };
-          while (j < dm.length && compareRows(dm[j]!, here) < 0) emit(dm[j++]!.row.id);
+        // Every main match before the page's end was emitted; the rest are counted, not visited.
+        const emittedMain = position - j;
+        position += mainTotal - emittedMain;
+      } else if (!rowChecks) {
+        // Packed columns within a slice of dates: one comparison a row.
+        for (let r = plan.lo, e = plan.hi; r < e; r++) {
+          if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
+          if (merging) emitMerged(r);
+          else {
+            if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
+            position++;
+          }
         }
-        emit(p.ids[r]!);
-      };
-
-      const rows = this.candidates(f, plan);
-      if (rows === null) {
-        for (let r = plan.lo; r < plan.hi; r++) visit(r);
       } else {
-        for (let i = 0; i < rows.length; i++) {
-          const r = rows[i]!;
-          if (r >= plan.lo && r < plan.hi) visit(r);
+        const { city, postal, voiv, legal } = p;
+        const codeOff = p.codes.offsets;
+        const codeVal = p.codes.values;
+        const wordOff = p.words.offsets;
+        const wordVal = p.words.values;
+        const { city: pc, postal: pp, codeMask, prefixMask, wordRanges, exactVoiv, exactLegal } = plan;
+        const passes = (r: number): boolean => {
+          if ((dims[r]! & mask) !== want) return false;
+          if (pc !== 0 && city[r] !== pc) return false;
+          if (pp !== 0 && postal[r] !== pp) return false;
+          if (masked !== null && masked[r] !== 0) return false;
+          if (exactVoiv !== 0 && voiv[r] !== exactVoiv) return false;
+          if (exactLegal !== 0 && legal[r] !== exactLegal) return false;
+          if (codeMask !== null) {
+            let ok = false;
+            for (let k = codeOff[r]!, e = codeOff[r + 1]!; k < e; k++) if (codeMask[codeVal[k]!] !== 0) { ok = true; break; }
+            if (!ok) return false;
+          }
+          if (prefixMask !== null) {
+            let ok = false;
+            for (let k = codeOff[r]!, e = codeOff[r + 1]!; k < e; k++) if (prefixMask[codeVal[k]!] !== 0) { ok = true; break; }
+            if (!ok) return false;
+          }
+          for (let q = 0; q < wordRanges.length; q++) {
+            const a = wordRanges[q]![0];
+            const b = wordRanges[q]![1];
+            let ok = false;
+            for (let k = wordOff[r]!, e = wordOff[r + 1]!; k < e; k++) {
+              const w = wordVal[k]!;
+              if (w >= a && w < b) { ok = true; break; }
+            }
+            if (!ok) return false;
+          }
+          return true;
+        };
+        const rows = this.candidates(f, plan);
+        const lo = plan.lo;
+        const hi = plan.hi;
+        const n = rows === null ? hi - lo : rows.length;
+        for (let i = 0; i < n; i++) {
+          const r = rows === null ? lo + i : rows[i]!;
+          if (r < lo || r >= hi || !passes(r)) continue;
+          if (merging) emitMerged(r);
+          else {
+            if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
+            position++;
+          }
         }
       }
     }
-    while (j < deltaMatches.length) emit(deltaMatches[j++]!.row.id);
+    while (j < dm.length) {
+      if (position >= offset && ids.length < limit) ids.push(dm[j]!.row.id);
+      position++;
+      j++;
+    }
     return { total: position, ids };
   }
 }

@@ -12,6 +12,8 @@
  * trigger run for every one (the seeding rate is printed). Other accounts watch their own companies
  * so the account's rows are a small part of the feed table.
  */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import pino from 'pino';
@@ -112,6 +114,33 @@ async function seed(): Promise<void> {
   await h.close();
 }
 
+/** CPU seconds (user + system) by backend pid, from /proc (same machine only; null elsewhere). */
+function backendCpuSeconds(pids: readonly number[]): Map<number, number> | null {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch { /* the backend has gone */ }
+  }
+  return out.size === 0 && pids.length > 0 ? null : out;
+}
+
+async function appBackends(db: ReturnType<typeof createDatabase>['db']): Promise<number[]> {
+  const { rows } = await sql<{ pid: number }>`
+    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'regwatch'`.execute(db);
+  return rows.map((r) => r.pid);
+}
+
+/** CPU the app's backends used between two readings (backends opened in between count whole). */
+function cpuBetween(before: Map<number, number> | null, after: Map<number, number> | null): number | null {
+  if (before === null || after === null) return null;
+  let s = 0;
+  for (const [pid, cpu] of after) s += cpu - (before.get(pid) ?? 0);
+  return s;
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
@@ -154,18 +183,25 @@ async function main(): Promise<void> {
     ['company events', `/api/v1/companies/events?identifier_type=KRS&identifier_value=${someCompany}`],
   ];
   const results: string[] = [];
-  results.push('| request | p50 ms | p95 ms | p99 ms | max ms |', '|---|---:|---:|---:|---:|');
+  results.push(`load average at start: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`, '');
+  results.push('| request | p50 ms | p95 ms | p99 ms | max ms | Node.js CPU ms/req | PostgreSQL CPU ms/req |', '|---|---:|---:|---:|---:|---:|---:|');
   for (const [label, url] of scenarios) {
     for (let i = 0; i < 20; i++) await app.inject({ method: 'GET', url, headers: auth }); // warm-up
     const times: number[] = [];
+    const cpu0 = process.cpuUsage();
+    const pg0 = backendCpuSeconds(await appBackends(db));
     for (let i = 0; i < REQUESTS; i++) {
       const t0 = performance.now();
       const res = await app.inject({ method: 'GET', url, headers: auth });
       times.push(performance.now() - t0);
       if (res.statusCode !== 200) throw new Error(`${label}: ${res.statusCode} ${res.body}`);
     }
+    const cpu = process.cpuUsage(cpu0);
+    const pgSeconds = cpuBetween(pg0, backendCpuSeconds(await appBackends(db)));
+    const nodeMs = (cpu.user + cpu.system) / 1000 / REQUESTS;
+    const pgMs = pgSeconds === null ? null : (pgSeconds * 1000) / REQUESTS;
     times.sort((a, b) => a - b);
-    const row = `| ${label} | ${percentile(times, 50).toFixed(1)} | ${percentile(times, 95).toFixed(1)} | ${percentile(times, 99).toFixed(1)} | ${times.at(-1)!.toFixed(1)} |`;
+    const row = `| ${label} | ${percentile(times, 50).toFixed(1)} | ${percentile(times, 95).toFixed(1)} | ${percentile(times, 99).toFixed(1)} | ${times.at(-1)!.toFixed(1)} | ${nodeMs.toFixed(2)} | ${pgMs === null ? 'n/a' : pgMs.toFixed(2)} |`;
     results.push(row);
     log(row);
   }

@@ -114,14 +114,27 @@ function parseLines(text: string | null, onRow: (row: IndexRow) => void): void {
   }
 }
 
-/** The index rows of companies with id > afterId, in id order; `last` is the id to continue after. */
-export async function readIndexChunk(db: RegistryExecutor, afterId: string, limit: number, onRow: (row: IndexRow) => void): Promise<{ count: number; last: string | null }> {
-  const { rows } = await sql<{ n: string; last: string | null; lines: string | null }>`
-    SELECT count(*) AS n, max(s.id)::text AS last, string_agg(s.line, chr(30)) AS lines
-    FROM (SELECT c.id, ${INDEX_LINE} AS line FROM companies c WHERE c.id > ${afterId}::bigint ORDER BY c.id LIMIT ${limit}) s`.execute(db);
-  const r = rows[0]!;
-  parseLines(r.lines, onRow);
-  return { count: Number(r.n), last: r.last };
+/**
+ * Every company's index row in result order (activity_start newest first, then primary identifier,
+ * then id), handed over in chunks. Run it inside a transaction: the rows come through a cursor.
+ * PostgreSQL sorts once; the index is then built without reordering anything.
+ */
+export async function readIndexRowsInOrder(trx: RegistryExecutor, chunkSize: number, onChunk: (rows: IndexRow[]) => Promise<void>): Promise<number> {
+  // The sort holds one short line per company; give it memory rather than temporary files.
+  await sql`SELECT set_config('work_mem', '256MB', true)`.execute(trx);
+  await sql`DECLARE search_index_rows NO SCROLL CURSOR FOR
+    SELECT ${INDEX_LINE} AS line FROM companies c ORDER BY ${RESULT_ORDER}`.execute(trx);
+  let total = 0;
+  for (;;) {
+    const { rows } = await sql<{ line: string }>`FETCH FORWARD ${sql.raw(String(Math.max(1, Math.floor(chunkSize))))} FROM search_index_rows`.execute(trx);
+    if (rows.length === 0) break;
+    const out: IndexRow[] = [];
+    for (const r of rows) parseLines(r.line, (row) => out.push(row));
+    total += out.length;
+    await onChunk(out);
+  }
+  await sql`CLOSE search_index_rows`.execute(trx);
+  return total;
 }
 
 /** The index rows of the companies holding any of these identifiers (stored forms). */

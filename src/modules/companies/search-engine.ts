@@ -2,7 +2,7 @@ import type { Identifier } from '../../registry/model.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
 import {
-  findRunChanges, identifierOfImportKey, readIndexChunk, readIndexRowsByIdentifiers, readRunWatermark, searchCompaniesSql,
+  findRunChanges, identifierOfImportKey, readIndexRowsByIdentifiers, readIndexRowsInOrder, readRunWatermark, searchCompaniesSql,
 } from './repo.ts';
 import { SearchIndexBuilder, type IndexAnswer, type SearchIndex } from './search-index.ts';
 
@@ -19,6 +19,9 @@ import { SearchIndexBuilder, type IndexAnswer, type SearchIndex } from './search
  *   a rebuild in the background; until it is swapped in, searches see the registry as it was
  *   before that run (plus imports). A run still in progress is waited for.
  */
+
+/** A build runs in the serving process: between slices of a few milliseconds, requests get their turn. */
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface SearchEngineStatus {
   engine: 'memory' | 'sql';
@@ -66,7 +69,7 @@ interface Loaded {
 export function createCompanySearchEngine(options: SearchEngineOptions): CompanySearchEngine {
   const { db, logger } = options;
   const mode = options.mode ?? 'memory';
-  const chunkSize = options.chunkSize ?? 50_000;
+  const chunkSize = options.chunkSize ?? 10_000;
   const maxDelta = options.maxDelta ?? 50_000;
   const retryAfterMs = options.retryAfterMs ?? 30_000;
 
@@ -83,16 +86,12 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
       const { nextId, unfinished } = await readRunWatermark(trx);
       const builder = new SearchIndexBuilder();
-      let after = '0';
-      for (;;) {
+      await readIndexRowsInOrder(trx, chunkSize, async (rows) => {
         if (stopped) throw new Error('search engine stopped');
-        const chunk = await readIndexChunk(trx, after, chunkSize, (row) => builder.add(row));
-        if (chunk.count === 0 || chunk.last === null) break;
-        after = chunk.last;
-        // Let requests in between chunks: a build must not hold the event loop for seconds.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      const index = builder.build();
+        for (const row of rows) builder.add(row);
+        await yieldToRequests();
+      });
+      const index = await builder.build(yieldToRequests);
       const watch = new Map<number, string>();
       for (const r of unfinished) watch.set(r.id, r.status === 'running' ? 'running' : `${r.status}:${r.attempts}`);
       return { index, nextRunId: nextId, watch, builtAt: new Date(), buildMs: Date.now() - started };

@@ -53,24 +53,24 @@ function reference(rows: readonly IndexRow[], f: SearchFilters, offset: number, 
   return { total: matching.length, ids: matching.slice(offset, offset + limit).map((r) => r.id) };
 }
 
-describe('SearchIndex', () => {
-  test('identifierKey orders like text comparison of digit strings', () => {
+describe('SearchIndex', async () => {
+  test('identifierKey orders like text comparison of digit strings', async () => {
     fc.assert(fc.property(fc.stringMatching(/^\d{1,10}$/), fc.stringMatching(/^\d{1,10}$/), (a, b) => {
       const byText = a < b ? -1 : a > b ? 1 : 0;
       assert.equal(Math.sign(identifierKey(a) - identifierKey(b)), byText);
     }), { numRuns: 2000 });
   });
 
-  test('query = filter every row, sort, slice (random rows, filters and pages)', () => {
-    fc.assert(fc.property(rowsArb, fc.array(fc.tuple(filtersArb, fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 25 })), { minLength: 1, maxLength: 8 }), (rows, queries) => {
-      const index = SearchIndex.fromRows(rows);
+  test('query = filter every row, sort, slice (random rows, filters and pages)', async () => {
+    await fc.assert(fc.asyncProperty(rowsArb, fc.array(fc.tuple(filtersArb, fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 25 })), { minLength: 1, maxLength: 8 }), async (rows, queries) => {
+      const index = await SearchIndex.fromRows(rows);
       for (const [f, offset, limit] of queries) assert.deepEqual(index.query(f, offset, limit), reference(rows, f, offset, limit));
     }), { numRuns: 300 });
   });
 
-  test('upserts: a replaced or added company is answered from the delta, in its place in the order', () => {
-    fc.assert(fc.property(rowsArb, fc.array(fc.tuple(fc.integer({ min: 1, max: 140 }), rowArb(0)), { maxLength: 10 }), filtersArb, fc.integer({ min: 0, max: 40 }), (rows, changes, f, offset) => {
-      const index = SearchIndex.fromRows(rows);
+  test('upserts: a replaced or added company is answered from the delta, in its place in the order', async () => {
+    await fc.assert(fc.asyncProperty(rowsArb, fc.array(fc.tuple(fc.integer({ min: 1, max: 140 }), rowArb(0)), { maxLength: 10 }), filtersArb, fc.integer({ min: 0, max: 40 }), async (rows, changes, f, offset) => {
+      const index = await SearchIndex.fromRows(rows);
       const current = new Map(rows.map((r) => [r.id, r] as const));
       for (const [id, row] of changes) {
         const changed = { ...row, id: String(id) };
@@ -82,10 +82,10 @@ describe('SearchIndex', () => {
     }), { numRuns: 300 });
   });
 
-  test('filters on packed columns only (counted from the histogram), with and without a delta', () => {
+  test('filters on packed columns only (counted from the histogram), with and without a delta', async () => {
     const dimsOnly = filtersArb.map((f) => ({ ...f, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, city: null, postalCode: null, nameWords: [] }));
-    fc.assert(fc.property(rowsArb, fc.array(fc.tuple(fc.integer({ min: 1, max: 140 }), rowArb(0)), { maxLength: 6 }), dimsOnly, fc.integer({ min: 0, max: 80 }), fc.integer({ min: 1, max: 30 }), (rows, changes, f, offset, limit) => {
-      const index = SearchIndex.fromRows(rows);
+    await fc.assert(fc.asyncProperty(rowsArb, fc.array(fc.tuple(fc.integer({ min: 1, max: 140 }), rowArb(0)), { maxLength: 6 }), dimsOnly, fc.integer({ min: 0, max: 80 }), fc.integer({ min: 1, max: 30 }), async (rows, changes, f, offset, limit) => {
+      const index = await SearchIndex.fromRows(rows);
       const current = new Map(rows.map((r) => [r.id, r] as const));
       assert.deepEqual(index.query(f, offset, limit), reference(rows, f, offset, limit));
       for (const [id, row] of changes) {
@@ -97,13 +97,13 @@ describe('SearchIndex', () => {
     }), { numRuns: 500 });
   });
 
-  test('a row in several lists of a union (two matching codes, two words with the prefix) counts once', () => {
+  test('a row in several lists of a union (two matching codes, two words with the prefix) counts once', async () => {
     const base = { activityStart: '2020-01-01', status: 'ACTIVE' as const, voivodeship: null, city: null, postalCode: null, legalForm: null, hasPhone: false, hasEmail: false, hasFax: false };
     const rows: IndexRow[] = Array.from({ length: 100 }, (_, i) => ({
       ...base, id: String(i + 1), primaryIdentifier: String(1_000_000_000 + i),
       activityCodes: i < 10 ? ['4941Z', '4942Z'] : ['6201Z'], nameFolded: i < 10 ? 'alfa alfabet' : 'beta',
     }));
-    const index = SearchIndex.fromRows(rows);
+    const index = await SearchIndex.fromRows(rows);
     const f: SearchFilters = { status: 'ACTIVE', hasContact: null, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, voivodeship: null, city: null, postalCode: null, legalForm: null, nameWords: [] };
     assert.equal(index.query({ ...f, nameWords: ['alf'] }, 0, 20).total, 10);
     assert.equal(index.query({ ...f, activityCodes: ['4941Z', '4942Z'] }, 0, 20).total, 10);
@@ -113,8 +113,19 @@ describe('SearchIndex', () => {
     assert.equal(index.query({ ...f, activityPrefix: '62' }, 0, 20).total, 90);
   });
 
-  test('an empty index answers zero', () => {
-    const index = SearchIndex.fromRows([]);
+  test('rows given in result order are taken as they are; a pausing build gives the same index', async () => {
+    await fc.assert(fc.asyncProperty(rowsArb, filtersArb, async (rows, f) => {
+      const day = (r: IndexRow) => (r.activityStart === null ? -Infinity : Date.parse(r.activityStart));
+      const ordered = [...rows].sort((a, b) => day(b) - day(a) || identifierKey(a.primaryIdentifier) - identifierKey(b.primaryIdentifier) || Number(a.id) - Number(b.id));
+      let pauses = 0;
+      const index = await SearchIndex.fromRows(ordered, () => { pauses++; });
+      assert.deepEqual(index.query(f, 0, 50), reference(rows, f, 0, 50));
+      assert.ok(pauses > 0);
+    }), { numRuns: 100 });
+  });
+
+  test('an empty index answers zero', async () => {
+    const index = await SearchIndex.fromRows([]);
     const f: SearchFilters = { status: 'ACTIVE', hasContact: null, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, voivodeship: null, city: null, postalCode: null, legalForm: null, nameWords: [] };
     assert.deepEqual(index.query(f, 0, 20), { total: 0, ids: [] });
   });

@@ -165,15 +165,60 @@ interface Postings {
   rows: Uint32Array;
 }
 
-function postingsOf(keyCount: number, n: number, keysOfRow: (r: number, emit: (k: number) => void) => void): Postings {
+/** Lets other work run during a long computation (a build in a serving process); no-op in tests. */
+export type Pause = () => Promise<void> | void;
+const noPause: Pause = () => {};
+/** Rows between pauses: a few milliseconds of work. */
+const SLICE = 1 << 16;
+
+async function postingsOf(keyCount: number, n: number, pause: Pause, keysOfRow: (r: number, emit: (k: number) => void) => void): Promise<Postings> {
   const counts = new Uint32Array(keyCount + 1);
-  for (let r = 0; r < n; r++) keysOfRow(r, (k) => { counts[k + 1]!++; });
+  const count = (k: number) => { counts[k + 1]!++; };
+  for (let r = 0; r < n; r++) {
+    keysOfRow(r, count);
+    if ((r & (SLICE - 1)) === SLICE - 1) await pause();
+  }
   for (let k = 0; k < keyCount; k++) counts[k + 1]! += counts[k]!;
   const offsets = counts;
   const fill = offsets.slice(0, keyCount);
   const rows = new Uint32Array(offsets[keyCount]!);
-  for (let r = 0; r < n; r++) keysOfRow(r, (k) => { rows[fill[k]!++] = r; });
+  let row = 0;
+  const put = (k: number) => { rows[fill[k]!++] = row; };
+  for (let r = 0; r < n; r++) {
+    row = r;
+    keysOfRow(r, put);
+    if ((r & (SLICE - 1)) === SLICE - 1) await pause();
+  }
   return { offsets, rows };
+}
+
+/** Sorts strings in slices merged in pairs, pausing between steps, so a large dictionary never blocks for long. */
+async function sortStrings(values: string[], pause: Pause): Promise<string[]> {
+  const runs: string[][] = [];
+  for (let i = 0; i < values.length; i += SLICE) {
+    runs.push(values.slice(i, i + SLICE).sort());
+    await pause();
+  }
+  let level = runs;
+  while (level.length > 1) {
+    const next: string[][] = [];
+    for (let i = 0; i < level.length; i += 2) {
+      const a = level[i]!;
+      const b = level[i + 1];
+      if (!b) { next.push(a); continue; }
+      const out: string[] = new Array(a.length + b.length);
+      let x = 0;
+      let y = 0;
+      let w = 0;
+      while (x < a.length && y < b.length) out[w++] = a[x]! <= b[y]! ? a[x++]! : b[y++]!;
+      while (x < a.length) out[w++] = a[x++]!;
+      while (y < b.length) out[w++] = b[y++]!;
+      next.push(out);
+      await pause();
+    }
+    level = next;
+  }
+  return level[0] ?? [];
 }
 
 export class SearchIndexBuilder {
@@ -195,6 +240,9 @@ export class SearchIndexBuilder {
   private readonly cities = new Dictionary();
   private readonly codes = new Dictionary();
   private readonly words = new Dictionary();
+  /** Whether rows came in result order (the repository reads them so): then nothing is reordered. */
+  private inOrder = true;
+  private last = { day: 0, key: 0, id: 0 };
 
   constructor() {
     this.codeOffsets.push(0);
@@ -206,9 +254,12 @@ export class SearchIndexBuilder {
   }
 
   add(r: IndexRow): void {
-    this.ids.push(Number(r.id));
-    this.days.push(dayOf(r.activityStart) >>> 0);
-    this.keys.push(identifierKey(r.primaryIdentifier));
+    const here = { day: dayOf(r.activityStart), key: identifierKey(r.primaryIdentifier), id: Number(r.id) };
+    if (this.ids.length > 0 && compareRows(this.last, here) > 0) this.inOrder = false;
+    this.last = here;
+    this.ids.push(here.id);
+    this.days.push(here.day >>> 0);
+    this.keys.push(here.key);
     this.status.push(STATUS_CODE[r.status]);
     this.voiv.push(this.voivodeships.idOf(r.voivodeship));
     this.legal.push(this.legalForms.idOf(r.legalForm));
@@ -221,33 +272,48 @@ export class SearchIndexBuilder {
     this.wordOffsets.push(this.wordValues.length);
   }
 
-  build(): SearchIndex {
+  async build(pause: Pause = noPause): Promise<SearchIndex> {
     const n = this.ids.length;
     const ids = this.ids.data;
     const days = new Int32Array(this.days.data.buffer, 0, this.days.data.length);
     const keys = this.keys.data;
-    const order = new Uint32Array(n);
-    for (let i = 0; i < n; i++) order[i] = i;
-    order.sort((a, b) => days[b]! - days[a]! || keys[a]! - keys[b]! || ids[a]! - ids[b]!);
+    let order: Uint32Array | null = null;
+    if (!this.inOrder) {
+      order = new Uint32Array(n);
+      for (let i = 0; i < n; i++) order[i] = i;
+      order.sort((a, b) => days[b]! - days[a]! || keys[a]! - keys[b]! || ids[a]! - ids[b]!);
+    }
 
     // Word ids in alphabetical order, so that a word prefix is a contiguous range of ids.
-    const wordList = this.words.values.slice(1);
-    const sortedWords = [...wordList].sort();
-    const rank = new Map(sortedWords.map((w, i) => [w, i] as const));
+    const sortedWords = await sortStrings(this.words.values.slice(1), pause);
+    const rank = new Map<string, number>();
+    for (let i = 0; i < sortedWords.length; i++) rank.set(sortedWords[i]!, i);
     const wordRemap = new Uint32Array(this.words.values.length);
     for (let i = 1; i < this.words.values.length; i++) wordRemap[i] = rank.get(this.words.values[i]!)!;
+    rank.clear();
+    await pause();
 
-    const cols = {
-      ids: new Float64Array(n),
-      days: new Int32Array(n),
-      keys: new Float64Array(n),
-      status: new Uint8Array(n),
-      voiv: new Uint16Array(n),
-      legal: new Uint16Array(n),
-      flags: new Uint8Array(n),
-      city: new Uint32Array(n),
-      postal: new Uint32Array(n),
+    const take = <T extends Float64Array | Uint32Array>(src: T, into: T): T => {
+      if (order === null) into.set(src.subarray(0, n));
+      else for (let r = 0; r < n; r++) into[r] = src[order[r]!]!;
+      return into;
     };
+    const narrow = <T extends Uint8Array | Uint16Array>(src: Uint32Array, into: T): T => {
+      for (let r = 0; r < n; r++) into[r] = src[order === null ? r : order[r]!]!;
+      return into;
+    };
+    const cols = {
+      ids: take(ids, new Float64Array(n)),
+      days: new Int32Array(take(this.days.data, new Uint32Array(n)).buffer),
+      keys: take(keys, new Float64Array(n)),
+      status: narrow(this.status.data, new Uint8Array(n)),
+      voiv: narrow(this.voiv.data, new Uint16Array(n)),
+      legal: narrow(this.legal.data, new Uint16Array(n)),
+      flags: narrow(this.flags.data, new Uint8Array(n)),
+      city: take(this.city.data, new Uint32Array(n)),
+      postal: take(this.postal.data, new Uint32Array(n)),
+    };
+    await pause();
     const codeOffsets = new Uint32Array(n + 1);
     const codeValues = new Uint32Array(this.codeValues.length);
     const wordOffsets = new Uint32Array(n + 1);
@@ -259,22 +325,14 @@ export class SearchIndexBuilder {
     let codeAt = 0;
     let wordAt = 0;
     for (let r = 0; r < n; r++) {
-      const i = order[r]!;
-      cols.ids[r] = ids[i]!;
-      cols.days[r] = days[i]!;
-      cols.keys[r] = keys[i]!;
-      cols.status[r] = this.status.data[i]!;
-      cols.voiv[r] = this.voiv.data[i]!;
-      cols.legal[r] = this.legal.data[i]!;
-      cols.flags[r] = this.flags.data[i]!;
-      cols.city[r] = this.city.data[i]!;
-      cols.postal[r] = this.postal.data[i]!;
+      const i = order === null ? r : order[r]!;
       for (let j = srcCodeOff[i]!; j < srcCodeOff[i + 1]!; j++) codeValues[codeAt++] = srcCodes[j]!;
       codeOffsets[r + 1] = codeAt;
       for (let j = srcWordOff[i]!; j < srcWordOff[i + 1]!; j++) wordValues[wordAt++] = wordRemap[srcWords[j]!]!;
       wordOffsets[r + 1] = wordAt;
+      if ((r & (SLICE - 1)) === SLICE - 1) await pause();
     }
-    return new SearchIndex({
+    return SearchIndex.create({
       n, ...cols,
       codes: { offsets: codeOffsets, values: codeValues },
       words: { offsets: wordOffsets, values: wordValues },
@@ -283,7 +341,7 @@ export class SearchIndexBuilder {
       cities: this.cities.ids,
       codeIds: this.codes.ids,
       sortedWords,
-    });
+    }, pause);
   }
 }
 
@@ -407,13 +465,13 @@ export class SearchIndex {
   private readonly p: IndexParts;
   private readonly dims: Int32Array;
   /** Main rows by packed low-cardinality value: a query on those columns alone is counted from here. */
-  private readonly histogram = new Map<number, number>();
+  private readonly histogram: Map<number, number>;
   private readonly cityPostings: Postings;
   private readonly postalPostings: Postings;
   private readonly codePostings: Postings;
   /** Rows by the first two characters of any of their codes (an activity prefix of two). */
   private readonly prefix2Postings: Postings;
-  private readonly prefix2Ids = new Map<string, number>();
+  private readonly prefix2Ids: Map<string, number>;
   private readonly wordPostings: Postings;
   /** Main rows replaced by the delta. */
   private readonly masked: Uint8Array;
@@ -422,11 +480,28 @@ export class SearchIndex {
   /** Rows without an activity start begin here (they sort last). */
   private readonly firstUndated: number;
 
-  constructor(parts: IndexParts) {
-    const p = parts;
-    this.p = p;
-    this.masked = new Uint8Array(p.n);
-    this.dims = new Int32Array(p.n);
+  private constructor(parts: IndexParts, derived: {
+    dims: Int32Array; histogram: Map<number, number>; prefix2Ids: Map<string, number>; firstUndated: number;
+    city: Postings; postal: Postings; code: Postings; prefix2: Postings; word: Postings;
+  }) {
+    this.p = parts;
+    this.masked = new Uint8Array(parts.n);
+    this.dims = derived.dims;
+    this.histogram = derived.histogram;
+    this.prefix2Ids = derived.prefix2Ids;
+    this.firstUndated = derived.firstUndated;
+    this.cityPostings = derived.city;
+    this.postalPostings = derived.postal;
+    this.codePostings = derived.code;
+    this.prefix2Postings = derived.prefix2;
+    this.wordPostings = derived.word;
+  }
+
+  /** Derives the packed column and the posting lists, pausing every few milliseconds. */
+  static async create(p: IndexParts, pause: Pause = noPause): Promise<SearchIndex> {
+    const dims = new Int32Array(p.n);
+    const histogram = new Map<number, number>();
+    const prefix2Ids = new Map<string, number>();
     const codeFirstDigit = new Uint16Array(p.codeIds.size + 1);
     const codePrefix2 = new Uint32Array(p.codeIds.size + 1);
     for (const [code, id] of p.codeIds) {
@@ -434,17 +509,18 @@ export class SearchIndex {
       if (d >= 0 && d <= 9) codeFirstDigit[id] = 1 << d;
       if (code.length >= 2) {
         const two = code.slice(0, 2);
-        let pid = this.prefix2Ids.get(two);
-        if (pid === undefined) this.prefix2Ids.set(two, (pid = this.prefix2Ids.size + 1));
+        let pid = prefix2Ids.get(two);
+        if (pid === undefined) prefix2Ids.set(two, (pid = prefix2Ids.size + 1));
         codePrefix2[id] = pid;
       }
     }
     for (let r = 0; r < p.n; r++) {
       const packed = p.status[r]! | (p.flags[r]! << 2) | (Math.min(p.voiv[r]!, VOIV_MAX) << VOIV_SHIFT) | (Math.min(p.legal[r]!, LEGAL_MAX) << LEGAL_SHIFT);
-      this.histogram.set(packed, (this.histogram.get(packed) ?? 0) + 1);
+      histogram.set(packed, (histogram.get(packed) ?? 0) + 1);
       let digits = 0;
       for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) digits |= codeFirstDigit[p.codes.values[j]!]!;
-      this.dims[r] = packed | (digits << DIGITS_SHIFT);
+      dims[r] = packed | (digits << DIGITS_SHIFT);
+      if ((r & (SLICE - 1)) === SLICE - 1) await pause();
     }
     let lo = 0;
     let hi = p.n;
@@ -453,13 +529,12 @@ export class SearchIndex {
       if (p.days[mid]! !== NO_DAY) lo = mid + 1;
       else hi = mid;
     }
-    this.firstUndated = lo;
-    this.cityPostings = postingsOf(p.cities.size + 1, p.n, (r, emit) => { if (p.city[r]! !== 0) emit(p.city[r]!); });
-    this.postalPostings = postingsOf(100_001, p.n, (r, emit) => { if (p.postal[r]! !== 0) emit(p.postal[r]!); });
-    this.codePostings = postingsOf(p.codeIds.size + 1, p.n, (r, emit) => {
+    const city = await postingsOf(p.cities.size + 1, p.n, pause, (r, emit) => { if (p.city[r]! !== 0) emit(p.city[r]!); });
+    const postal = await postingsOf(100_001, p.n, pause, (r, emit) => { if (p.postal[r]! !== 0) emit(p.postal[r]!); });
+    const code = await postingsOf(p.codeIds.size + 1, p.n, pause, (r, emit) => {
       for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) emit(p.codes.values[j]!);
     });
-    this.prefix2Postings = postingsOf(this.prefix2Ids.size + 1, p.n, (r, emit) => {
+    const prefix2 = await postingsOf(prefix2Ids.size + 1, p.n, pause, (r, emit) => {
       // A row with two codes of one division is listed once.
       const start = p.codes.offsets[r]!;
       for (let j = start; j < p.codes.offsets[r + 1]!; j++) {
@@ -470,15 +545,16 @@ export class SearchIndex {
         if (!again) emit(k);
       }
     });
-    this.wordPostings = postingsOf(p.sortedWords.length, p.n, (r, emit) => {
+    const word = await postingsOf(p.sortedWords.length, p.n, pause, (r, emit) => {
       for (let j = p.words.offsets[r]!; j < p.words.offsets[r + 1]!; j++) emit(p.words.values[j]!);
     });
+    return new SearchIndex(p, { dims, histogram, prefix2Ids, firstUndated: lo, city, postal, code, prefix2, word });
   }
 
-  static fromRows(rows: Iterable<IndexRow>): SearchIndex {
+  static fromRows(rows: Iterable<IndexRow>, pause?: Pause): Promise<SearchIndex> {
     const b = new SearchIndexBuilder();
     for (const r of rows) b.add(r);
-    return b.build();
+    return b.build(pause);
   }
 
   /** Companies in the index (main rows not replaced, plus the delta). */

@@ -2,12 +2,13 @@ import type { Kysely } from 'kysely';
 import { statSync } from 'node:fs';
 import type { CompanySnapshot, CompanyStatus, DetectedEvent } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';
-import { isSkip, mergeIntoStored, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
-import { startMergeWorker, type MergeAnswer, type MergeWorker } from './plan-worker.ts';
+import { diffSnapshots } from './diff.ts';
+import { mergeSnapshots } from './merge.ts';
+import { isSkip, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
 import { fileSourceOrigin } from './sources/file.ts';
 import {
-  addRunCounters, allocateCompanyIds, beginRun, completeRun, deleteCompanies, deriveCompanyColumns,
+  addRunCounters, allocateCompanyIds, beginRun, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
   ensureEventsPartition, failRun, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
   lookupCompaniesForBatch, tryLockRun, unlockRun, updateCompanies, updateFingerprints,
   type CompanyColumns, type CompanyUpdateRow, type DailyRun, type IdentifierRow, type MatchedCompany, type NewCompanyRow,
@@ -336,29 +337,11 @@ interface BatchPlan {
 
 const MAX_ATTEMPTS = 5;
 
-/** Batches with at least this many changed companies merge them in the merging worker. */
-const MERGE_WORKER_MIN = 100;
-
-/** The merging worker, started when a batch first needs it and stopped with the run. */
-interface MergeWorkerSlot {
-  get(): MergeWorker;
-  close(): Promise<void>;
-}
-
-function createMergeWorkerSlot(): MergeWorkerSlot {
-  let worker: MergeWorker | null = null;
-  return {
-    get: () => (worker ??= startMergeWorker()),
-    close: async () => { await worker?.close(); },
-  };
-}
-
-async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, skips: Skips, recent: RecentLines, mergeWorker: MergeWorkerSlot): Promise<BatchPlan> {
+async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, skips: Skips, recent: RecentLines): Promise<BatchPlan> {
   const matches = await lookupCompaniesForBatch(db, sourceName, items);
   const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [], seen: new Map() };
   const claimed = new Set<string>();
   const fresh: PreparedItem[] = [];
-  const changed: { item: PreparedItem; match: MatchedCompany; storedJson: string }[] = [];
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     const match = matches[i];
@@ -378,29 +361,15 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
       continue;
     }
     claimed.add(match.id);
-    if (match.sameFingerprint || match.snapshotJson === null) {
-      plan.unchanged++;
-      item.canonical = null;
-      continue;
+    try {
+      planExisting(plan, sourceName, date, item, match);
+      skips.succeeded();
+    } catch (e) {
+      plan.skipped++;
+      skips.skip(e, 'snapshot skipped: merging or diffing it failed', { company_id: match.id });
     }
-    changed.push({ item, match, storedJson: match.snapshotJson });
-    // Let the stored snapshot die young (see PreparedItem.canonical).
-    match.snapshotJson = null;
+    item.canonical = null;
   }
-  // In stream order either way, so event ids follow the order the changes were read.
-  const answers: MergeAnswer[] = changed.length >= MERGE_WORKER_MIN
-    ? await mergeWorker.get().merge(changed.map((c) => ({ storedHash: c.match.contentHash, storedJson: c.storedJson, incomingJson: c.item.canonicalJson })))
-    : changed.map((c) => {
-      try {
-        return mergeIntoStored(JSON.parse(c.storedJson) as CompanySnapshot, canonicalOf(c.item), c.match.contentHash);
-      } catch (e) {
-        return { kind: 'error', message: e instanceof Error ? e.message : String(e) };
-      }
-    });
-  changed.forEach((c, i) => {
-    c.item.canonical = null;
-    planExisting(plan, date, c.item, c.match, answers[i]!, skips);
-  });
   if (fresh.length > 0) {
     const ids = await allocateCompanyIds(db, fresh.length);
     fresh.forEach((item, i) => {
@@ -433,19 +402,25 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
   return plan;
 }
 
-function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: MatchedCompany, answer: MergeAnswer, skips: Skips): void {
-  if (answer.kind === 'error') {
-    plan.skipped++;
-    skips.skip(new Error(answer.message), 'snapshot skipped: merging or diffing it failed', { company_id: match.id });
+function planExisting(plan: BatchPlan, sourceName: string, date: string, item: PreparedItem, match: MatchedCompany): void {
+  if (match.sameFingerprint || match.snapshot === null) {
+    plan.unchanged++;
     return;
   }
-  skips.succeeded();
-  if (answer.kind === 'same') {
+  const prev = match.snapshot;
+  // Let the stored snapshot die young (see PreparedItem.canonical).
+  match.snapshot = null;
+  const merged = mergeSnapshots(prev, canonicalOf(item));
+  const json = JSON.stringify(merged);
+  const hash = contentHash(json);
+  if (hash.equals(match.contentHash)) {
     plan.fingerprintOnly.push({ id: match.id, fingerprint: item.fingerprint });
     plan.unchanged++;
     return;
   }
-  const { events, columns } = answer;
+  const events = diffSnapshots(prev, merged);
+  const columns: CompanyColumns = deriveCompanyColumns(merged);
+  const known = new Set(prev.identity.identifiers.map((x) => `${x.type}:${x.value}`));
   plan.updates.push({
     item,
     events,
@@ -453,12 +428,14 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
       ...columns,
       id: match.id,
       revision: match.revision,
-      snapshotJson: answer.json,
-      contentHash: answer.hash,
+      snapshotJson: json,
+      contentHash: hash,
       fingerprint: item.fingerprint,
       lastChangedDate: events.length > 0 ? date : null,
     },
-    newIdentifiers: answer.newIdentifiers.map((x) => ({ companyId: match.id, type: x.type, value: x.value })),
+    newIdentifiers: merged.identity.identifiers
+      .filter((x) => !known.has(`${x.type}:${x.value}`))
+      .map((x) => ({ companyId: match.id, type: x.type, value: x.value })),
     // A company counts once a day, and a company first seen today counts as new only.
     countsAsUpdated: events.length > 0 && match.firstSeenDate !== date && match.lastChangedDate !== date,
     becameDeleted: match.status !== 'DELETED' && columns.status === ('DELETED' satisfies CompanyStatus),
@@ -532,7 +509,6 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
     : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }));
   const reader = createBatchReader(chunks, batchSize, skips, options.signal);
   const recent = createRecentLines();
-  const mergeWorker = createMergeWorkerSlot();
   const started = now();
   const totals = { processed: 0, new: 0, updated: 0, deleted: 0, events: 0 };
   const expectedTotal = options.expectedTotal ?? null;
@@ -577,7 +553,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
         retire(outcome);
         continue;
       }
-      const plan = await planBatch(db, source.name, date, items, skipped, skips, recent, mergeWorker);
+      const plan = await planBatch(db, source.name, date, items, skipped, skips, recent);
       recent.remember(plan.seen);
       if (inFlight !== null) {
         const outcome = await inFlight;
@@ -593,7 +569,5 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
     if (inFlight !== null) await inFlight.catch(() => {});
     await reader.close().catch(() => {});
     throw e;
-  } finally {
-    await mergeWorker.close().catch(() => {});
   }
 }

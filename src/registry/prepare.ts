@@ -1,6 +1,5 @@
-import type { CompanySnapshot, DetectedEvent, Identifier } from './model.ts';
+import type { CompanySnapshot, Identifier } from './model.ts';
 import { parseIdentifier } from '../lib/identifiers.ts';
-import { diffSnapshots } from './diff.ts';
 import { mergeSnapshots } from './merge.ts';
 import { contentHash, deriveCompanyColumns, type CompanyColumns } from './store.ts';
 
@@ -95,26 +94,4 @@ export function prepareEntry(raw: CompanySnapshot, withColumns: boolean): Prepar
     }
   }
   return item;
-}
-
-/** What merging a delivery into a stored company gives (step 3 of a batch). */
-export type MergeOutcome =
-  | { kind: 'same' }
-  | { kind: 'changed'; json: string; hash: Buffer; events: DetectedEvent[]; columns: CompanyColumns; newIdentifiers: Identifier[] };
-
-/**
- * The stored snapshot with the incoming one merged in: `same` when the merge hashes as stored
- * (only the fingerprint is then recorded), else its JSON, hash, events, search columns and the
- * identifiers it adds. Throws when merging, diffing or deriving does (the caller skips it).
- */
-export function mergeIntoStored(prev: CompanySnapshot, incoming: CompanySnapshot, storedHash: Buffer): MergeOutcome {
-  const merged = mergeSnapshots(prev, incoming);
-  const json = JSON.stringify(merged);
-  const hash = contentHash(json);
-  if (hash.equals(storedHash)) return { kind: 'same' };
-  const events = diffSnapshots(prev, merged);
-  const columns = deriveCompanyColumns(merged);
-  const known = new Set(prev.identity.identifiers.map((x) => `${x.type}:${x.value}`));
-  const newIdentifiers = merged.identity.identifiers.filter((x) => !known.has(`${x.type}:${x.value}`)).map((x) => ({ type: x.type, value: x.value }));
-  return { kind: 'changed', json, hash, events, columns, newIdentifiers };
 }

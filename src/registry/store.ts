@@ -202,11 +202,8 @@ export interface MatchedCompany {
   lastChangedDate: string | null;
   /** The source delivered exactly this before: nothing to do. */
   sameFingerprint: boolean;
-  /**
-   * The stored snapshot's JSON, loaded only when the fingerprint differs. Text, not parsed: the
-   * daily run parses it where it merges (possibly a worker thread).
-   */
-  snapshotJson: string | null;
+  /** The stored snapshot, loaded only when the fingerprint differs. */
+  snapshot: CompanySnapshot | null;
 }
 
 /**
@@ -224,7 +221,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
   const { rows } = await sql<{
     idx: number; id: string; revision: number; content_hash: Buffer; status: CompanyStatus;
     first_seen_date: string; last_changed_date: string | null; same_fingerprint: boolean;
-    snapshot_json: string | null;
+    snapshot: CompanySnapshot | null;
   }>`
     WITH matched AS (
       SELECT i.idx, i.fp, COALESCE(
@@ -245,7 +242,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
       SELECT c.id, c.revision, c.content_hash, c.status,
              c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
              coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
-             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot::text END AS snapshot_json
+             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
       FROM companies c WHERE c.id = m.company_id LIMIT 1
     ) c
     WHERE m.company_id IS NOT NULL`.execute(db);
@@ -258,7 +255,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
       firstSeenDate: r.first_seen_date,
       lastChangedDate: r.last_changed_date,
       sameFingerprint: r.same_fingerprint,
-      snapshotJson: r.snapshot_json,
+      snapshot: r.snapshot,
     };
   }
   return out;

@@ -54,9 +54,17 @@ export interface WatchlistFeedTable {
   event_type: EventType;
 }
 
+export interface WatchlistFeedCountsTable {
+  account_id: BigIntColumn;
+  event_date: DateColumn;
+  event_type: EventType;
+  n: number;
+}
+
 export interface WatchlistTables {
   watch_requests: WatchRequestsTable;
   watch_request_items: WatchRequestItemsTable;
   watchlist: WatchlistTable;
   watchlist_feed: WatchlistFeedTable;
+  watchlist_feed_counts: WatchlistFeedCountsTable;
 }

@@ -181,7 +181,10 @@ async function main(): Promise<void> {
     ['watched list, page 1', '/api/v1/companies/watched'],
     ['watched list, page 400', '/api/v1/companies/watched?page=400'],
     ['company events', `/api/v1/companies/events?identifier_type=KRS&identifier_value=${someCompany}`],
+    ['baseline: GET /wallet', '/api/v1/wallet'],
   ];
+  // Warm the JIT and the caches on every route before anything is measured.
+  for (let i = 0; i < 10; i++) for (const [, url] of scenarios) await app.inject({ method: 'GET', url, headers: auth });
   const results: string[] = [];
   results.push(`load average at start: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`, '');
   results.push('| request | p50 ms | p95 ms | p99 ms | max ms | Node.js CPU ms/req | PostgreSQL CPU ms/req |', '|---|---:|---:|---:|---:|---:|---:|');

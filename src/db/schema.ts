@@ -1,4 +1,5 @@
 import type { RegistryTables } from '../registry/tables.ts';
+import type { WatchlistTables } from '../modules/watchlist/tables.ts';
 import type { ColumnType, Generated } from 'kysely';
 
 /** Timestamps come back as Date; inserts may pass Date or ISO strings. */
@@ -99,7 +100,7 @@ export interface PaymentsTable {
   completed_at: Timestamp | null;
 }
 
-export interface Database extends RegistryTables {
+export interface Database extends RegistryTables, WatchlistTables {
   accounts: AccountsTable;
   one_time_tokens: OneTimeTokensTable;
   api_tokens: ApiTokensTable;

@@ -9,7 +9,7 @@ import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
 import { fileSourceOrigin } from './sources/file.ts';
 import {
   addRunCounters, allocateCompanyIds, beginRun, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
-  ensureEventsPartition, failRun, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
+  ensureEventsPartition, failRun, hasAnyCompany, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
   lookupCompaniesForBatch, tryLockRun, unlockRun, updateCompanies, updateFingerprints,
   type CompanyColumns, type CompanyUpdateRow, type DailyRun, type IdentifierRow, type MatchedCompany, type NewCompanyRow,
   type NewEventRow, type RegistryExecutor, type RunCounters,
@@ -44,8 +44,8 @@ export interface RunDailyOptions {
   source: RegistrySource;
   /**
    * Read and prepare a `file:` source in a worker thread (see prepare-worker.ts). Default: when
-   * the file is at least WORKER_MIN_FILE_BYTES, below which starting the worker costs more than
-   * it saves.
+   * the file is at least WORKER_MIN_FILE_BYTES (below which starting the worker costs more than
+   * it saves) and the registry is still empty (a first load; detection is faster without it).
    */
   prepareInWorker?: boolean;
   /** What identifies the input, so the same date can be run from another file. Default: the source's name. */
@@ -503,7 +503,10 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   const batchSize = options.batchSize ?? 2000;
   const skips = createSkips(options.logger);
   const origin = fileSourceOrigin(source);
-  const inWorker = origin !== null && (options.prepareInWorker ?? fileSize(origin.path) >= WORKER_MIN_FILE_BYTES);
+  // Measured (docs/benchmarks.md): the worker speeds up a first load of a large file, but makes
+  // detection over an existing registry slower (the search columns it derives are then thrown
+  // away), so by default it serves only large files into an empty registry.
+  const inWorker = origin !== null && (options.prepareInWorker ?? (fileSize(origin.path) >= WORKER_MIN_FILE_BYTES && !(await hasAnyCompany(db))));
   const chunks = inWorker
     ? prepareFileInWorker(origin.path, date, origin.options)
     : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }));

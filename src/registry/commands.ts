@@ -1,3 +1,5 @@
+import { watchedNips } from './vat-refresh.ts';
+import type { RegistryExecutor } from './store.ts';
 import pino from 'pino';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
@@ -94,13 +96,17 @@ export async function dailyCommand({ config, argv }: CommandContext): Promise<nu
   const logger = stderrLogger(config);
   const progress = progressPrinter();
   let resolved;
+  // The database opens after the spec is checked; the VAT list asks for its NIPs only once running.
+  let runtimeDb: RegistryExecutor | null = null;
+  const vatNipsToRefresh = (date: string) => watchedNips(runtimeDb!)(date);
   try {
-    resolved = await resolveSource(spec, { config, logger, countFileLines: progress.onProgress !== undefined });
+    resolved = await resolveSource(spec, { config, logger, countFileLines: progress.onProgress !== undefined, deps: { vatNipsToRefresh } });
   } catch (e) {
     if (e instanceof SourceSpecError) return usageError(e.message, DAILY_USAGE);
     throw e;
   }
   const runtime = await openRuntime(config, logger, { poolSize: 4 });
+  runtimeDb = runtime.database.db as unknown as RegistryExecutor;
   const abort = abortOnSignals();
   let summary: DailyRunSummary;
   try {

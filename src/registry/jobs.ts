@@ -2,6 +2,7 @@ import type { Task } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
+import { watchedNips } from './vat-refresh.ts';
 import { addJob, type JobModule } from '../jobs/queue.ts';
 import { formatSummary, isIsoDate, runDaily, RunInProgressError } from './daily.ts';
 import { resolveSource } from './sources/resolve.ts';
@@ -68,7 +69,7 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
     const { date, source } = (payload ?? {}) as { date?: unknown; source?: unknown };
     if (typeof date !== 'string' || !isIsoDate(date)) throw new Error(`${DAILY_TASK}: payload.date must be YYYY-MM-DD`);
     if (typeof source !== 'string' || source.length === 0 || source.length > 500) throw new Error(`${DAILY_TASK}: payload.source missing`);
-    const resolved = await resolveSource(source, { config: deps.config, logger: deps.logger, deps: { logger: deps.logger, clock: deps.clock, ...deps.sourceDeps } });
+    const resolved = await resolveSource(source, { config: deps.config, logger: deps.logger, deps: { logger: deps.logger, clock: deps.clock, vatNipsToRefresh: watchedNips(deps.db), ...deps.sourceDeps } });
     try {
       const summary = await runDaily(deps.db, {
         date,

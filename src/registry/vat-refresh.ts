@@ -1,0 +1,25 @@
+import { sql } from 'kysely';
+import type { RegistryExecutor } from './store.ts';
+
+/**
+ * The NIPs the VAT white list re-checks on a daily run. The list has no change feed and a small
+ * daily request budget (30 NIPs a request), so it cannot cover the registry: it covers what
+ * someone watches, oldest watch first, streamed in pages so memory stays flat.
+ */
+export function watchedNips(db: RegistryExecutor, pageSize = 5000): (date: string) => AsyncIterable<string> {
+  return async function* () {
+    let after = '';
+    for (;;) {
+      const { rows } = await sql<{ value: string }>`
+        SELECT DISTINCT ci.value
+          FROM watchlist w
+          JOIN company_identifiers ci ON ci.company_id = w.company_id AND ci.type = 'NIP'
+         WHERE w.removed_at IS NULL AND ci.value > ${after}
+         ORDER BY ci.value
+         LIMIT ${pageSize}`.execute(db);
+      for (const r of rows) yield r.value;
+      if (rows.length < pageSize) return;
+      after = rows[rows.length - 1]!.value;
+    }
+  };
+}

@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { watchedNips } from '../src/registry/vat-refresh.ts';
+import { createTestDatabase } from './helpers/db.ts';
+
+test('the VAT list re-checks the NIPs of watched companies: distinct, not removed, paged', async () => {
+  const t = await createTestDatabase();
+  const acct = await t.db.insertInto('accounts').values({ user_ref: 'VATREFRESH01', email: 'v@example.com', name: 'V', status: 'initialized' }).returning('id').executeTakeFirstOrThrow();
+  const acct2 = await t.db.insertInto('accounts').values({ user_ref: 'VATREFRESH02', email: 'w@example.com', name: 'W', status: 'initialized' }).returning('id').executeTakeFirstOrThrow();
+  const nips = ['5261040828', '5270103391', '7740001454', '1132853869'];
+  const ids: string[] = [];
+  for (const [i, nip] of nips.entries()) {
+    const c = await t.db.insertInto('companies').values({
+      primary_identifier_type: 'NIP', primary_identifier: nip, name: `C${i}`, status: 'ACTIVE', snapshot: '{}', content_hash: Buffer.alloc(16),
+      source_fingerprints: '{}', name_folded: `c${i}`, city_folded: null, voivodeship_folded: null, postal_code: null, legal_form: null,
+      activity_codes: [], main_activity: null, activity_start: null, has_phone: false, has_email: false, has_fax: false, first_seen_date: '2026-11-01', last_changed_date: null,
+    }).returning('id').executeTakeFirstOrThrow();
+    await t.db.insertInto('company_identifiers').values({ type: 'NIP', value: nip, company_id: c.id }).execute();
+    ids.push(c.id);
+  }
+  const watch = (account: string, company: string, removed = false) => t.db.insertInto('watchlist').values({
+    account_id: account, company_id: company, watched_since: '2026-11-02T10:00:00Z', watched_date: '2026-11-02', removed_at: removed ? '2026-11-03T10:00:00Z' : null,
+  } as never).execute();
+  await watch(acct.id, ids[0]);
+  await watch(acct2.id, ids[0]); // watched twice: asked once
+  await watch(acct.id, ids[1]);
+  await watch(acct.id, ids[2], true); // removed: not asked
+  // ids[3] is not watched at all.
+  const got: string[] = [];
+  for await (const n of watchedNips(t.db, 1)('2026-11-04')) got.push(n);
+  assert.deepEqual(got, ['5261040828', '5270103391']);
+});

@@ -9,6 +9,7 @@
  *
  * The database must hold the registry already: `regwatch seed --synthetic 1000000` (docs/benchmarks.md).
  */
+import { cpus, loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { findResultRows, searchCompaniesSql } from '../src/modules/companies/repo.ts';
@@ -18,6 +19,7 @@ const size = Number(argValue('queries', '1200'));
 const sqlMode = argValue('sql', 'all');
 const seconds = Number(argValue('seconds', '20'));
 
+console.log(JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
 const bench = await startBenchApp();
 try {
   const { rows: [counts] } = await sql<{ n: string }>`SELECT count(*) AS n FROM companies`.execute(bench.handle.db);
@@ -87,6 +89,7 @@ try {
   const paths = workload.map((w) => `/api/v1/companies/search?${queryString(w.query)}`);
   const load = await sampleMemory(() => runLoad({ url: bench.baseUrl, connections: 50, durationSeconds: seconds, method: 'GET', headers, paths }));
   console.log(JSON.stringify({ load_search_50c: load.result, server_max_rss_mb: load.maxRssMb, server_max_heap_mb: load.maxHeapMb }));
+  console.log(JSON.stringify({ cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
 } finally {
   await bench.close();
 }

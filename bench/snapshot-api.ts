@@ -7,6 +7,7 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench node --import tsx bench/snapshot-api.ts [--requests 3000] [--seconds 20]
  */
 import Fastify from 'fastify';
+import { cpus, loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { argValue, mb, runLoad, sampleMemory, startBenchApp, summary } from './search-fixtures.ts';
 
@@ -21,6 +22,7 @@ function variant(type: string, value: string, i: number): string {
   return value;
 }
 
+console.log(JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
 const bench = await startBenchApp();
 const bare = Fastify({ logger: false });
 bare.get('/bare', async () => ({ status: 'success', data: { ok: true } }));
@@ -51,6 +53,7 @@ try {
   const plain = await runLoad({ url: bareUrl, connections: 50, durationSeconds: seconds, method: 'GET', path: '/bare', headers: {} });
   console.log(JSON.stringify({ bare_fastify_50c: plain }));
   console.log(JSON.stringify({ snapshot_over_bare_in_app: Number((snapshot.result.requestsPerSecond / inApp.requestsPerSecond).toFixed(2)), snapshot_over_plain_fastify: Number((snapshot.result.requestsPerSecond / plain.requestsPerSecond).toFixed(2)) }));
+  console.log(JSON.stringify({ cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
 } finally {
   await bare.close();
   await bench.close();

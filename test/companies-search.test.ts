@@ -227,6 +227,8 @@ for (const mode of ['memory', 'sql'] as const) {
       await invalid(`legal_form=${encodeURIComponent("'; DROP TABLE companies; --")}`, 'legal_form');
       await invalid(`activity_prefix=${encodeURIComponent('6%')}`, 'activity_prefix');
       await invalid(`postal_code=${encodeURIComponent("00-95'")}`, 'postal_code');
+      await invalid('city=lodz%00', 'city');
+      await invalid('q=orlen%00', 'q');
       const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM companies`.execute(t.db.db);
       assert.equal(Number(rows[0]!.n), COMPANIES.length);
     });
@@ -284,3 +286,22 @@ for (const mode of ['memory', 'sql'] as const) {
     });
   });
 }
+
+describe('GET /companies/search while the index is being built', () => {
+  test('a SQL search cut off by its statement timeout answers 503, not charged', async () => {
+    const slow: CompanySearchEngine = {
+      async search() { throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }); },
+      start() {},
+      async refresh() {},
+      status: () => ({ engine: 'sql', companies: null, bytes: null, buildMs: null, builtAt: null, rebuilding: true }),
+      async stop() {},
+    };
+    const t = await createTestApp({ extras: { companySearch: slow } });
+    const account = await createAccount(t);
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/companies/search?status=ACTIVE', headers: bearer(account.master) });
+    assert.equal(res.statusCode, 503);
+    assert.deepEqual(res.json(), { message: 'The search index is being built; this search took too long. Try again in a minute.' });
+    const wallet = await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(account.master) });
+    assert.equal(wallet.json().data.balance, 100);
+  });
+});

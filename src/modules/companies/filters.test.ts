@@ -64,6 +64,9 @@ describe('parseSearchQuery', () => {
       [{ postal_code: '00-95%' }, 'postal_code'],
       [{ legal_form: "'; DROP TABLE companies; --" }, 'legal_form'],
       [{ q: 'a b c d e f g h i' }, 'q'],
+      [{ city: 'lodz\u0000' }, 'city'],
+      [{ q: 'orlen\u0007' }, 'q'],
+      [{ voivodeship: '\u001bmazowieckie' }, 'voivodeship'],
     ];
     for (const [q, field] of cases) assert.deepEqual(Object.keys(errorsOf(q)), [field], JSON.stringify(q));
   });

@@ -64,6 +64,8 @@ const CONTACT_TYPES: readonly ContactType[] = ['phone', 'email', 'fax'];
 const ACTIVITY_CODE = /^\d{2,4}[A-Z]?$/;
 const ACTIVITY_PREFIX = /^\d{1,4}[A-Z]?$/;
 const WORD_SPLIT = /[^a-z0-9]+/;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 type Errors = Record<string, string[]>;
 
@@ -115,6 +117,13 @@ export function nameWordsOf(q: string): string[] {
  */
 export function parseSearchQuery(query: SearchQuery): SearchRequest {
   const errors: Errors = {};
+  // A NUL byte is not text to PostgreSQL (it would fail the query); no filter has a use for control characters.
+  const clean: SearchQuery = {};
+  for (const [key, value] of Object.entries(query) as [keyof SearchQuery, unknown][]) {
+    if (typeof value === 'string' && CONTROL.test(value)) add(errors, key, `The ${key.replace(/_/g, ' ')} field must not contain control characters.`);
+    else (clean as Record<string, unknown>)[key] = value;
+  }
+  query = clean;
 
   const statusRaw = present(query.status)?.toUpperCase() ?? 'ACTIVE';
   if (!(STATUSES as readonly string[]).includes(statusRaw)) add(errors, 'status', 'The selected status is invalid. Use ACTIVE, SUSPENDED or DELETED.');

@@ -30,9 +30,10 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
         tags: ['Companies'], summary: 'Search the registry', security: [{ bearer: [] }],
         description: 'Every filter is optional and they combine (AND). 20 results a page, ordered by `activity_start` newest first, then primary identifier; '
           + '`total` is exact. `status` defaults to ACTIVE. Unknown parameters are ignored. '
-          + `A page past the last one answers 200 with no results; pages beyond ${MAX_SEARCH_PAGE} are refused (422). See docs/search.md.`,
+          + `A page past the last one answers 200 with no results; pages beyond ${MAX_SEARCH_PAGE} are refused (422). `
+          + 'Just after the server starts, while its search index is built, a search runs in SQL; one that takes over 10 s answers 503. See docs/search.md.',
         querystring: SearchQuerySchema,
-        response: { 200: SearchResponseSchema, ...errorResponses({ auth: 'any', validation: true, priced: true }) },
+        response: { 200: SearchResponseSchema, 503: Type.Ref(MessageSchema.$id!), ...errorResponses({ auth: 'any', validation: true, priced: true }) },
       },
     }, async (req) => companies.search(req.query));
   };

@@ -104,7 +104,14 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
     async search(query: SearchQuery) {
       const { filters, page } = parseSearchQuery(query);
       const offset = (page - 1) * SEARCH_PAGE_SIZE;
-      const answer = await deps.search.search(filters, offset, SEARCH_PAGE_SIZE);
+      let answer;
+      try {
+        answer = await deps.search.search(filters, offset, SEARCH_PAGE_SIZE);
+      } catch (e) {
+        // Only the SQL path can time out: a wide search while this process builds its index.
+        if ((e as { code?: string }).code === '57014') throw new AppError(503, 'The search index is being built; this search took too long. Try again in a minute.');
+        throw e;
+      }
       const rows = await findResultRows(db, answer.ids);
       return {
         status: 'success' as const,

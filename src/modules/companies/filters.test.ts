@@ -24,7 +24,7 @@ describe('parseSearchQuery', () => {
     });
   });
 
-  test('equivalent spellings normalise to one filter set (one count-cache key)', () => {
+  test('equivalent spellings normalise to one filter set (one filtersKey)', () => {
     const pairs: [SearchQuery, SearchQuery][] = [
       [{ activity_code: '62.01.Z' }, { activity_code: '6201z' }],
       [{ activities: '6201Z, 4941Z' }, { activity_code: '4941Z', activities: '62.01.Z' }],

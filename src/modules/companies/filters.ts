@@ -7,7 +7,7 @@ import { isIsoDate } from '../../registry/daily.ts';
 /**
  * The search query as the client sends it (every value bounded by the route's schema) and the
  * normalised filter set the repository runs. Normalising is pure, so equal filter sets written
- * differently (`62.01.Z` / `6201Z`, `00-950` / `00950`, `Łódź` / `LODZ`) share one count-cache key.
+ * differently (`62.01.Z` / `6201Z`, `00-950` / `00950`, `Łódź` / `LODZ`) are one filter set (one `filtersKey`).
  */
 
 export const SEARCH_PAGE_SIZE = 20;
@@ -209,7 +209,7 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
   };
 }
 
-/** One string per distinct filter set: the count cache's key. */
+/** One string per distinct filter set, equal for equivalent spellings (a key for logs or a cache). */
 export function filtersKey(f: SearchFilters): string {
   return JSON.stringify([
     f.status, f.hasContact, f.activityCodes, f.activityPrefix, f.activityStartFrom, f.activityStartTo,

@@ -4,7 +4,8 @@ import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createCeidgSource, type CeidgSourceOptions } from '../src/registry/sources/ceidg/ceidg-source.ts';
 import { mapCeidgEntry, pickCurrentEntry } from '../src/registry/sources/ceidg/ceidg-mapper.ts';
 import { EntityNotFoundError, MalformedPayloadError, SourceConfigError, SourceUnavailableError } from '../src/registry/sources/errors.ts';
-import { jsonFixtureReply, jsonReply, readFixtureJson, startFixtureServer, type FixtureServer, type Handler } from './helpers/fixture-server.ts';
+import { jsonFixtureReply, jsonReply, readFixtureJson, startFixtureServer, type FixtureServer, type Handler, withServer,
+} from './helpers/fixture-server.ts';
 
 const FIRMA = 'ceidg/v2-doc-example-firma-31F87519-wylacznie-w-formie-spolki-test-env.json';
 const FIRMY = 'ceidg/v2-doc-example-firmy-nip-3563457932-test-env.json';
@@ -18,14 +19,6 @@ type Obj = Record<string, unknown>;
 const firmaEntry = (): Obj => (readFixtureJson(FIRMA) as { firma: Obj[] }).firma[0]!;
 const firmyEntries = (): Obj[] => (readFixtureJson(FIRMY) as { firmy: Obj[] }).firmy;
 
-async function withServer<T>(handler: Handler, fn: (server: FixtureServer) => Promise<T>): Promise<T> {
-  const server = await startFixtureServer(handler);
-  try {
-    return await fn(server);
-  } finally {
-    await server.close();
-  }
-}
 
 function source(server: FixtureServer, extra: Partial<CeidgSourceOptions> = {}) {
   return createCeidgSource({ baseUrl: `${server.url}/api/ceidg/v2/`, token: TOKEN, retry: FAST_RETRY, rateLimits: [], timeoutMs: 2_000, ...extra });

@@ -14,6 +14,7 @@ import {
   type FixtureServer,
   type Handler,
   type Reply,
+  withServer,
 } from './helpers/fixture-server.ts';
 
 const CURRENT: Record<string, { register: 'P' | 'S'; file: string }> = {
@@ -61,14 +62,6 @@ function krsApi(overrides: (path: string, register: string | null) => Reply | un
   };
 }
 
-async function withServer<T>(handler: Handler, fn: (server: FixtureServer) => Promise<T>): Promise<T> {
-  const server = await startFixtureServer(handler);
-  try {
-    return await fn(server);
-  } finally {
-    await server.close();
-  }
-}
 
 function source(server: FixtureServer, extra: Partial<KrsSourceOptions> = {}) {
   return createKrsSource({ baseUrl: `${server.url}/`, retry: FAST_RETRY, timeoutMs: 2_000, requestsPerSecond: 1_000, ...extra });

@@ -4,21 +4,14 @@ import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createVatSource, VatQuotaExceededError, type VatRequestRecord, type VatSourceOptions } from '../src/registry/sources/vat/vat-source.ts';
 import { parseWhiteListAddress } from '../src/registry/sources/vat/vat-mapper.ts';
 import { SourceDateOutOfRangeError, SourceUnavailableError, UpstreamResponseError } from '../src/registry/sources/errors.ts';
-import { jsonFixtureReply, jsonReply, readFixtureJson, startFixtureServer, type FixtureServer, type Handler } from './helpers/fixture-server.ts';
+import { jsonFixtureReply, jsonReply, readFixtureJson, startFixtureServer, type FixtureServer, type Handler, withServer,
+} from './helpers/fixture-server.ts';
 
 const DIR = 'vat-whitelist/';
 const FAST_RETRY = { retries: 2, backoffBaseMs: 5, backoffMaxMs: 20 };
 // 2026-09-24 02:40 in Warsaw: the day the fixtures were recorded.
 const clock = { now: () => new Date('2026-09-24T00:40:00Z') };
 
-async function withServer<T>(handler: Handler, fn: (server: FixtureServer) => Promise<T>): Promise<T> {
-  const server = await startFixtureServer(handler);
-  try {
-    return await fn(server);
-  } finally {
-    await server.close();
-  }
-}
 
 function source(server: FixtureServer, extra: Partial<VatSourceOptions> = {}) {
   return createVatSource({ baseUrl: `${server.url}/`, retry: FAST_RETRY, rateLimits: [], timeoutMs: 2_000, clock, ...extra });

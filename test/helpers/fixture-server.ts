@@ -229,3 +229,13 @@ export function parseSoapCall(req: RecordedRequest): SoapCall {
   const sid = req.headers.sid;
   return { action, method, params, sid: Array.isArray(sid) ? sid[0] : sid };
 }
+
+/** Runs `fn` against a fixture server that is closed afterwards, whatever happens. */
+export async function withServer<T>(handler: Handler, fn: (server: FixtureServer) => Promise<T>): Promise<T> {
+  const server = await startFixtureServer(handler);
+  try {
+    return await fn(server);
+  } finally {
+    await server.close();
+  }
+}

@@ -108,34 +108,27 @@ function compareRows(a: { day: number; key: number; id: number }, b: { day: numb
 // ------------------------------------------------------------------------------------------------
 // Building
 
-class GrowableU32 {
-  data = new Uint32Array(1024);
+/** An append-only typed array that doubles when full. */
+class Growable<T extends Uint32Array | Float64Array> {
+  data: T;
   length = 0;
+  constructor(private readonly make: (size: number) => T) {
+    this.data = make(1024);
+  }
   push(v: number): void {
     if (this.length === this.data.length) {
-      const next = new Uint32Array(this.data.length * 2);
+      const next = this.make(this.data.length * 2);
       next.set(this.data);
       this.data = next;
     }
     this.data[this.length++] = v;
   }
-  view(): Uint32Array {
-    return this.data.subarray(0, this.length);
+  view(): T {
+    return this.data.subarray(0, this.length) as T;
   }
 }
-
-class GrowableF64 {
-  data = new Float64Array(1024);
-  length = 0;
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const next = new Float64Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length++] = v;
-  }
-}
+const growableU32 = () => new Growable((n) => new Uint32Array(n));
+const growableF64 = () => new Growable((n) => new Float64Array(n));
 
 /** Strings to small integers (1-based; 0 means none). */
 class Dictionary {
@@ -222,19 +215,19 @@ async function sortStrings(values: string[], pause: Pause): Promise<string[]> {
 }
 
 export class SearchIndexBuilder {
-  private readonly ids = new GrowableF64();
-  private readonly days = new GrowableU32();
-  private readonly keys = new GrowableF64();
-  private readonly status = new GrowableU32();
-  private readonly voiv = new GrowableU32();
-  private readonly legal = new GrowableU32();
-  private readonly flags = new GrowableU32();
-  private readonly city = new GrowableU32();
-  private readonly postal = new GrowableU32();
-  private readonly codeOffsets = new GrowableU32();
-  private readonly codeValues = new GrowableU32();
-  private readonly wordOffsets = new GrowableU32();
-  private readonly wordValues = new GrowableU32();
+  private readonly ids = growableF64();
+  private readonly days = growableU32();
+  private readonly keys = growableF64();
+  private readonly status = growableU32();
+  private readonly voiv = growableU32();
+  private readonly legal = growableU32();
+  private readonly flags = growableU32();
+  private readonly city = growableU32();
+  private readonly postal = growableU32();
+  private readonly codeOffsets = growableU32();
+  private readonly codeValues = growableU32();
+  private readonly wordOffsets = growableU32();
+  private readonly wordValues = growableU32();
   private readonly voivodeships = new Dictionary();
   private readonly legalForms = new Dictionary();
   private readonly cities = new Dictionary();

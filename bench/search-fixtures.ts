@@ -16,6 +16,7 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
+import { seededRandom } from '../src/lib/random.ts';
 
 export const DEFAULT_BENCH_URL = 'postgres://postgres@127.0.0.1:5432/regwatch_bench';
 
@@ -120,16 +121,6 @@ export interface WorkloadQuery {
   query: Record<string, string>;
 }
 
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * At least `size` distinct filter combinations drawn from the values in the database: each filter
@@ -138,7 +129,7 @@ function prng(seed: number) {
  */
 export async function buildWorkload(handle: DatabaseHandle, size = 1200, seed = 1): Promise<WorkloadQuery[]> {
   const db = handle.db;
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const col = async (q: ReturnType<typeof sql<{ v: string }>>) => (await q.execute(db)).rows.map((r) => r.v).filter((v) => v !== null && v !== '');
   const bigCities = await col(sql<{ v: string }>`SELECT city_folded AS v FROM companies WHERE city_folded IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 20`);
   const cities = await col(sql<{ v: string }>`SELECT DISTINCT city_folded AS v FROM companies TABLESAMPLE SYSTEM (1) REPEATABLE (7) WHERE city_folded IS NOT NULL`);

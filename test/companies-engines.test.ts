@@ -12,6 +12,7 @@ import { importCompany } from '../src/registry/import.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { testConfig } from './helpers/app.ts';
 import { COMPANIES, nip, sourceOf } from './companies-dataset.test.ts';
+import { seededRandom } from '../src/lib/random.ts';
 
 /**
  * The in-memory index against the SQL search on a generated registry (Polish names, diacritics,
@@ -21,16 +22,6 @@ import { COMPANIES, nip, sourceOf } from './companies-dataset.test.ts';
 
 const logger = pino({ level: 'silent' });
 
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('search engines on a generated registry', () => {
   let db: TestDatabase;
@@ -80,7 +71,7 @@ describe('search engines on a generated registry', () => {
   }
 
   test('the same total and the same pages from memory and from SQL, for 400 filter combinations', async () => {
-    const random = prng(42);
+    const random = seededRandom(42);
     let nonEmpty = 0;
     for (let i = 0; i < 400; i++) {
       const query = randomQuery(random);

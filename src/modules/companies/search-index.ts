@@ -611,24 +611,18 @@ export class SearchIndex {
       plan.mask |= CONTACT_FLAG[f.hasContact] << 2;
       plan.want |= CONTACT_FLAG[f.hasContact] << 2;
     }
-    if (f.voivodeship !== null) {
-      const id = p.voivodeships.get(f.voivodeship);
-      if (id === undefined) plan.impossible = true;
-      else {
-        plan.mask |= VOIV_MAX << VOIV_SHIFT;
-        plan.want |= Math.min(id, VOIV_MAX) << VOIV_SHIFT;
-        if (id >= VOIV_MAX) plan.exactVoiv = id;
+    // A packed field holds ids below its max; a larger id is packed as max and checked exactly.
+    const restrictPacked = (id: number | undefined, max: number, shift: number): number => {
+      if (id === undefined) {
+        plan.impossible = true;
+        return 0;
       }
-    }
-    if (f.legalForm !== null) {
-      const id = p.legalForms.get(f.legalForm);
-      if (id === undefined) plan.impossible = true;
-      else {
-        plan.mask |= LEGAL_MAX << LEGAL_SHIFT;
-        plan.want |= Math.min(id, LEGAL_MAX) << LEGAL_SHIFT;
-        if (id >= LEGAL_MAX) plan.exactLegal = id;
-      }
-    }
+      plan.mask |= max << shift;
+      plan.want |= Math.min(id, max) << shift;
+      return id >= max ? id : 0;
+    };
+    if (f.voivodeship !== null) plan.exactVoiv = restrictPacked(p.voivodeships.get(f.voivodeship), VOIV_MAX, VOIV_SHIFT);
+    if (f.legalForm !== null) plan.exactLegal = restrictPacked(p.legalForms.get(f.legalForm), LEGAL_MAX, LEGAL_SHIFT);
     if (f.city !== null) {
       plan.city = p.cities.get(f.city) ?? -1;
       if (plan.city < 0) plan.impossible = true;

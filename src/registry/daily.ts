@@ -8,7 +8,7 @@ import { isSkip, prepareEntry, type PreparedEntry, type PreparedItem } from './p
 import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
 import { fileSourceOrigin } from './sources/file.ts';
 import {
-  addRunCounters, allocateCompanyIds, beginRun, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
+  addRunCounters, allocateCompanyIds, beginRun, companyRowFields, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
   ensureEventsPartition, failRun, hasAnyCompany, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
   lookupCompaniesForBatch, tryLockRun, unlockRun, updateCompanies, updateFingerprints,
   type CompanyColumns, type CompanyUpdateRow, type DailyRun, type IdentifierRow, type MatchedCompany, type NewCompanyRow,
@@ -190,7 +190,7 @@ function createSkips(logger: Warn): Skips {
 }
 
 /** A source's snapshots, prepared on this thread, one entry at a time. */
-function preparedInProcess(stream: AsyncIterable<CompanySnapshot>): PreparedChunks {
+function preparedInProcess(stream: AsyncIterable<CompanySnapshot>, owned: boolean): PreparedChunks {
   const iterator = stream[Symbol.asyncIterator]();
   let done = false;
   return {
@@ -201,7 +201,7 @@ function preparedInProcess(stream: AsyncIterable<CompanySnapshot>): PreparedChun
         done = true;
         return null;
       }
-      return [prepareEntry(r.value, false)];
+      return [prepareEntry(r.value, false, owned)];
     },
     async close() {
       if (!done) await iterator.return?.();
@@ -373,28 +373,21 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
   if (fresh.length > 0) {
     const ids = await allocateCompanyIds(db, fresh.length);
     fresh.forEach((item, i) => {
-      const id = ids[i]!;
-      let columns: CompanyColumns;
+      let fields: string;
       try {
         if (item.columnsError !== null) throw new Error(item.columnsError);
-        columns = item.columns ?? deriveCompanyColumns(canonicalOf(item));
+        fields = item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.hash ?? contentHash(item.canonicalJson), item.fingerprint);
         item.canonical = null;
-        item.columns = null;
+        item.fields = null;
         skips.succeeded();
       } catch (e) {
         plan.skipped++;
         skips.skip(e, 'snapshot skipped: its search columns could not be derived');
         return;
       }
+      const id = ids[i]!;
       plan.newItems.push(item);
-      plan.newRows.push({
-        ...columns,
-        id,
-        snapshotJson: item.canonicalJson,
-        contentHash: item.hash,
-        fingerprint: item.fingerprint,
-        firstSeenDate: date,
-      });
+      plan.newRows.push({ id, snapshotJson: item.canonicalJson, fields });
       // The canonical snapshot's identifiers are these (normalised, one per type), in rank order.
       for (const ident of item.identifiers) plan.newIdentifiers.push({ companyId: id, type: ident.type, value: ident.value });
     });
@@ -425,12 +418,10 @@ function planExisting(plan: BatchPlan, sourceName: string, date: string, item: P
     item,
     events,
     row: {
-      ...columns,
       id: match.id,
       revision: match.revision,
       snapshotJson: json,
-      contentHash: hash,
-      fingerprint: item.fingerprint,
+      fields: companyRowFields(columns, hash, item.fingerprint),
       lastChangedDate: events.length > 0 ? date : null,
     },
     newIdentifiers: merged.identity.identifiers
@@ -449,7 +440,7 @@ interface BatchOutcome {
 
 async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName: string, date: string, plan: BatchPlan, processedItems: number): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
-    await insertCompanies(trx, sourceName, plan.newRows);
+    await insertCompanies(trx, sourceName, date, plan.newRows);
     const written = await updateCompanies(trx, sourceName, plan.updates.map((u) => u.row));
     const applied = plan.updates.filter((u) => written.has(u.row.id));
     const conflicts = await insertIdentifiers(trx, [...plan.newIdentifiers, ...applied.flatMap((u) => u.newIdentifiers)]);
@@ -509,7 +500,8 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   const inWorker = origin !== null && (options.prepareInWorker ?? (fileSize(origin.path) >= WORKER_MIN_FILE_BYTES && !(await hasAnyCompany(db))));
   const chunks = inWorker
     ? prepareFileInWorker(origin.path, date, origin.options)
-    : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }));
+    // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
+    : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null);
   const reader = createBatchReader(chunks, batchSize, skips, options.signal);
   const recent = createRecentLines();
   const started = now();

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { canonicalize, deriveStatus, mergeSnapshots, primaryIdentifier } from './merge.ts';
+import { canonicalize, canonicalizeOwned, deriveStatus, mergeSnapshots, primaryIdentifier } from './merge.ts';
 import { diffSnapshots } from './diff.ts';
 import { DATE_TYPES, type CompanySnapshot, type DatedEntry, type Identifier, type Person, type Profile, type SourceName } from './model.ts';
 
@@ -191,7 +191,39 @@ function reversedEverywhere(s: CompanySnapshot): CompanySnapshot {
   };
 }
 
+// What a source may hand over: any of a profile's lists or its VAT status missing, units without an address.
+const looseSnapshotArb: fc.Arbitrary<CompanySnapshot> = fc.record({
+  identity: snapshotArb.map((x) => x.identity),
+  profiles: fc.array(
+    fc.record(
+      { source: fc.constantFrom(...SOURCES), name: word, status: word, legal_form: word,
+        address: fc.constant(null), units: fc.array(fc.record({ identifier: fc.constantFrom('U1', 'U2'), name: word, dates: fc.array(dated, { maxLength: 2 }) }, { requiredKeys: ['identifier', 'name'] }), { maxLength: 2 }),
+        contacts: profileArb.map((p) => p.contacts), activities: profileArb.map((p) => p.activities), dates: fc.array(dated, { maxLength: 4 }),
+        websites: fc.array(word, { maxLength: 2 }), vat_status: fc.option(fc.constant('Czynny')), bank_accounts: fc.array(fc.constantFrom('1', '2'), { maxLength: 2 }) },
+      { requiredKeys: ['source', 'name', 'status', 'legal_form'] },
+    ),
+    { maxLength: 3 },
+  ),
+  persons: fc.array(fc.record({ full_name: word, role: word }), { maxLength: 3 }),
+}) as unknown as fc.Arbitrary<CompanySnapshot>;
+
 describe('properties', () => {
+  it('canonicalizeOwned(x) serialises exactly as mergeSnapshots(null, x)', () => {
+    fc.assert(
+      fc.property(fc.oneof(snapshotArb, looseSnapshotArb), (s) => {
+        assert.equal(JSON.stringify(canonicalizeOwned(structuredClone(s))), JSON.stringify(mergeSnapshots(null, s)));
+      }),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(snapshotArb, (s) => {
+        const expected = JSON.stringify(mergeSnapshots(null, s));
+        assert.equal(JSON.stringify(canonicalizeOwned(structuredClone(reversedEverywhere(mergeSnapshots(null, s))))), expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('canonicalize does not depend on the input order and is idempotent', () => {
     fc.assert(
       fc.property(snapshotArb, (s) => {

@@ -118,7 +118,14 @@ function rank(map: ReadonlyMap<string, number>, key: string): number {
  * fall back to a key-order-independent serialisation, so ties are ordered too.
  */
 function sortedBy<T>(items: readonly T[], compare: (a: T, b: T) => number): T[] {
-  return [...items].sort((a, b) => compare(a, b) || compareStrings(stableStringify(a), stableStringify(b)));
+  return sortInPlace([...items], compare);
+}
+
+/** sortedBy's order, in place; an array already in order (what sources mostly send) is only checked. */
+function sortInPlace<T>(items: T[], compare: (a: T, b: T) => number): T[] {
+  const full = (a: T, b: T) => compare(a, b) || compareStrings(stableStringify(a), stableStringify(b));
+  for (let i = 1; i < items.length; i++) if (full(items[i - 1]!, items[i]!) > 0) return items.sort(full);
+  return items;
 }
 
 function stableStringify(value: unknown): string {
@@ -130,6 +137,14 @@ function stableStringify(value: unknown): string {
 
 const byDate = (a: DatedEntry, b: DatedEntry) =>
   rank(DATE_RANK, a.type) - rank(DATE_RANK, b.type) || compareStrings(a.date, b.date);
+const byUnit = (a: LocalUnit, b: LocalUnit) => compareStrings(a.identifier, b.identifier) || compareStrings(a.name, b.name);
+const byContact = (a: Profile['contacts'][number], b: Profile['contacts'][number]) => compareStrings(a.type, b.type) || compareStrings(a.value, b.value);
+// Main activity first: that is also the order people expect to read them in.
+const byActivity = (a: Profile['activities'][number], b: Profile['activities'][number]) =>
+  Number(b.is_primary) - Number(a.is_primary) || compareStrings(a.code, b.code) || compareStrings(a.name, b.name);
+const byIdentifier = (a: Identifier, b: Identifier) => rank(IDENTIFIER_RANK, a.type) - rank(IDENTIFIER_RANK, b.type) || compareStrings(a.value, b.value);
+const byPerson = (a: CompanySnapshot['persons'][number], b: CompanySnapshot['persons'][number]) => compareStrings(a.full_name, b.full_name) || compareStrings(a.role, b.role);
+const bySource = (a: Profile, b: Profile) => compareStrings(a.source, b.source);
 
 /** Fresh element objects, so the canonical snapshot shares nothing mutable with its input. */
 function copies<T extends object>(items: readonly T[] | null | undefined): T[] {
@@ -144,10 +159,9 @@ function canonicalProfile(p: Profile): Profile {
   return {
     ...p,
     address: p.address ? { ...p.address } : null,
-    units: sortedBy((p.units ?? []).map(canonicalUnit), (a, b) => compareStrings(a.identifier, b.identifier) || compareStrings(a.name, b.name)),
-    contacts: sortedBy(copies(p.contacts), (a, b) => compareStrings(a.type, b.type) || compareStrings(a.value, b.value)),
-    // Main activity first: that is also the order people expect to read them in.
-    activities: sortedBy(copies(p.activities), (a, b) => Number(b.is_primary) - Number(a.is_primary) || compareStrings(a.code, b.code) || compareStrings(a.name, b.name)),
+    units: sortedBy((p.units ?? []).map(canonicalUnit), byUnit),
+    contacts: sortedBy(copies(p.contacts), byContact),
+    activities: sortedBy(copies(p.activities), byActivity),
     dates: sortedBy(copies(p.dates), byDate),
     websites: [...(p.websites ?? [])].sort(compareStrings),
     vat_status: p.vat_status ?? null,
@@ -160,9 +174,62 @@ export function canonicalize(snapshot: CompanySnapshot): CompanySnapshot {
   return {
     identity: {
       ...snapshot.identity,
-      identifiers: sortedBy(copies(snapshot.identity.identifiers), (a, b) => rank(IDENTIFIER_RANK, a.type) - rank(IDENTIFIER_RANK, b.type) || compareStrings(a.value, b.value)),
+      identifiers: sortedBy(copies(snapshot.identity.identifiers), byIdentifier),
     },
-    profiles: sortedBy(snapshot.profiles.map(canonicalProfile), (a, b) => compareStrings(a.source, b.source)),
-    persons: sortedBy(copies(snapshot.persons), (a, b) => compareStrings(a.full_name, b.full_name) || compareStrings(a.role, b.role)),
+    profiles: sortedBy(snapshot.profiles.map(canonicalProfile), bySource),
+    persons: sortedBy(copies(snapshot.persons), byPerson),
   };
+}
+
+/**
+ * mergeSnapshots(null, snapshot), made by rearranging `snapshot` itself instead of copying it:
+ * for a snapshot nothing else holds (a line the file source has just parsed), the copies are
+ * pure garbage-collection cost on the load path. The result is the argument, now canonical;
+ * `canonicalizeOwned(x)` and `mergeSnapshots(null, x)` serialise to the same JSON (a property
+ * test checks it).
+ */
+export function canonicalizeOwned(snapshot: CompanySnapshot): CompanySnapshot {
+  const identity = snapshot.identity;
+  const identifiers: Identifier[] = [];
+  const types = new Set<IdentifierType>();
+  for (const id of identity.identifiers) {
+    if (!id.value || types.has(id.type)) continue;
+    types.add(id.type);
+    identifiers.push(id);
+  }
+  const sources = new Set<SourceName>();
+  const profiles: Profile[] = [];
+  for (const p of snapshot.profiles) {
+    if (sources.has(p.source)) continue;
+    sources.add(p.source);
+    profiles.push(ownedProfile(p));
+  }
+  const owned: CompanySnapshot = {
+    identity: {
+      identifiers: sortInPlace(identifiers, byIdentifier),
+      company_type: nonEmpty(identity.company_type) ?? EMPTY.identity.company_type,
+      country_code: nonEmpty(identity.country_code) ?? EMPTY.identity.country_code,
+    },
+    profiles: sortInPlace(profiles, bySource),
+    persons: sortInPlace(snapshot.persons, byPerson),
+  };
+  return owned;
+}
+
+// Keys are assigned in canonicalProfile's order, so a key the input lacked is added where the spread there adds it.
+function ownedProfile(p: Profile): Profile {
+  p.address = p.address ? p.address : null;
+  const units = p.units ?? [];
+  for (const u of units) {
+    u.address = u.address ? u.address : null;
+    u.dates = sortInPlace(u.dates ?? [], byDate);
+  }
+  p.units = sortInPlace(units, byUnit);
+  p.contacts = sortInPlace(p.contacts ?? [], byContact);
+  p.activities = sortInPlace(p.activities ?? [], byActivity);
+  p.dates = sortInPlace(p.dates ?? [], byDate);
+  p.websites = sortInPlace(p.websites ?? [], compareStrings);
+  p.vat_status = p.vat_status ?? null;
+  p.bank_accounts = sortInPlace(p.bank_accounts ?? [], compareStrings);
+  return p;
 }

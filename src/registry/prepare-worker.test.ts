@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CompanySnapshot } from './model.ts';
-import { isSkip, prepareEntry, type PreparedEntry } from './prepare.ts';
+import { isSkip, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { prepareFileInWorker } from './prepare-worker.ts';
 import { createFileSource } from './sources/file.ts';
 
@@ -28,7 +28,7 @@ function company(n: number, name: string): CompanySnapshot {
 function comparable(entries: PreparedEntry[]) {
   return entries.map((e) => isSkip(e)
     ? { skipped: true, error: e.error === null ? null : (e.error as Error).message }
-    : { identifiers: e.identifiers, json: e.canonicalJson, hash: e.hash.toString('hex'), fingerprint: e.fingerprint, columns: e.columns, columnsError: e.columnsError });
+    : { identifiers: e.identifiers, json: e.canonicalJson, fingerprint: e.fingerprint, fields: e.fields, columnsError: e.columnsError });
 }
 
 test('the worker prepares a file exactly as the main thread would, and reports its lines in order', async () => {
@@ -45,7 +45,7 @@ test('the worker prepares a file exactly as the main thread would, and reports i
   const expectedLogs: string[] = [];
   const expected: PreparedEntry[] = [];
   const source = createFileSource(path, { onError: (l, m) => expectedLogs.push(`E${l}:${m}`), onWarning: (l, m) => expectedLogs.push(`W${l}:${m}`) });
-  for await (const raw of source.snapshotsForDate('2026-11-01')) expected.push(prepareEntry(raw, true));
+  for await (const raw of source.snapshotsForDate('2026-11-01')) expected.push(prepareEntry(raw, true, true));
 
   const logs: string[] = [];
   const chunks = prepareFileInWorker(path, '2026-11-01', { onError: (l, m) => logs.push(`E${l}:${m}`), onWarning: (l, m) => logs.push(`W${l}:${m}`) });
@@ -60,7 +60,11 @@ test('the worker prepares a file exactly as the main thread would, and reports i
   assert.deepEqual(comparable(got), comparable(expected));
   assert.deepEqual(logs, expectedLogs);
   assert.ok(logs.some((l) => l.startsWith('E2:')) && logs.some((l) => l.startsWith('W3:')), logs.join('\n'));
-  assert.equal((got[1]! as { canonicalJson: string }).canonicalJson.includes('A\\u001eB\\u001f \\"C\\"'), true);
+  const odd = got[1]! as PreparedItem;
+  assert.equal(odd.canonicalJson.includes('A\\u001eB\\u001f \\"C\\"'), true);
+  // In the row's other fields a control character is a space, so it cannot split the row.
+  assert.equal(odd.fields!.split('\x1f')[2], 'A B  "C"');
+  assert.equal(odd.fields, (expected[1] as PreparedItem).fields);
 });
 
 test('a missing file fails with its error code, and close stops the worker early', async () => {

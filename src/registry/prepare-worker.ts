@@ -1,6 +1,5 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Identifier } from './model.ts';
-import type { CompanyColumns } from './store.ts';
 import { isSkip, prepareEntry, type PreparedEntry } from './prepare.ts';
 import { createFileSource, type FileSourceOptions } from './sources/file.ts';
 
@@ -23,9 +22,11 @@ const CREDIT = 6;
 /**
  * A chunk crosses as one string: structured cloning of objects cost about 30 µs an entry (more
  * than preparing it), one string a few. Entries are joined with U+001E, an entry's fields with
- * U+001F: the canonical JSON, the fingerprint, and a JSON array [identifiers, columns, error].
- * JSON text never holds a raw control character, so the separators cannot occur inside a field.
- * A skipped snapshot has an empty JSON and fingerprint, and [error message or null].
+ * U+001F: the canonical JSON, the fingerprint, the identifiers (`TYPE=value,…`), then the row's
+ * other fields (which hold U+001F themselves, so they come last) or `!` and the JSON of the error
+ * that deriving them raised. JSON text never holds a raw control character, and the row fields
+ * hold no U+001E (store.ts), so the separators cannot occur inside a field. A skipped snapshot
+ * has an empty JSON and ends with the JSON of its error message, or null.
  */
 const ENTRY = '\x1e';
 const FIELD = '\x1f';
@@ -33,9 +34,21 @@ const FIELD = '\x1f';
 function entryToWire(entry: PreparedEntry): string {
   if (isSkip(entry)) {
     const e = entry.error;
-    return FIELD + FIELD + JSON.stringify([e === null ? null : e instanceof Error ? e.message : String(e)]);
+    return FIELD + FIELD + FIELD + JSON.stringify(e === null ? null : e instanceof Error ? e.message : String(e));
   }
-  return entry.canonicalJson + FIELD + entry.fingerprint + FIELD + JSON.stringify([entry.identifiers, entry.columns, entry.columnsError]);
+  let idents = '';
+  for (const id of entry.identifiers) idents += (idents === '' ? '' : ',') + id.type + '=' + id.value;
+  const rest = entry.fields ?? '!' + JSON.stringify(entry.columnsError);
+  return entry.canonicalJson + FIELD + entry.fingerprint + FIELD + idents + FIELD + rest;
+}
+
+function identifiersFromWire(text: string): Identifier[] {
+  const out: Identifier[] = [];
+  for (const pair of text.split(',')) {
+    const eq = pair.indexOf('=');
+    out.push({ type: pair.slice(0, eq) as Identifier['type'], value: pair.slice(eq + 1) });
+  }
+  return out;
 }
 
 function chunkFromWire(text: string): PreparedEntry[] {
@@ -46,20 +59,21 @@ function chunkFromWire(text: string): PreparedEntry[] {
     if (end < 0) end = text.length;
     const a = text.indexOf(FIELD, start);
     const b = text.indexOf(FIELD, a + 1);
+    const c = text.indexOf(FIELD, b + 1);
     if (a === start) {
-      const [message] = JSON.parse(text.slice(b + 1, end)) as [string | null];
+      const message = JSON.parse(text.slice(c + 1, end)) as string | null;
       out.push({ skipped: true, error: message === null ? null : new Error(message) });
     } else {
-      const fingerprint = text.slice(a + 1, b);
-      const [identifiers, columns, columnsError] = JSON.parse(text.slice(b + 1, end)) as [Identifier[], CompanyColumns | null, string | null];
+      const rest = text.slice(c + 1, end);
+      const failed = rest.startsWith('!');
       out.push({
-        identifiers,
+        identifiers: identifiersFromWire(text.slice(b + 1, c)),
         canonical: null,
         canonicalJson: text.slice(start, a),
-        hash: Buffer.from(fingerprint, 'base64'),
-        fingerprint,
-        columns,
-        columnsError,
+        hash: null,
+        fingerprint: text.slice(a + 1, b),
+        fields: failed ? null : rest,
+        columnsError: failed ? (JSON.parse(rest.slice(1)) as string) : null,
         attempts: 0,
         seq: 0,
       });
@@ -211,7 +225,8 @@ async function runWorker(input: WorkerInput): Promise<void> {
   };
   try {
     for await (const raw of source.snapshotsForDate(input.date)) {
-      entries.push(entryToWire(prepareEntry(raw, true)));
+      // The file source's snapshots are freshly parsed and held by nothing else.
+      entries.push(entryToWire(prepareEntry(raw, true, true)));
       if (entries.length >= CHUNK) await flush();
     }
     if (entries.length > 0) await flush();

@@ -1,7 +1,7 @@
 import type { CompanySnapshot, Identifier } from './model.ts';
 import { parseIdentifier } from '../lib/identifiers.ts';
-import { mergeSnapshots } from './merge.ts';
-import { contentHash, deriveCompanyColumns, type CompanyColumns } from './store.ts';
+import { canonicalizeOwned, mergeSnapshots } from './merge.ts';
+import { companyRowFields, contentHash, deriveCompanyColumns } from './store.ts';
 
 /**
  * Step 1 of a daily run's batch (docs/registry.md): a source's snapshot made ready before its
@@ -22,13 +22,15 @@ export interface PreparedItem {
    */
   canonical: CompanySnapshot | null;
   canonicalJson: string;
-  hash: Buffer;
+  /** Of canonicalJson; null when prepared in the worker (then `fields` carries it). */
+  hash: Buffer | null;
   fingerprint: string;
   /**
-   * The search columns of the canonical snapshot, when derived ahead (the worker does, so that
-   * a new company costs the main thread nothing more); `columnsError` when deriving them threw.
+   * The rest of a new company's row (store.ts companyRowFields: search columns, hash,
+   * fingerprint), when derived ahead: the worker does, so that a new company costs the main
+   * thread nothing more. `columnsError` when deriving them threw.
    */
-  columns: CompanyColumns | null;
+  fields: string | null;
   columnsError: string | null;
   attempts: number;
   /** Position in the source's stream (from 1): between two lines of one company, the later wins. */
@@ -56,7 +58,11 @@ function sameIdentifiers(a: readonly Identifier[], b: readonly Identifier[]): bo
   return true;
 }
 
-export function prepareSnapshot(raw: CompanySnapshot): PreparedItem | null {
+/**
+ * `owned`: nothing else holds `raw` (a line the file source has just parsed), so it is made
+ * canonical in place (canonicalizeOwned) instead of copied: same result, less garbage.
+ */
+export function prepareSnapshot(raw: CompanySnapshot, owned = false): PreparedItem | null {
   if (!raw || typeof raw !== 'object' || !raw.identity || !Array.isArray(raw.profiles)) return null;
   const identifiers = normalizeIdentifiers(raw.identity.identifiers);
   if (identifiers.length === 0) return null;
@@ -64,10 +70,10 @@ export function prepareSnapshot(raw: CompanySnapshot): PreparedItem | null {
   const incoming: CompanySnapshot = sameIdentifiers(raw.identity.identifiers, identifiers) && Array.isArray(raw.persons)
     ? raw
     : { identity: { ...raw.identity, identifiers }, profiles: raw.profiles, persons: Array.isArray(raw.persons) ? raw.persons : [] };
-  const canonical = mergeSnapshots(null, incoming);
+  const canonical = owned ? canonicalizeOwned(incoming) : mergeSnapshots(null, incoming);
   const canonicalJson = JSON.stringify(canonical);
   const hash = contentHash(canonicalJson);
-  return { identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), columns: null, columnsError: null, attempts: 0, seq: 0 };
+  return { identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), fields: null, columnsError: null, attempts: 0, seq: 0 };
 }
 
 /** What one snapshot of a stream became: an item, or a skip (with the error when preparing threw). */
@@ -77,18 +83,18 @@ export function isSkip(entry: PreparedEntry): entry is { skipped: true; error: u
   return (entry as { skipped?: boolean }).skipped === true;
 }
 
-/** prepareSnapshot, never throwing; `withColumns` also derives the search columns ahead. */
-export function prepareEntry(raw: CompanySnapshot, withColumns: boolean): PreparedEntry {
+/** prepareSnapshot, never throwing; `withColumns` also derives the row's other fields ahead. */
+export function prepareEntry(raw: CompanySnapshot, withColumns: boolean, owned = false): PreparedEntry {
   let item: PreparedItem | null;
   try {
-    item = prepareSnapshot(raw);
+    item = prepareSnapshot(raw, owned);
   } catch (e) {
     return { skipped: true, error: e };
   }
   if (item === null) return { skipped: true, error: null };
   if (withColumns) {
     try {
-      item.columns = deriveCompanyColumns(item.canonical!);
+      item.fields = companyRowFields(deriveCompanyColumns(item.canonical!), item.hash!, item.fingerprint);
     } catch (e) {
       item.columnsError = e instanceof Error ? e.message : String(e);
     }

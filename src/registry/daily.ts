@@ -337,8 +337,17 @@ interface BatchPlan {
 
 const MAX_ATTEMPTS = 5;
 
-async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, skips: Skips, recent: RecentLines): Promise<BatchPlan> {
-  const matches = await lookupCompaniesForBatch(db, sourceName, items);
+/**
+ * `assumeNew`: the registry was empty when the run began and no line has yet named a company
+ * already stored, so the lookup (a third of PostgreSQL's work on a first load) is skipped and
+ * every line is taken as a new company. A line that is not (a company named twice in the file, or
+ * stored meanwhile by another source's run) loses its identifiers' unique check in writeBatch and
+ * is retried with a lookup, exactly as a lost race is; the first such line ends the assumption.
+ */
+async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, skips: Skips, recent: RecentLines, assumeNew: boolean): Promise<BatchPlan> {
+  const matches = assumeNew && items.every((item) => item.attempts === 0)
+    ? items.map(() => null)
+    : await lookupCompaniesForBatch(db, sourceName, items);
   const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [], seen: new Map() };
   const claimed = new Set<string>();
   const fresh: PreparedItem[] = [];
@@ -435,6 +444,8 @@ function planExisting(plan: BatchPlan, sourceName: string, date: string, item: P
 
 interface BatchOutcome {
   counters: RunCounters;
+  /** Lines planned as new whose company turned out to exist (see planBatch's assumeNew). */
+  notNew: number;
   deferred: PreparedItem[];
 }
 
@@ -473,7 +484,7 @@ async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName
       skipped: plan.skipped,
     };
     if (runId !== null) await addRunCounters(trx, runId, counters);
-    return { counters, deferred };
+    return { counters, deferred, notNew: lostNew.size };
   });
 }
 
@@ -497,7 +508,8 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   // Measured (docs/benchmarks.md): the worker speeds up a first load of a large file, but makes
   // detection over an existing registry slower (the search columns it derives are then thrown
   // away), so by default it serves only large files into an empty registry.
-  const inWorker = origin !== null && (options.prepareInWorker ?? (fileSize(origin.path) >= WORKER_MIN_FILE_BYTES && !(await hasAnyCompany(db))));
+  let assumeNew = !(await hasAnyCompany(db));
+  const inWorker = origin !== null && (options.prepareInWorker ?? (fileSize(origin.path) >= WORKER_MIN_FILE_BYTES && assumeNew));
   const chunks = inWorker
     ? prepareFileInWorker(origin.path, date, origin.options)
     // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
@@ -522,6 +534,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   };
 
   const retire = (outcome: BatchOutcome) => {
+    if (outcome.notNew > 0) assumeNew = false;
     const retry: PreparedItem[] = [];
     for (const item of outcome.deferred) {
       if (++item.attempts < MAX_ATTEMPTS) retry.push(item);
@@ -548,7 +561,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
         retire(outcome);
         continue;
       }
-      const plan = await planBatch(db, source.name, date, items, skipped, skips, recent);
+      const plan = await planBatch(db, source.name, date, items, skipped, skips, recent, assumeNew);
       recent.remember(plan.seen);
       if (inFlight !== null) {
         const outcome = await inFlight;

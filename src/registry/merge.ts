@@ -114,17 +114,20 @@ function rank(map: ReadonlyMap<string, number>, key: string): number {
 }
 
 /**
- * Sorts by the given keys; elements equal on every key (duplicates differing elsewhere, rare)
- * fall back to a key-order-independent serialisation, so ties are ordered too.
+ * An order by the given keys, in which elements equal on every key (duplicates differing
+ * elsewhere, rare) fall back to a key-order-independent serialisation, so ties are ordered too.
  */
-function sortedBy<T>(items: readonly T[], compare: (a: T, b: T) => number): T[] {
-  return sortInPlace([...items], compare);
+function withTies<T>(compare: (a: T, b: T) => number): (a: T, b: T) => number {
+  return (a, b) => compare(a, b) || compareStrings(stableStringify(a), stableStringify(b));
 }
 
-/** sortedBy's order, in place; an array already in order (what sources mostly send) is only checked. */
-function sortInPlace<T>(items: T[], compare: (a: T, b: T) => number): T[] {
-  const full = (a: T, b: T) => compare(a, b) || compareStrings(stableStringify(a), stableStringify(b));
-  for (let i = 1; i < items.length; i++) if (full(items[i - 1]!, items[i]!) > 0) return items.sort(full);
+function sortedBy<T>(items: readonly T[], order: (a: T, b: T) => number): T[] {
+  return sortInPlace([...items], order);
+}
+
+/** The order, in place; an array already in order (what sources mostly send) is only checked. */
+function sortInPlace<T>(items: T[], order: (a: T, b: T) => number): T[] {
+  for (let i = 1; i < items.length; i++) if (order(items[i - 1]!, items[i]!) > 0) return items.sort(order);
   return items;
 }
 
@@ -135,16 +138,16 @@ function stableStringify(value: unknown): string {
   return `{${Object.keys(record).sort(compareStrings).map((k) => `${JSON.stringify(k)}:${stableStringify(record[k])}`).join(',')}}`;
 }
 
-const byDate = (a: DatedEntry, b: DatedEntry) =>
-  rank(DATE_RANK, a.type) - rank(DATE_RANK, b.type) || compareStrings(a.date, b.date);
-const byUnit = (a: LocalUnit, b: LocalUnit) => compareStrings(a.identifier, b.identifier) || compareStrings(a.name, b.name);
-const byContact = (a: Profile['contacts'][number], b: Profile['contacts'][number]) => compareStrings(a.type, b.type) || compareStrings(a.value, b.value);
+const byDate = withTies((a: DatedEntry, b: DatedEntry) =>
+  rank(DATE_RANK, a.type) - rank(DATE_RANK, b.type) || compareStrings(a.date, b.date));
+const byUnit = withTies((a: LocalUnit, b: LocalUnit) => compareStrings(a.identifier, b.identifier) || compareStrings(a.name, b.name));
+const byContact = withTies((a: Profile['contacts'][number], b: Profile['contacts'][number]) => compareStrings(a.type, b.type) || compareStrings(a.value, b.value));
 // Main activity first: that is also the order people expect to read them in.
-const byActivity = (a: Profile['activities'][number], b: Profile['activities'][number]) =>
-  Number(b.is_primary) - Number(a.is_primary) || compareStrings(a.code, b.code) || compareStrings(a.name, b.name);
-const byIdentifier = (a: Identifier, b: Identifier) => rank(IDENTIFIER_RANK, a.type) - rank(IDENTIFIER_RANK, b.type) || compareStrings(a.value, b.value);
-const byPerson = (a: CompanySnapshot['persons'][number], b: CompanySnapshot['persons'][number]) => compareStrings(a.full_name, b.full_name) || compareStrings(a.role, b.role);
-const bySource = (a: Profile, b: Profile) => compareStrings(a.source, b.source);
+const byActivity = withTies((a: Profile['activities'][number], b: Profile['activities'][number]) =>
+  Number(b.is_primary) - Number(a.is_primary) || compareStrings(a.code, b.code) || compareStrings(a.name, b.name));
+const byIdentifier = withTies((a: Identifier, b: Identifier) => rank(IDENTIFIER_RANK, a.type) - rank(IDENTIFIER_RANK, b.type) || compareStrings(a.value, b.value));
+const byPerson = withTies((a: CompanySnapshot['persons'][number], b: CompanySnapshot['persons'][number]) => compareStrings(a.full_name, b.full_name) || compareStrings(a.role, b.role));
+const bySource = withTies((a: Profile, b: Profile) => compareStrings(a.source, b.source));
 
 /** Fresh element objects, so the canonical snapshot shares nothing mutable with its input. */
 function copies<T extends object>(items: readonly T[] | null | undefined): T[] {
@@ -163,9 +166,9 @@ function canonicalProfile(p: Profile): Profile {
     contacts: sortedBy(copies(p.contacts), byContact),
     activities: sortedBy(copies(p.activities), byActivity),
     dates: sortedBy(copies(p.dates), byDate),
-    websites: [...(p.websites ?? [])].sort(compareStrings),
+    websites: sortedBy(p.websites ?? [], compareStrings),
     vat_status: p.vat_status ?? null,
-    bank_accounts: [...(p.bank_accounts ?? [])].sort(compareStrings),
+    bank_accounts: sortedBy(p.bank_accounts ?? [], compareStrings),
   };
 }
 

@@ -184,3 +184,14 @@ test('a large file streams with flat memory', async () => {
   assert.equal(count, lines);
   assert.ok(peak - before < 60 * 1024 * 1024, `heap grew by ${Math.round((peak - before) / 1e6)} MB`);
 });
+
+test('lines longer than a read chunk, with multi-byte characters across its edges, are read whole', async () => {
+  // The reader splits bytes at LF before decoding, in chunks of 64 KiB: a 2.5 MB name of two- and
+  // three-byte characters, after an odd-length prefix, puts chunk edges inside characters and lines.
+  const name = (i: number) => `${'x'.repeat(i)}${'ŻÓŁĆ€'.repeat(250_000)}${i}`;
+  const line = (i: number) => JSON.stringify({ identity: { identifiers: [{ type: 'KRS', value: String(i) }] }, profiles: [{ name: name(i) }] });
+  const path = join(dir, 'long-lines.ndjson');
+  writeFileSync(path, [1, 2, 3].map(line).join('\r\n') + '\n\n');
+  const snapshots = await collect(createFileSource(path).snapshotsForDate('2026-03-01'));
+  assert.deepEqual(snapshots.map((s) => s.profiles[0]!.name === name(Number(s.identity.identifiers[0]!.value))), [true, true, true]);
+});

@@ -36,6 +36,8 @@ test('a company named again in a later batch of a first load, by another set of 
   ];
   const s = await runDaily(t.db, { date: '2026-11-01', source: arraySource(lines), batchSize: 4 });
   assert.equal(s.new, 37);
+  // The day's total (kept per first-seen day, less the companies deleted when a line was not new).
+  assert.equal(s.total, 37);
   assert.equal(s.processed + s.skipped, lines.length);
   const byNip = await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(1) });
   assert.equal(byNip?.name, 'TRZECIA');
@@ -55,6 +57,7 @@ test('two first loads racing into an empty registry store each company once', as
     runDaily(t.db, { date: '2026-11-01', source: arraySource([...snapshots].reverse()), sourceKey: 'race-y', batchSize: 10 }),
   ]);
   assert.equal(x.new + y.new, 150);
+  assert.equal(Math.max(x.total, y.total), 150);
   assert.equal(x.updated + y.updated + x.events + y.events, 0);
   assert.deepEqual(await integrity(t.db), { companies: 150, identifiers: 450, dangling: 0 });
 });

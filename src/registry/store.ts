@@ -223,7 +223,8 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
     first_seen_date: string; last_changed_date: string | null; same_fingerprint: boolean;
     snapshot: CompanySnapshot | null;
   }>`
-    WITH matched AS (
+    -- MATERIALIZED: inlined, the COALESCE was evaluated again inside the lateral probe below.
+    WITH matched AS MATERIALIZED (
       SELECT i.idx, i.fp, COALESCE(
         (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'NIP' AND x.value = i.nip),
         (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'KRS' AND x.value = i.krs),
@@ -348,17 +349,24 @@ function column(values: readonly (string | number | boolean | null)[], type: 'te
   return sql`(string_to_array(${text}, chr(30), chr(31)))[2:]::${sql.raw(type)}[]`;
 }
 
+/** Inserts new companies, all first seen on `firstSeenDate`, and counts them in company_counts. */
 export async function insertCompanies(trx: RegistryExecutor, source: string, firstSeenDate: string, rows: readonly NewCompanyRow[]): Promise<void> {
   if (rows.length === 0) return;
   await sql`
-    INSERT INTO companies (id, primary_identifier_type, primary_identifier, name, status, snapshot, content_hash,
-      source_fingerprints, name_folded, city_folded, voivodeship_folded, postal_code, legal_form, activity_codes,
-      main_activity, activity_start, has_phone, has_email, has_fax, first_seen_date)
-    SELECT u.id, u.pit, u.pi, u.name, u.status, u.snapshot, u.hash, jsonb_build_object(${source}::text, u.fp), u.name_folded,
-      u.city, u.voiv, u.postal, u.legal, u.codes, u.main, u.start, u.phone, u.email, u.fax, ${firstSeenDate}::date
-    FROM unnest(string_to_array(${rowsParameter(rows)}, chr(30))) AS r(line)
-    CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
-    CROSS JOIN LATERAL (SELECT f[1]::bigint AS id, ${ROW_COLUMNS}) u`.execute(trx);
+    WITH inserted AS (
+      INSERT INTO companies (id, primary_identifier_type, primary_identifier, name, status, snapshot, content_hash,
+        source_fingerprints, name_folded, city_folded, voivodeship_folded, postal_code, legal_form, activity_codes,
+        main_activity, activity_start, has_phone, has_email, has_fax, first_seen_date)
+      SELECT u.id, u.pit, u.pi, u.name, u.status, u.snapshot, u.hash, jsonb_build_object(${source}::text, u.fp), u.name_folded,
+        u.city, u.voiv, u.postal, u.legal, u.codes, u.main, u.start, u.phone, u.email, u.fax, ${firstSeenDate}::date
+      FROM unnest(string_to_array(${rowsParameter(rows)}, chr(30))) AS r(line)
+      CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
+      CROSS JOIN LATERAL (SELECT f[1]::bigint AS id, ${ROW_COLUMNS}) u
+      RETURNING 1
+    )
+    INSERT INTO company_counts (first_seen_date, companies)
+    SELECT ${firstSeenDate}::date, count(*) FROM inserted
+    ON CONFLICT (first_seen_date) DO UPDATE SET companies = company_counts.companies + EXCLUDED.companies`.execute(trx);
 }
 
 export interface CompanyUpdateRow {
@@ -449,7 +457,11 @@ export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly Id
 export async function deleteCompanies(trx: RegistryExecutor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await sql`DELETE FROM company_identifiers WHERE company_id = ANY(${column(ids, 'bigint')})`.execute(trx);
-  await sql`DELETE FROM companies WHERE id = ANY(${column(ids, 'bigint')})`.execute(trx);
+  await sql`
+    WITH deleted AS (DELETE FROM companies WHERE id = ANY(${column(ids, 'bigint')}) RETURNING first_seen_date)
+    UPDATE company_counts c SET companies = c.companies - d.n
+    FROM (SELECT first_seen_date, count(*) AS n FROM deleted GROUP BY first_seen_date) d
+    WHERE c.first_seen_date = d.first_seen_date`.execute(trx);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -574,7 +586,7 @@ export async function addRunCounters(trx: RegistryExecutor, runId: string, c: Ru
 export async function completeRun(db: RegistryExecutor, runId: string): Promise<DailyRun> {
   const { rows } = await sql<DailyRun>`
     UPDATE daily_runs r SET status = 'completed', finished_at = now(), error = NULL,
-      total = (SELECT count(*) FROM companies c WHERE c.first_seen_date <= r.run_date)
+      total = (SELECT coalesce(sum(c.companies), 0) FROM company_counts c WHERE c.first_seen_date <= r.run_date)
     WHERE id = ${runId}
     RETURNING ${RUN_COLUMNS}`.execute(db);
   return rows[0]!;

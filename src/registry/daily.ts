@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import type { CompanySnapshot, CompanyStatus, DetectedEvent } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';
 import { diffSnapshots } from './diff.ts';
-import { mergeSnapshots } from './merge.ts';
+import { mergeIsIncoming, mergeSnapshots } from './merge.ts';
 import { isSkip, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
 import { fileSourceOrigin } from './sources/file.ts';
@@ -412,9 +412,13 @@ function planExisting(plan: BatchPlan, sourceName: string, date: string, item: P
   const prev = match.snapshot;
   // Let the stored snapshot die young (see PreparedItem.canonical).
   match.snapshot = null;
-  const merged = mergeSnapshots(prev, canonicalOf(item));
-  const json = JSON.stringify(merged);
-  const hash = contentHash(json);
+  const incoming = canonicalOf(item);
+  // Usually nothing of the stored snapshot survives the merge: the incoming one is the result,
+  // already serialised and (on this thread) hashed.
+  const reuse = mergeIsIncoming(prev, incoming);
+  const merged = reuse ? incoming : mergeSnapshots(prev, incoming);
+  const json = reuse ? item.canonicalJson : JSON.stringify(merged);
+  const hash = reuse && item.hash !== null ? item.hash : contentHash(json);
   if (hash.equals(match.contentHash)) {
     plan.fingerprintOnly.push({ id: match.id, fingerprint: item.fingerprint });
     plan.unchanged++;

@@ -405,13 +405,13 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
 }
 
 function planExisting(plan: BatchPlan, sourceName: string, date: string, item: PreparedItem, match: MatchedCompany): void {
-  if (match.sameFingerprint || match.snapshot === null) {
+  if (match.sameFingerprint || match.snapshotJson === null) {
     plan.unchanged++;
     return;
   }
-  const prev = match.snapshot;
-  // Let the stored snapshot die young (see PreparedItem.canonical).
-  match.snapshot = null;
+  // Parsed here, so that the stored snapshot dies young (see PreparedItem.canonical).
+  const prev = JSON.parse(match.snapshotJson) as CompanySnapshot;
+  match.snapshotJson = null;
   const incoming = canonicalOf(item);
   // Usually nothing of the stored snapshot survives the merge: the incoming one is the result,
   // already serialised and (on this thread) hashed.

@@ -202,8 +202,12 @@ export interface MatchedCompany {
   lastChangedDate: string | null;
   /** The source delivered exactly this before: nothing to do. */
   sameFingerprint: boolean;
-  /** The stored snapshot, loaded only when the fingerprint differs. */
-  snapshot: CompanySnapshot | null;
+  /**
+   * The stored snapshot's JSON, loaded only when the fingerprint differs. Text, parsed by the
+   * caller one company at a time: parsed by the driver, a batch's snapshots would all be alive
+   * together until planned, and garbage collection was a quarter of detection's CPU.
+   */
+  snapshotJson: string | null;
 }
 
 /**
@@ -221,7 +225,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
   const { rows } = await sql<{
     idx: number; id: string; revision: number; content_hash: Buffer; status: CompanyStatus;
     first_seen_date: string; last_changed_date: string | null; same_fingerprint: boolean;
-    snapshot: CompanySnapshot | null;
+    snapshot: string | null;
   }>`
     -- MATERIALIZED: inlined, the COALESCE was evaluated again inside the lateral probe below.
     WITH matched AS MATERIALIZED (
@@ -243,7 +247,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
       SELECT c.id, c.revision, c.content_hash, c.status,
              c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
              coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
-             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
+             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot::text END AS snapshot
       FROM companies c WHERE c.id = m.company_id LIMIT 1
     ) c
     WHERE m.company_id IS NOT NULL`.execute(db);
@@ -256,7 +260,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
       firstSeenDate: r.first_seen_date,
       lastChangedDate: r.last_changed_date,
       sameFingerprint: r.same_fingerprint,
-      snapshot: r.snapshot,
+      snapshotJson: r.snapshot,
     };
   }
   return out;

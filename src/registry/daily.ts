@@ -339,7 +339,7 @@ const MAX_ATTEMPTS = 5;
 
 /**
  * `assumeNew`: the registry was empty when the run began and no line has yet named a company
- * already stored, so the lookup (a third of PostgreSQL's work on a first load) is skipped and
+ * already stored, so the lookup (about a sixth of PostgreSQL's work on a first load) is skipped and
  * every line is taken as a new company. A line that is not (a company named twice in the file, or
  * stored meanwhile by another source's run) loses its identifiers' unique check in writeBatch and
  * is retried with a lookup, exactly as a lost race is; the first such line ends the assumption.

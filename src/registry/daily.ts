@@ -338,16 +338,19 @@ interface BatchPlan {
 const MAX_ATTEMPTS = 5;
 
 /**
- * `assumeNew`: the registry was empty when the run began and no line has yet named a company
+ * The batch's companies as stored (lookupCompaniesForBatch), or none at all when `assumeNew`:
+ * the registry was empty when the run began and no line has yet named a company
  * already stored, so the lookup (about a sixth of PostgreSQL's work on a first load) is skipped and
  * every line is taken as a new company. A line that is not (a company named twice in the file, or
  * stored meanwhile by another source's run) loses its identifiers' unique check in writeBatch and
  * is retried with a lookup, exactly as a lost race is; the first such line ends the assumption.
  */
-async function planBatch(db: RegistryExecutor, sourceName: string, date: string, items: PreparedItem[], skipped: number, skips: Skips, recent: RecentLines, assumeNew: boolean): Promise<BatchPlan> {
-  const matches = assumeNew && items.every((item) => item.attempts === 0)
-    ? items.map(() => null)
-    : await lookupCompaniesForBatch(db, sourceName, items);
+function lookupBatch(db: RegistryExecutor, sourceName: string, items: PreparedItem[], assumeNew: boolean): Promise<(MatchedCompany | null)[]> {
+  if (items.length === 0 || (assumeNew && items.every((item) => item.attempts === 0))) return Promise.resolve(items.map(() => null));
+  return lookupCompaniesForBatch(db, sourceName, items);
+}
+
+async function planBatch(db: RegistryExecutor, date: string, items: PreparedItem[], matches: (MatchedCompany | null)[], skipped: number, skips: Skips, recent: RecentLines): Promise<BatchPlan> {
   const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [], seen: new Map() };
   const claimed = new Set<string>();
   const fresh: PreparedItem[] = [];
@@ -371,7 +374,7 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
     }
     claimed.add(match.id);
     try {
-      planExisting(plan, sourceName, date, item, match);
+      planExisting(plan, date, item, match);
       skips.succeeded();
     } catch (e) {
       plan.skipped++;
@@ -404,7 +407,7 @@ async function planBatch(db: RegistryExecutor, sourceName: string, date: string,
   return plan;
 }
 
-function planExisting(plan: BatchPlan, sourceName: string, date: string, item: PreparedItem, match: MatchedCompany): void {
+function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: MatchedCompany): void {
   if (match.sameFingerprint || match.snapshotJson === null) {
     plan.unchanged++;
     return;
@@ -551,21 +554,39 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
     report(outcome.counters);
   };
 
-  // Two stages overlap: while one batch's transaction runs in PostgreSQL, the next batch is read,
-  // looked up and diffed here. Revision checks make the overlap safe: a company the in-flight batch
-  // changes fails its update in the next one and is retried from the fresh state.
+  // Three stages overlap: while one batch's transaction runs in PostgreSQL, the next batch is
+  // planned (merged, diffed) here, and the one after it is read and its lookup sent, so Node.js
+  // does not wait for a lookup between batches. Revision checks make the overlap safe: a lookup
+  // taken before the batch in flight committed sees an older revision of a company that batch
+  // changes; its update then fails the check and is retried from the fresh state (and a company
+  // it created is retried after losing its identifiers' unique check).
+  const readAhead = async () => {
+    const { items, skipped } = await reader.next();
+    const matches = lookupBatch(db, source.name, items, assumeNew);
+    // Awaited below; this keeps a failure from surfacing as unhandled if the run stops first.
+    matches.catch(() => {});
+    return { items, skipped, matches };
+  };
   let inFlight: Promise<BatchOutcome> | null = null;
+  let ahead = readAhead();
+  ahead.catch(() => {});
   try {
     for (;;) {
-      const { items, skipped } = await reader.next();
+      const { items, skipped, matches } = await ahead;
       if (items.length === 0 && skipped === 0) {
         if (inFlight === null) break;
         const outcome = await inFlight;
         inFlight = null;
         retire(outcome);
+        // The retries it deferred are read again.
+        ahead = readAhead();
+        ahead.catch(() => {});
         continue;
       }
-      const plan = await planBatch(db, source.name, date, items, skipped, skips, recent, assumeNew);
+      const found = await matches;
+      ahead = readAhead();
+      ahead.catch(() => {});
+      const plan = await planBatch(db, date, items, found, skipped, skips, recent);
       recent.remember(plan.seen);
       if (inFlight !== null) {
         const outcome = await inFlight;
@@ -579,6 +600,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   } catch (e) {
     // Let the batch in flight finish (or fail) before the run is marked failed.
     if (inFlight !== null) await inFlight.catch(() => {});
+    await ahead.catch(() => {});
     await reader.close().catch(() => {});
     throw e;
   }

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { argValue, openBenchDatabase } from './registry-db.ts';
-import { changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
+import { changedSnapshot, speedReference, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { runDaily } from '../src/registry/daily.ts';
 
@@ -42,6 +42,7 @@ async function measured(label: string, file: string, date: string) {
 }
 
 try {
+  console.log(JSON.stringify({ speed_reference_us: speedReference(), note: 'µs for JSON.parse of a company line; rates scale with it' }));
   const base = join(dir, 'base.ndjson');
   await writeBenchFile(base, 0, companies);
   console.log(JSON.stringify(await measured('load', base, '2026-11-01')));

@@ -109,3 +109,20 @@ export async function writeBenchFile(path: string, from: number, to: number, cha
   out.end();
   await once(out, 'finish');
 }
+
+/**
+ * How fast this machine runs right now: microseconds for JSON.parse of one company line (best of
+ * five passes over 20,000 lines). The machine is a shared virtual machine whose speed drifts by
+ * 2x over hours; every rate and every CPU-per-company figure scales with this, so benchmarks
+ * print it beside their results (docs/benchmarks.md).
+ */
+export function speedReference(): number {
+  const lines = Array.from({ length: 20_000 }, (_, n) => JSON.stringify(benchSnapshot(n)));
+  let best = Infinity;
+  for (let pass = 0; pass < 5; pass++) {
+    const t0 = performance.now();
+    for (const line of lines) JSON.parse(line);
+    best = Math.min(best, performance.now() - t0);
+  }
+  return Number(((best * 1000) / lines.length).toFixed(2));
+}

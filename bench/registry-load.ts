@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argValue, openBenchDatabase } from './registry-db.ts';
-import { writeBenchFile } from './registry-fixtures.ts';
+import { speedReference, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { runDaily } from '../src/registry/daily.ts';
 
@@ -45,7 +45,7 @@ async function single(file: string, batchSize: number): Promise<void> {
 async function driver(sizes: number[], batchSize: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-load-'));
   try {
-    console.log(`batch size ${batchSize}, node ${process.version}`);
+    console.log(`batch size ${batchSize}, node ${process.version}, speed reference ${speedReference()} µs (JSON.parse of a company line)`);
     console.log('| companies | file MB | seconds | companies/s | Node CPU µs/company | PostgreSQL CPU µs/company | peak RSS MB | peak heap MB |');
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const size of sizes) {

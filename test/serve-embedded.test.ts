@@ -6,6 +6,7 @@ import { freePort } from './helpers/net.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defer } from './helpers/cleanup.ts';
+import { sharedBuffersMb } from '../src/db/embedded.ts';
 
 const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 
@@ -47,6 +48,8 @@ test('regwatch serve on the embedded PostgreSQL: /health, graceful SIGTERM, a st
   await waitForHealth(port, 90_000);
   const reg = await fetch(`http://127.0.0.1:${port}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'proc@example.com', name: 'Proc' }) });
   assert.equal(reg.status, 201);
+  // Its buffer cache is sized for the machine (postmaster.opts is the server's command line).
+  assert.match(readFileSync(join(dataDir, 'pg', 'postmaster.opts'), 'utf8'), new RegExp(`shared_buffers=${sharedBuffersMb()}MB`));
 
   // SIGTERM: the server stops accepting, finishes, stops the cluster and exits 0.
   first.child.kill('SIGTERM');
@@ -76,6 +79,13 @@ test('regwatch serve on the embedded PostgreSQL: /health, graceful SIGTERM, a st
   const code = await new Promise((resolve) => mig.on('exit', resolve));
   assert.equal(code, 0);
   assert.match(migOut, /up to date/);
+});
+
+test('the embedded buffer cache is a quarter of memory, between 128 MB and 2 GB', () => {
+  const gb = 1024 ** 3;
+  assert.equal(sharedBuffersMb(256 * 1024 ** 2), 128);
+  assert.equal(sharedBuffersMb(4 * gb), 1024);
+  assert.equal(sharedBuffersMb(24 * gb), 2048);
 });
 
 test('an invalid configuration is reported at once, every problem by variable, exit 78', async () => {

@@ -554,39 +554,41 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
     report(outcome.counters);
   };
 
-  // Three stages overlap: while one batch's transaction runs in PostgreSQL, the next batch is
-  // planned (merged, diffed) here, and the one after it is read and its lookup sent, so Node.js
-  // does not wait for a lookup between batches. Revision checks make the overlap safe: a lookup
-  // taken before the batch in flight committed sees an older revision of a company that batch
-  // changes; its update then fails the check and is retried from the fresh state (and a company
-  // it created is retried after losing its identifiers' unique check).
+  // Three stages overlap: while one batch's transaction runs in PostgreSQL, the next batch's
+  // lookup runs there too, and this thread plans (merges, diffs) the batch before it. The next
+  // batch is read and its lookup sent before the current one is planned: reading is work on this
+  // thread like planning, so only the order decides whether a lookup is waited for. Revision
+  // checks make the overlap safe: a lookup taken before the batch in flight committed sees an
+  // older revision of a company that batch changes; its update then fails the check and is
+  // retried from the fresh state (and a company it created is retried after losing its
+  // identifiers' unique check).
   const readAhead = async () => {
     const { items, skipped } = await reader.next();
     const matches = lookupBatch(db, source.name, items, assumeNew);
-    // Awaited below; this keeps a failure from surfacing as unhandled if the run stops first.
+    // Awaited in turn; this keeps a failure from surfacing as unhandled if the run stops first.
     matches.catch(() => {});
     return { items, skipped, matches };
   };
   let inFlight: Promise<BatchOutcome> | null = null;
-  let ahead = readAhead();
-  ahead.catch(() => {});
+  let pendingLookup: Promise<unknown> | null = null;
   try {
+    let next = await readAhead();
+    pendingLookup = next.matches;
     for (;;) {
-      const { items, skipped, matches } = await ahead;
+      const { items, skipped, matches } = next;
       if (items.length === 0 && skipped === 0) {
         if (inFlight === null) break;
         const outcome = await inFlight;
         inFlight = null;
         retire(outcome);
         // The retries it deferred are read again.
-        ahead = readAhead();
-        ahead.catch(() => {});
+        next = await readAhead();
+        pendingLookup = next.matches;
         continue;
       }
-      const found = await matches;
-      ahead = readAhead();
-      ahead.catch(() => {});
-      const plan = await planBatch(db, date, items, found, skipped, skips, recent);
+      next = await readAhead();
+      pendingLookup = next.matches;
+      const plan = await planBatch(db, date, items, await matches, skipped, skips, recent);
       recent.remember(plan.seen);
       if (inFlight !== null) {
         const outcome = await inFlight;
@@ -600,7 +602,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   } catch (e) {
     // Let the batch in flight finish (or fail) before the run is marked failed.
     if (inFlight !== null) await inFlight.catch(() => {});
-    await ahead.catch(() => {});
+    await pendingLookup?.catch(() => {});
     await reader.close().catch(() => {});
     throw e;
   }

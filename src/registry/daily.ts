@@ -388,7 +388,7 @@ async function planBatch(db: RegistryExecutor, date: string, items: PreparedItem
       let fields: string;
       try {
         if (item.columnsError !== null) throw new Error(item.columnsError);
-        fields = item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.hash ?? contentHash(item.canonicalJson), item.fingerprint);
+        fields = item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.hash, item.fingerprint);
         item.canonical = null;
         item.fields = null;
         skips.succeeded();
@@ -417,11 +417,11 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
   match.snapshotJson = null;
   const incoming = canonicalOf(item);
   // Usually nothing of the stored snapshot survives the merge: the incoming one is the result,
-  // already serialised and (on this thread) hashed.
+  // already serialised and hashed.
   const reuse = mergeIsIncoming(prev, incoming);
   const merged = reuse ? incoming : mergeSnapshots(prev, incoming);
   const json = reuse ? item.canonicalJson : JSON.stringify(merged);
-  const hash = reuse && item.hash !== null ? item.hash : contentHash(json);
+  const hash = reuse ? item.hash : contentHash(json);
   if (hash.equals(match.contentHash)) {
     plan.fingerprintOnly.push({ id: match.id, fingerprint: item.fingerprint });
     plan.unchanged++;
@@ -518,7 +518,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   let assumeNew = !(await hasAnyCompany(db));
   const inWorker = origin !== null && (options.prepareInWorker ?? (fileSize(origin.path) >= WORKER_MIN_FILE_BYTES && assumeNew));
   const chunks = inWorker
-    ? prepareFileInWorker(origin.path, date, origin.options)
+    ? prepareFileInWorker(origin.path, date, origin.options, assumeNew)
     // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
     : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null);
   const reader = createBatchReader(chunks, batchSize, skips, options.signal);

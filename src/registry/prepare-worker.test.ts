@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { CompanySnapshot } from './model.ts';
 import { isSkip, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { prepareFileInWorker } from './prepare-worker.ts';
-import { createFileSource } from './sources/file.ts';
+import { createFileSource, parseSnapshotLine } from './sources/file.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-prepare-worker-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,7 +28,7 @@ function company(n: number, name: string): CompanySnapshot {
 function comparable(entries: PreparedEntry[]) {
   return entries.map((e) => isSkip(e)
     ? { skipped: true, error: e.error === null ? null : (e.error as Error).message }
-    : { identifiers: e.identifiers, json: e.canonicalJson, fingerprint: e.fingerprint, fields: e.fields, columnsError: e.columnsError });
+    : { identifiers: e.identifiers, json: e.canonicalJson, hash: e.hash.toString('hex'), fingerprint: e.fingerprint, fields: e.fields, columnsError: e.columnsError });
 }
 
 test('the worker prepares a file exactly as the main thread would, and reports its lines in order', async () => {
@@ -75,6 +75,17 @@ test('a missing file fails with its error code, and close stops the worker early
   writeFileSync(path, Array.from({ length: 5000 }, (_, i) => JSON.stringify(company(40000 + i, `F ${i}`))).join('\n'));
   const chunks = prepareFileInWorker(path, '2026-11-01', {});
   assert.ok(((await chunks.next()) ?? []).length > 0);
+  // Without rows (a day over an existing registry): the same snapshots, no row fields.
+  const bare = prepareFileInWorker(path, '2026-11-01', {}, false);
+  try {
+    const first = (await bare.next())![0] as PreparedItem;
+    assert.equal(first.fields, null);
+    const parsed = parseSnapshotLine(JSON.stringify(company(40000, 'F 0')));
+    assert.ok(parsed.ok);
+    assert.equal(first.canonicalJson, (prepareEntry(parsed.snapshot, false, true) as PreparedItem).canonicalJson);
+  } finally {
+    await bare.close();
+  }
   await chunks.close();
   assert.equal(await chunks.next(), null);
 });

@@ -70,8 +70,9 @@ function chunkFromWire(text: string): PreparedEntry[] {
         identifiers: identifiersFromWire(text.slice(b + 1, c)),
         canonical: null,
         canonicalJson: text.slice(start, a),
-        hash: null,
         fingerprint: text.slice(a + 1, b),
+        // The fingerprint is the canonical JSON's hash in base64.
+        hash: Buffer.from(text.slice(a + 1, b), 'base64'),
         fields: failed ? null : rest,
         columnsError: failed ? (JSON.parse(rest.slice(1)) as string) : null,
         attempts: 0,
@@ -92,6 +93,8 @@ type ToMain =
 
 interface WorkerInput {
   role: typeof ROLE;
+  /** Build each company's row (prepare.ts prepareEntry `withColumns`): worth it when most companies are new. */
+  withColumns: boolean;
   path: string;
   date: string;
   reportErrors: boolean;
@@ -128,9 +131,10 @@ function bootstrap(): string {
   `;
 }
 
-export function prepareFileInWorker(path: string, date: string, options: FileSourceOptions): PreparedChunks {
+export function prepareFileInWorker(path: string, date: string, options: FileSourceOptions, withColumns = true): PreparedChunks {
   const input: WorkerInput & { entry: string; tsxApi: string } = {
     role: ROLE,
+    withColumns,
     path,
     date,
     reportErrors: options.onError !== undefined,
@@ -226,7 +230,7 @@ async function runWorker(input: WorkerInput): Promise<void> {
   try {
     for await (const raw of source.snapshotsForDate(input.date)) {
       // The file source's snapshots are freshly parsed and held by nothing else.
-      entries.push(entryToWire(prepareEntry(raw, true, true)));
+      entries.push(entryToWire(prepareEntry(raw, input.withColumns, true)));
       if (entries.length >= CHUNK) await flush();
     }
     if (entries.length > 0) await flush();

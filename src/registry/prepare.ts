@@ -22,8 +22,8 @@ export interface PreparedItem {
    */
   canonical: CompanySnapshot | null;
   canonicalJson: string;
-  /** Of canonicalJson; null when prepared in the worker (then `fields` carries it). */
-  hash: Buffer | null;
+  /** Of canonicalJson (the fingerprint is its base64). */
+  hash: Buffer;
   fingerprint: string;
   /**
    * The rest of a new company's row (store.ts companyRowFields: search columns, hash,
@@ -94,7 +94,7 @@ export function prepareEntry(raw: CompanySnapshot, withColumns: boolean, owned =
   if (item === null) return { skipped: true, error: null };
   if (withColumns) {
     try {
-      item.fields = companyRowFields(deriveCompanyColumns(item.canonical!), item.hash!, item.fingerprint);
+      item.fields = companyRowFields(deriveCompanyColumns(item.canonical!), item.hash, item.fingerprint);
     } catch (e) {
       item.columnsError = e instanceof Error ? e.message : String(e);
     }

@@ -45,7 +45,7 @@ test('a company named again in a later batch of a first load, by another set of 
   assert.equal((await findCompanyByIdentifier(t.db, { type: 'KRS', value: krsFor(1) }))?.id, byNip!.id);
   assert.deepEqual(await integrity(t.db), { companies: 37, identifiers: 36 * 3 + 3, dangling: 0 });
 
-  // From the first repeated line on, the run looked every batch up again; the 36 other companies
+  // Each repeated line was retried with a lookup (the second ended the assumption); the 36 other companies
   // are each stored once (above).
 });
 

@@ -339,12 +339,15 @@ const MAX_ATTEMPTS = 5;
 
 /**
  * The batch's companies as stored (lookupCompaniesForBatch), or none at all when `assumeNew`:
- * the registry was empty when the run began and no line has yet named a company
- * already stored, so the lookup (about a sixth of PostgreSQL's work on a first load) is skipped and
- * every line is taken as a new company. A line that is not (a company named twice in the file, or
+ * the registry was empty when the run began and lines naming a company already stored have been
+ * rare, so the lookup (about a sixth of PostgreSQL's work on a first load) is skipped and every
+ * line is taken as a new company. A line that is not (a company named twice in the file, or
  * stored meanwhile by another source's run) loses its identifiers' unique check in writeBatch and
- * is retried with a lookup, exactly as a lost race is; the first such line ends the assumption.
+ * is retried with a lookup, exactly as a lost race is. That costs its batch a second identifier
+ * insert, so the assumption ends once such lines are more than one in NOT_NEW_TOLERANCE.
  */
+const NOT_NEW_TOLERANCE = 10_000;
+
 function lookupBatch(db: RegistryExecutor, sourceName: string, items: PreparedItem[], assumeNew: boolean): Promise<(MatchedCompany | null)[]> {
   if (items.length === 0 || (assumeNew && items.every((item) => item.attempts === 0))) return Promise.resolve(items.map(() => null));
   return lookupCompaniesForBatch(db, sourceName, items);
@@ -516,6 +519,8 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   // detection over an existing registry slower (the search columns it derives are then thrown
   // away), so by default it serves only large files into an empty registry.
   let assumeNew = !(await hasAnyCompany(db));
+  let notNewLines = 0;
+  let linesWritten = 0;
   const inWorker = origin !== null && (options.prepareInWorker ?? (fileSize(origin.path) >= WORKER_MIN_FILE_BYTES && assumeNew));
   const chunks = inWorker
     ? prepareFileInWorker(origin.path, date, origin.options, assumeNew)
@@ -541,7 +546,9 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   };
 
   const retire = (outcome: BatchOutcome) => {
-    if (outcome.notNew > 0) assumeNew = false;
+    notNewLines += outcome.notNew;
+    linesWritten += outcome.counters.processed + outcome.deferred.length;
+    if (notNewLines > Math.max(1, linesWritten / NOT_NEW_TOLERANCE)) assumeNew = false;
     const retry: PreparedItem[] = [];
     for (const item of outcome.deferred) {
       if (++item.attempts < MAX_ATTEMPTS) retry.push(item);

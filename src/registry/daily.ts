@@ -569,12 +569,18 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   // older revision of a company that batch changes; its update then fails the check and is
   // retried from the fresh state (and a company it created is retried after losing its
   // identifiers' unique check).
+  // A read that fails (the source broke) is reported after the batch read before it is written:
+  // what was read before the failure still commits, as it did without the read-ahead.
   const readAhead = async () => {
-    const { items, skipped } = await reader.next();
-    const matches = lookupBatch(db, source.name, items, assumeNew);
-    // Awaited in turn; this keeps a failure from surfacing as unhandled if the run stops first.
-    matches.catch(() => {});
-    return { items, skipped, matches };
+    try {
+      const { items, skipped } = await reader.next();
+      const matches = lookupBatch(db, source.name, items, assumeNew);
+      // Awaited in turn; this keeps a failure from surfacing as unhandled if the run stops first.
+      matches.catch(() => {});
+      return { items, skipped, matches, failure: null as { error: unknown } | null };
+    } catch (error) {
+      return { items: [] as PreparedItem[], skipped: 0, matches: Promise.resolve([] as (MatchedCompany | null)[]), failure: { error } };
+    }
   };
   let inFlight: Promise<BatchOutcome> | null = null;
   let pendingLookup: Promise<unknown> | null = null;
@@ -582,7 +588,15 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
     let next = await readAhead();
     pendingLookup = next.matches;
     for (;;) {
-      const { items, skipped, matches } = next;
+      const { items, skipped, matches, failure } = next;
+      if (failure !== null) {
+        if (inFlight !== null) {
+          const outcome = await inFlight;
+          inFlight = null;
+          retire(outcome);
+        }
+        throw failure.error;
+      }
       if (items.length === 0 && skipped === 0) {
         if (inFlight === null) break;
         const outcome = await inFlight;

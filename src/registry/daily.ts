@@ -516,8 +516,8 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   const skips = createSkips(options.logger);
   const origin = fileSourceOrigin(source);
   // Measured (docs/benchmarks.md): the worker speeds up a first load of a large file, but makes
-  // detection over an existing registry slower (the search columns it derives are then thrown
-  // away), so by default it serves only large files into an empty registry.
+  // detection over an existing registry slower (this thread then parses each snapshot's JSON
+  // again to merge it), so by default it serves only large files into an empty registry.
   let assumeNew = !(await hasAnyCompany(db));
   let notNewLines = 0;
   let linesWritten = 0;
@@ -584,24 +584,24 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   };
   let inFlight: Promise<BatchOutcome> | null = null;
   let pendingLookup: Promise<unknown> | null = null;
+  const settleInFlight = async () => {
+    if (inFlight === null) return;
+    const outcome = await inFlight;
+    inFlight = null;
+    retire(outcome);
+  };
   try {
     let next = await readAhead();
     pendingLookup = next.matches;
     for (;;) {
       const { items, skipped, matches, failure } = next;
       if (failure !== null) {
-        if (inFlight !== null) {
-          const outcome = await inFlight;
-          inFlight = null;
-          retire(outcome);
-        }
+        await settleInFlight();
         throw failure.error;
       }
       if (items.length === 0 && skipped === 0) {
         if (inFlight === null) break;
-        const outcome = await inFlight;
-        inFlight = null;
-        retire(outcome);
+        await settleInFlight();
         // The retries it deferred are read again.
         next = await readAhead();
         pendingLookup = next.matches;
@@ -611,11 +611,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
       pendingLookup = next.matches;
       const plan = await planBatch(db, date, items, await matches, skipped, skips, recent);
       recent.remember(plan.seen);
-      if (inFlight !== null) {
-        const outcome = await inFlight;
-        inFlight = null;
-        retire(outcome);
-      }
+      await settleInFlight();
       inFlight = writeBatch(db, run.id, source.name, date, plan, items.length);
       // Keep a rejected in-flight write from surfacing as unhandled while the next batch is planned.
       inFlight.catch(() => {});

@@ -24,6 +24,16 @@ function serve(dataDir: string, port: number, extraEnv: Record<string, string> =
   return { child, output: () => out, exited };
 }
 
+/** Runs a command to its end: exit code, stdout, stderr, and both as they came. */
+async function run(command: string, args: string[], env?: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string; output: string }> {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = { code: null as number | null, stdout: '', stderr: '', output: '' };
+  child.stdout.on('data', (d) => { r.stdout += d; r.output += d; });
+  child.stderr.on('data', (d) => { r.stderr += d; r.output += d; });
+  r.code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return r;
+}
+
 async function waitForHealth(port: number, ms: number): Promise<number> {
   const start = Date.now();
   while (Date.now() - start < ms) {
@@ -73,12 +83,9 @@ test('regwatch serve on the embedded PostgreSQL: /health, graceful SIGTERM, a st
   // `regwatch migrate` on the same data directory (no server running) starts and stops the cluster itself.
   const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir };
   delete env.DATABASE_URL;
-  const mig = spawn(process.execPath, [BIN, 'migrate'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let migOut = '';
-  mig.stdout.on('data', (d) => { migOut += d; });
-  const code = await new Promise((resolve) => mig.on('exit', resolve));
-  assert.equal(code, 0);
-  assert.match(migOut, /up to date/);
+  const mig = await run(process.execPath, [BIN, 'migrate'], env);
+  assert.equal(mig.code, 0);
+  assert.match(mig.stdout, /up to date/);
 });
 
 test('the embedded buffer cache is a quarter of memory, between 128 MB and 2 GB', () => {
@@ -91,10 +98,7 @@ test('the embedded buffer cache is a quarter of memory, between 128 MB and 2 GB'
 test('an invalid configuration is reported at once, every problem by variable, exit 78', async () => {
   const env: Record<string, string | undefined> = { ...process.env, PORT: 'abc', PAYMENT_PROVIDER: 'stripe', REGISTRY_SOURCES: 'krs,nope' };
   delete env.STRIPE_SECRET_KEY;
-  const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  const code = await new Promise((resolve) => child.on('exit', resolve));
+  const { code, stderr: err } = await run(process.execPath, [BIN, 'serve'], env);
   assert.equal(code, 78);
   for (const v of ['PORT', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'REGISTRY_SOURCES', 'KRS_API_URL']) assert.match(err, new RegExp(v), `mentions ${v}: ${err}`);
 });
@@ -103,11 +107,7 @@ test('the embedded PostgreSQL also works for an ordinary user (run as nobody)', 
   const home = mkdtempSync(join(tmpdir(), 'regwatch-nobody-'));
   chmodSync(home, 0o777);
   defer(() => rmSync(home, { recursive: true, force: true }));
-  const child = spawn('/usr/sbin/runuser', ['-u', 'nobody', '--', 'env', `DATA_DIR=${home}/data`, `HOME=${home}`, `TMPDIR=${home}`, `PATH=${process.env.PATH}`, process.execPath, BIN, 'migrate'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
-  const code = await new Promise((resolve) => child.on('exit', resolve));
+  const { code, output: out } = await run('/usr/sbin/runuser', ['-u', 'nobody', '--', 'env', `DATA_DIR=${home}/data`, `HOME=${home}`, `TMPDIR=${home}`, `PATH=${process.env.PATH}`, process.execPath, BIN, 'migrate']);
   assert.equal(code, 0, out);
   assert.match(out, /Applied \d+ migration/);
   assert.ok(existsSync(join(home, 'data', 'pg', 'PG_VERSION')));

@@ -121,14 +121,18 @@ test('a writer that forgot the lock is serialised anyway, and a poll waits for t
     await client2.query('BEGIN');
     let secondDone = false;
     const second = insert(client2, 'second').then((r) => { secondDone = true; return Number(r.rows[0]!.id); });
+    // The poll below must queue for the lock after the second writer (the order asserted later),
+    // so it starts once that writer is seen waiting.
+    const lockWaiters = async () => (await client1.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1`, [Number(BigInt(EVENTS_WRITER_LOCK) & 0xffffffffn)])).rows[0]!.n;
+    for (const until = Date.now() + 10_000; (await lockWaiters()) < 1 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
     // A poll must wait too: it reads under the lock in shared mode.
     let pollDone = false;
     const polled = poll(last, 100).then((p) => { pollDone = true; return p; });
     await new Promise((r) => setTimeout(r, 400));
     assert.equal(secondDone, false, 'the second writer waits for the first');
     assert.equal(pollDone, false, 'the poll waits for the writer in flight');
-    const { rows: waiting } = await client1.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1`, [Number(BigInt(EVENTS_WRITER_LOCK) & 0xffffffffn)]);
-    assert.ok(waiting[0]!.n >= 2, `writer and reader wait on the events writer lock (${waiting[0]!.n})`);
+    const waiting = await lockWaiters();
+    assert.ok(waiting >= 2, `writer and reader wait on the events writer lock (${waiting})`);
     await client1.query('COMMIT');
     // The second writer queued for the lock before the poll did, so it goes first.
     const secondId = await second;

@@ -46,8 +46,6 @@ export function mergeSnapshots(prev: CompanySnapshot | null, incoming: CompanySn
     profiles.set(p.source, p);
   }
 
-  const reportsPersons = incoming.persons.length > 0 || incoming.profiles.some((p) => PERSON_SOURCES.has(p.source));
-
   return canonicalize({
     identity: {
       identifiers: [...identifiers.values()],
@@ -55,7 +53,7 @@ export function mergeSnapshots(prev: CompanySnapshot | null, incoming: CompanySn
       country_code: nonEmpty(incoming.identity.country_code) ?? base.identity.country_code,
     },
     profiles: [...profiles.values()],
-    persons: reportsPersons ? incoming.persons : base.persons,
+    persons: reportsPersons(incoming) ? incoming.persons : base.persons,
   });
 }
 
@@ -75,8 +73,12 @@ export function mergeIsIncoming(prev: CompanySnapshot, incoming: CompanySnapshot
   if (b.country_code === '' && a.country_code !== '') return false;
   for (const id of a.identifiers) if (id.value && !b.identifiers.some((x) => x.type === id.type)) return false;
   for (const p of prev.profiles) if (!incoming.profiles.some((q) => q.source === p.source)) return false;
-  const reportsPersons = incoming.persons.length > 0 || incoming.profiles.some((p) => PERSON_SOURCES.has(p.source));
-  return reportsPersons || prev.persons.length === 0;
+  return reportsPersons(incoming) || prev.persons.length === 0;
+}
+
+/** Whether the report speaks for the company's persons (else the persons known before stay). */
+function reportsPersons(incoming: CompanySnapshot): boolean {
+  return incoming.persons.length > 0 || incoming.profiles.some((p) => PERSON_SOURCES.has(p.source));
 }
 
 function nonEmpty(s: string | null | undefined): string | null {

@@ -316,7 +316,17 @@ export function companyRowFields(c: CompanyColumns, hash: Buffer, fingerprint: s
     + field(c.activity_start) + FIELD_SEP + flag(c.has_phone) + FIELD_SEP + flag(c.has_email) + FIELD_SEP + flag(c.has_fax);
 }
 
-/** f[1] id, f[2] snapshot, then companyRowFields from f[3]. */
+/**
+ * The FROM clause that splits a rowsParameter back into rows `u`: f[1] id, f[2] snapshot, then
+ * companyRowFields from f[3], then `extra` (expressions over f) for fields appended after those.
+ * string_to_array stands in FROM so that it runs once per row, not once per field.
+ */
+function splitRows(text: string, extra = sql``) {
+  return sql`unnest(string_to_array(${text}, chr(30))) AS r(line)
+    CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
+    CROSS JOIN LATERAL (SELECT f[1]::bigint AS id, ${ROW_COLUMNS}${extra}) u`;
+}
+
 const ROW_COLUMNS = sql`f[3] AS pit, f[4] AS pi, f[5] AS name, f[6] AS status, f[2]::json AS snapshot, decode(f[7], 'base64') AS hash,
   f[8] AS fp, f[9] AS name_folded, f[10] AS city, f[11] AS voiv, f[12] AS postal, f[13] AS legal,
   string_to_array(f[14], ',') AS codes, f[15] AS main, f[16]::date AS start, f[17]::boolean AS phone, f[18]::boolean AS email,
@@ -363,9 +373,7 @@ export async function insertCompanies(trx: RegistryExecutor, source: string, fir
         main_activity, activity_start, has_phone, has_email, has_fax, first_seen_date)
       SELECT u.id, u.pit, u.pi, u.name, u.status, u.snapshot, u.hash, jsonb_build_object(${source}::text, u.fp), u.name_folded,
         u.city, u.voiv, u.postal, u.legal, u.codes, u.main, u.start, u.phone, u.email, u.fax, ${firstSeenDate}::date
-      FROM unnest(string_to_array(${rowsParameter(rows)}, chr(30))) AS r(line)
-      CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
-      CROSS JOIN LATERAL (SELECT f[1]::bigint AS id, ${ROW_COLUMNS}) u
+      FROM ${splitRows(rowsParameter(rows))}
       RETURNING 1
     )
     INSERT INTO company_counts (first_seen_date, companies)
@@ -398,9 +406,7 @@ export async function updateCompanies(trx: RegistryExecutor, source: string, row
       legal_form = u.legal, activity_codes = u.codes, main_activity = u.main,
       activity_start = u.start, has_phone = u.phone, has_email = u.email, has_fax = u.fax,
       last_changed_date = coalesce(u.changed, c.last_changed_date), updated_at = now()
-    FROM unnest(string_to_array(${lines}, chr(30))) AS r(line)
-    CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
-    CROSS JOIN LATERAL (SELECT f[1]::bigint AS id, ${ROW_COLUMNS}, f[20]::int AS revision, f[21]::date AS changed) u
+    FROM ${splitRows(lines, sql`, f[20]::int AS revision, f[21]::date AS changed`)}
     -- The ANY() gives the planner an index path to companies whatever its statistics say.
     WHERE c.id = u.id AND c.revision = u.revision AND c.id = ANY(${column(rows.map((r) => r.id), 'bigint')})
     RETURNING c.id`.execute(trx);

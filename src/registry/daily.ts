@@ -4,11 +4,11 @@ import type { CompanySnapshot, CompanyStatus, DetectedEvent } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';
 import { diffSnapshots } from './diff.ts';
 import { mergeIsIncoming, mergeSnapshots } from './merge.ts';
-import { isSkip, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
+import { hashOf, isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
 import { fileSourceOrigin } from './sources/file.ts';
 import {
-  addRunCounters, allocateCompanyIds, beginRun, companyRowFields, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
+  addRunCounters, allocateCompanyIds, beginRun, companyRow, companyRowFields, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
   ensureEventsPartition, failRun, hasAnyCompany, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
   lookupCompaniesForBatch, tryLockRun, unlockRun, updateCompanies, updateFingerprints,
   type CompanyColumns, type CompanyUpdateRow, type DailyRun, type IdentifierRow, type MatchedCompany, type NewCompanyRow,
@@ -149,7 +149,7 @@ function summarize(run: DailyRun, extra: { alreadyCompleted: boolean; resumed: b
 // ------------------------------------------------------------------------------------------------
 
 function canonicalOf(item: PreparedItem): CompanySnapshot {
-  return item.canonical ?? (JSON.parse(item.canonicalJson) as CompanySnapshot);
+  return item.canonical ?? (JSON.parse(jsonOf(item)) as CompanySnapshot);
 }
 
 interface BatchReader {
@@ -388,10 +388,10 @@ async function planBatch(db: RegistryExecutor, date: string, items: PreparedItem
   if (fresh.length > 0) {
     const ids = await allocateCompanyIds(db, fresh.length);
     fresh.forEach((item, i) => {
-      let fields: string;
+      let row: Buffer | string;
       try {
         if (item.columnsError !== null) throw new Error(item.columnsError);
-        fields = item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.hash, item.fingerprint);
+        row = item.row ?? companyRow(jsonOf(item), item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), hashOf(item), item.fingerprint));
         item.canonical = null;
         item.fields = null;
         skips.succeeded();
@@ -402,7 +402,7 @@ async function planBatch(db: RegistryExecutor, date: string, items: PreparedItem
       }
       const id = ids[i]!;
       plan.newItems.push(item);
-      plan.newRows.push({ id, snapshotJson: item.canonicalJson, fields });
+      plan.newRows.push({ id, row });
       // The canonical snapshot's identifiers are these (normalised, one per type), in rank order.
       for (const ident of item.identifiers) plan.newIdentifiers.push({ companyId: id, type: ident.type, value: ident.value });
     });
@@ -423,8 +423,8 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
   // already serialised and hashed.
   const reuse = mergeIsIncoming(prev, incoming);
   const merged = reuse ? incoming : mergeSnapshots(prev, incoming);
-  const json = reuse ? item.canonicalJson : JSON.stringify(merged);
-  const hash = reuse ? item.hash : contentHash(json);
+  const json = reuse ? jsonOf(item) : JSON.stringify(merged);
+  const hash = reuse ? hashOf(item) : contentHash(json);
   if (hash.equals(match.contentHash)) {
     plan.fingerprintOnly.push({ id: match.id, fingerprint: item.fingerprint });
     plan.unchanged++;

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CompanySnapshot } from './model.ts';
-import { isSkip, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
+import { hashOf, isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
+import { companyRow } from './store.ts';
 import { prepareFileInWorker } from './prepare-worker.ts';
 import { createFileSource, parseSnapshotLine } from './sources/file.ts';
 
@@ -28,7 +29,12 @@ function company(n: number, name: string): CompanySnapshot {
 function comparable(entries: PreparedEntry[]) {
   return entries.map((e) => isSkip(e)
     ? { skipped: true, error: e.error === null ? null : (e.error as Error).message }
-    : { identifiers: e.identifiers, json: e.canonicalJson, hash: e.hash.toString('hex'), fingerprint: e.fingerprint, fields: e.fields, columnsError: e.columnsError });
+    // The worker sends a new company's row as bytes; this thread builds the same row as text.
+    : {
+      identifiers: e.identifiers, json: jsonOf(e), hash: hashOf(e).toString('hex'), fingerprint: e.fingerprint,
+      row: e.row !== null ? e.row.toString('utf8') : e.fields === null ? null : companyRow(jsonOf(e), e.fields),
+      columnsError: e.columnsError,
+    });
 }
 
 test('the worker prepares a file exactly as the main thread would, and reports its lines in order', async () => {
@@ -61,10 +67,10 @@ test('the worker prepares a file exactly as the main thread would, and reports i
   assert.deepEqual(logs, expectedLogs);
   assert.ok(logs.some((l) => l.startsWith('E2:')) && logs.some((l) => l.startsWith('W3:')), logs.join('\n'));
   const odd = got[1]! as PreparedItem;
-  assert.equal(odd.canonicalJson.includes('A\\u001eB\\u001f \\"C\\"'), true);
+  assert.equal(jsonOf(odd).includes('A\\u001eB\\u001f \\"C\\"'), true);
   // In the row's other fields a control character is a space, so it cannot split the row.
-  assert.equal(odd.fields!.split('\x1f')[2], 'A B  "C"');
-  assert.equal(odd.fields, (expected[1] as PreparedItem).fields);
+  assert.equal(odd.row!.toString('utf8').split('\x1f')[3], 'A B  "C"');
+  assert.equal(odd.row!.toString('utf8'), companyRow(jsonOf(odd), (expected[1] as PreparedItem).fields!));
 });
 
 test('a missing file fails with its error code, and close stops the worker early', async () => {
@@ -80,9 +86,10 @@ test('a missing file fails with its error code, and close stops the worker early
   try {
     const first = (await bare.next())![0] as PreparedItem;
     assert.equal(first.fields, null);
+    assert.equal(first.row, null);
     const parsed = parseSnapshotLine(JSON.stringify(company(40000, 'F 0')));
     assert.ok(parsed.ok);
-    assert.equal(first.canonicalJson, (prepareEntry(parsed.snapshot, false, true) as PreparedItem).canonicalJson);
+    assert.equal(jsonOf(first), (prepareEntry(parsed.snapshot, false, true) as PreparedItem).canonicalJson);
   } finally {
     await bare.close();
   }

@@ -1,6 +1,7 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import type { Identifier } from './model.ts';
-import { isSkip, prepareEntry, type PreparedEntry } from './prepare.ts';
+import type { CompanySnapshot, Identifier } from './model.ts';
+import { prepareCanonical, type PreparedEntry } from './prepare.ts';
+import { companyRowFields, contentHash, deriveCompanyColumns } from './store.ts';
 import { createFileSource, type FileSourceOptions } from './sources/file.ts';
 
 /**
@@ -20,26 +21,80 @@ const CHUNK = 500;
 const CREDIT = 6;
 
 /**
- * A chunk crosses as one string: structured cloning of objects cost about 30 µs an entry (more
- * than preparing it), one string a few. Entries are joined with U+001E, an entry's fields with
- * U+001F: the canonical JSON, the fingerprint, the identifiers (`TYPE=value,…`), then the row's
- * other fields (which hold U+001F themselves, so they come last) or `!` and the JSON of the error
- * that deriving them raised. JSON text never holds a raw control character, and the row fields
- * hold no U+001E (store.ts), so the separators cannot occur inside a field. A skipped snapshot
- * has an empty JSON and ends with the JSON of its error message, or null.
+ * A chunk crosses as bytes and one short string, and the bytes are transferred, not copied. The
+ * bytes hold each entry's canonical JSON in UTF-8 followed, when the row was built, by U+001F and
+ * the row's other fields (store.ts companyRowFields): exactly a new company's row as PostgreSQL
+ * receives it (store.ts companyRow), so the main thread sends it on without decoding, copying
+ * into a string or encoding it again. `offsets` gives each entry's [start, end of JSON, end] in
+ * the bytes. The string holds, per entry (joined with U+001E, fields with U+001F), the
+ * fingerprint, the identifiers (`TYPE=value,…`) and a tail: empty when the row was built, `-`
+ * when only the JSON was prepared, or `!` and the JSON of the error that deriving the row raised.
+ * A skipped snapshot has an empty fingerprint and the JSON of its error message (or null) as its
+ * tail. JSON text never holds a raw control character, and the row's fields hold none but their
+ * separators (store.ts), so the separators cannot occur inside a field.
  */
 const ENTRY = '\x1e';
 const FIELD = '\x1f';
+const FIELD_BYTE = 0x1f;
 
-function entryToWire(entry: PreparedEntry): string {
-  if (isSkip(entry)) {
-    const e = entry.error;
-    return FIELD + FIELD + FIELD + JSON.stringify(e === null ? null : e instanceof Error ? e.message : String(e));
+type WorkerEntry = { identifiers: Identifier[]; canonical: CompanySnapshot; canonicalJson: string } | { skipped: true; error: unknown };
+
+class ChunkWriter {
+  bytes = Buffer.allocUnsafeSlow(1 << 21);
+  length = 0;
+  meta: string[] = [];
+  offsets: number[] = [];
+
+  /** Room for `chars` more UTF-16 code units written as UTF-8 (at most 3 bytes each). */
+  private reserve(chars: number): void {
+    const need = this.length + chars * 3 + 1;
+    if (need <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(need, this.bytes.length * 2));
+    this.bytes.copy(grown, 0, 0, this.length);
+    this.bytes = grown;
   }
-  let idents = '';
-  for (const id of entry.identifiers) idents += (idents === '' ? '' : ',') + id.type + '=' + id.value;
-  const rest = entry.fields ?? '!' + JSON.stringify(entry.columnsError);
-  return entry.canonicalJson + FIELD + entry.fingerprint + FIELD + idents + FIELD + rest;
+
+  add(entry: WorkerEntry, withColumns: boolean): void {
+    if ('skipped' in entry) {
+      const e = entry.error;
+      this.meta.push(FIELD + FIELD + JSON.stringify(e === null ? null : e instanceof Error ? e.message : String(e)));
+      this.offsets.push(0, 0, 0);
+      return;
+    }
+    const start = this.length;
+    this.reserve(entry.canonicalJson.length);
+    this.length += this.bytes.write(entry.canonicalJson, this.length);
+    const jsonEnd = this.length;
+    // The hash of the bytes just written: the text is not encoded a second time to hash it.
+    const hash = contentHash(this.bytes.subarray(start, jsonEnd));
+    const fingerprint = hash.toString('base64');
+    let tail = '-';
+    if (withColumns) {
+      try {
+        const fields = companyRowFields(deriveCompanyColumns(entry.canonical), hash, fingerprint);
+        this.reserve(fields.length);
+        this.bytes[this.length++] = FIELD_BYTE;
+        this.length += this.bytes.write(fields, this.length);
+        tail = '';
+      } catch (e) {
+        tail = '!' + JSON.stringify(e instanceof Error ? e.message : String(e));
+      }
+    }
+    let idents = '';
+    for (const id of entry.identifiers) idents += (idents === '' ? '' : ',') + id.type + '=' + id.value;
+    this.meta.push(fingerprint + FIELD + idents + FIELD + tail);
+    this.offsets.push(start, jsonEnd, this.length);
+  }
+
+  /** The chunk as a message, and a fresh writer's state. */
+  take(): { bytes: ArrayBuffer; length: number; meta: string; offsets: Int32Array } {
+    const out = { bytes: this.bytes.buffer as ArrayBuffer, length: this.length, meta: this.meta.join(ENTRY), offsets: Int32Array.from(this.offsets) };
+    this.bytes = Buffer.allocUnsafeSlow(this.bytes.length);
+    this.length = 0;
+    this.meta = [];
+    this.offsets = [];
+    return out;
+  }
 }
 
 function identifiersFromWire(text: string): Identifier[] {
@@ -51,35 +106,38 @@ function identifiersFromWire(text: string): Identifier[] {
   return out;
 }
 
-function chunkFromWire(text: string): PreparedEntry[] {
+function chunkFromWire(m: { bytes: ArrayBuffer; length: number; meta: string; offsets: Int32Array }): PreparedEntry[] {
   const out: PreparedEntry[] = [];
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf(ENTRY, start);
-    if (end < 0) end = text.length;
-    const a = text.indexOf(FIELD, start);
-    const b = text.indexOf(FIELD, a + 1);
-    const c = text.indexOf(FIELD, b + 1);
-    if (a === start) {
-      const message = JSON.parse(text.slice(c + 1, end)) as string | null;
+  const bytes = Buffer.from(m.bytes, 0, m.length);
+  const { meta, offsets } = m;
+  let pos = 0;
+  for (let k = 0; pos < meta.length || k === 0; k++) {
+    let end = meta.indexOf(ENTRY, pos);
+    if (end < 0) end = meta.length;
+    const a = meta.indexOf(FIELD, pos);
+    const b = meta.indexOf(FIELD, a + 1);
+    const tail = meta.slice(b + 1, end);
+    if (a === pos) {
+      const message = JSON.parse(tail) as string | null;
       out.push({ skipped: true, error: message === null ? null : new Error(message) });
     } else {
-      const rest = text.slice(c + 1, end);
-      const failed = rest.startsWith('!');
+      const start = offsets[3 * k]!;
+      const jsonEnd = offsets[3 * k + 1]!;
       out.push({
-        identifiers: identifiersFromWire(text.slice(b + 1, c)),
+        identifiers: identifiersFromWire(meta.slice(a + 1, b)),
         canonical: null,
-        canonicalJson: text.slice(start, a),
-        fingerprint: text.slice(a + 1, b),
-        // The fingerprint is the canonical JSON's hash in base64.
-        hash: Buffer.from(text.slice(a + 1, b), 'base64'),
-        fields: failed ? null : rest,
-        columnsError: failed ? (JSON.parse(rest.slice(1)) as string) : null,
+        canonicalJson: null,
+        jsonBytes: bytes.subarray(start, jsonEnd),
+        hash: null,
+        fingerprint: meta.slice(pos, a),
+        fields: null,
+        row: tail === '' ? bytes.subarray(start, offsets[3 * k + 2]!) : null,
+        columnsError: tail.startsWith('!') ? (JSON.parse(tail.slice(1)) as string) : null,
         attempts: 0,
         seq: 0,
       });
     }
-    start = end + 1;
+    pos = end + 1;
   }
   return out;
 }
@@ -87,7 +145,7 @@ function chunkFromWire(text: string): PreparedEntry[] {
 type LogLine = [kind: 'error' | 'warning', line: number, message: string];
 
 type ToMain =
-  | { type: 'chunk'; text: string; logs: LogLine[] }
+  | { type: 'chunk'; bytes: ArrayBuffer; length: number; meta: string; offsets: Int32Array; logs: LogLine[] }
   | { type: 'done'; logs: LogLine[] }
   | { type: 'fatal'; message: string; code: string | undefined };
 
@@ -196,7 +254,7 @@ export function prepareFileInWorker(path: string, date: string, options: FileSou
         return null;
       }
       worker.postMessage(1);
-      return chunkFromWire(m.text);
+      return chunkFromWire(m);
     },
     async close() {
       finished = true;
@@ -219,21 +277,29 @@ async function runWorker(input: WorkerInput): Promise<void> {
     onError: input.reportErrors ? (line, message) => logs.push(['error', line, message]) : undefined,
     onWarning: input.reportWarnings ? (line, message) => logs.push(['warning', line, message]) : undefined,
   });
-  let entries: string[] = [];
+  const writer = new ChunkWriter();
+  let count = 0;
   const flush = async () => {
     while (credit <= 0) await new Promise<void>((r) => { wake = r; });
     credit--;
-    port.postMessage({ type: 'chunk', text: entries.join(ENTRY), logs } satisfies ToMain);
-    entries = [];
+    const chunk = writer.take();
+    port.postMessage({ type: 'chunk', ...chunk, logs } satisfies ToMain, [chunk.bytes, chunk.offsets.buffer as ArrayBuffer]);
+    count = 0;
     logs = [];
   };
   try {
     for await (const raw of source.snapshotsForDate(input.date)) {
       // The file source's snapshots are freshly parsed and held by nothing else.
-      entries.push(entryToWire(prepareEntry(raw, input.withColumns, true)));
-      if (entries.length >= CHUNK) await flush();
+      let prepared: WorkerEntry;
+      try {
+        prepared = prepareCanonical(raw, true) ?? { skipped: true, error: null };
+      } catch (e) {
+        prepared = { skipped: true, error: e };
+      }
+      writer.add(prepared, input.withColumns);
+      if (++count >= CHUNK) await flush();
     }
-    if (entries.length > 0) await flush();
+    if (count > 0) await flush();
     port.postMessage({ type: 'done', logs } satisfies ToMain);
   } catch (e) {
     port.postMessage({ type: 'fatal', message: e instanceof Error ? e.message : String(e), code: (e as { code?: string }).code } satisfies ToMain);

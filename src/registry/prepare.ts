@@ -21,16 +21,24 @@ export interface PreparedItem {
    * was prepared in the worker (only its JSON crosses threads).
    */
   canonical: CompanySnapshot | null;
-  canonicalJson: string;
-  /** Of canonicalJson (the fingerprint is its base64). */
-  hash: Buffer;
+  /** JSON.stringify(canonical); null when it came from the worker as bytes (jsonOf reads it then). */
+  canonicalJson: string | null;
+  /** The canonical JSON's UTF-8 bytes, when it came from the worker that way. */
+  jsonBytes: Buffer | null;
+  /** Of the canonical JSON (the fingerprint is its base64); null until hashOf needs it. */
+  hash: Buffer | null;
   fingerprint: string;
   /**
    * The rest of a new company's row (store.ts companyRowFields: search columns, hash,
-   * fingerprint), when derived ahead: the worker does, so that a new company costs the main
-   * thread nothing more. `columnsError` when deriving them threw.
+   * fingerprint), when derived ahead on this thread. `columnsError` when deriving them threw.
    */
   fields: string | null;
+  /**
+   * A new company's whole row (store.ts companyRow: the canonical JSON and companyRowFields) as
+   * the UTF-8 bytes PostgreSQL receives, when the worker built it: then this thread neither
+   * copies nor encodes it again.
+   */
+  row: Buffer | null;
   columnsError: string | null;
   attempts: number;
   /** Position in the source's stream (from 1): between two lines of one company, the later wins. */
@@ -63,6 +71,15 @@ function sameIdentifiers(a: readonly Identifier[], b: readonly Identifier[]): bo
  * canonical in place (canonicalizeOwned) instead of copied: same result, less garbage.
  */
 export function prepareSnapshot(raw: CompanySnapshot, owned = false): PreparedItem | null {
+  const prepared = prepareCanonical(raw, owned);
+  if (prepared === null) return null;
+  const { identifiers, canonical, canonicalJson } = prepared;
+  const hash = contentHash(canonicalJson);
+  return { identifiers, canonical, canonicalJson, jsonBytes: null, hash, fingerprint: hash.toString('base64'), fields: null, row: null, columnsError: null, attempts: 0, seq: 0 };
+}
+
+/** prepareSnapshot up to the canonical JSON (the worker hashes the JSON's bytes instead of its text). */
+export function prepareCanonical(raw: CompanySnapshot, owned = false): { identifiers: Identifier[]; canonical: CompanySnapshot; canonicalJson: string } | null {
   if (!raw || typeof raw !== 'object' || !raw.identity || !Array.isArray(raw.profiles)) return null;
   const identifiers = normalizeIdentifiers(raw.identity.identifiers);
   if (identifiers.length === 0) return null;
@@ -71,9 +88,17 @@ export function prepareSnapshot(raw: CompanySnapshot, owned = false): PreparedIt
     ? raw
     : { identity: { ...raw.identity, identifiers }, profiles: raw.profiles, persons: Array.isArray(raw.persons) ? raw.persons : [] };
   const canonical = owned ? canonicalizeOwned(incoming) : mergeSnapshots(null, incoming);
-  const canonicalJson = JSON.stringify(canonical);
-  const hash = contentHash(canonicalJson);
-  return { identifiers, canonical, canonicalJson, hash, fingerprint: hash.toString('base64'), fields: null, columnsError: null, attempts: 0, seq: 0 };
+  return { identifiers, canonical, canonicalJson: JSON.stringify(canonical) };
+}
+
+/** The item's canonical JSON as text (decoded once from the worker's bytes when needed). */
+export function jsonOf(item: PreparedItem): string {
+  return (item.canonicalJson ??= item.jsonBytes!.toString('utf8'));
+}
+
+/** The item's content hash (from its fingerprint when the worker sent only that). */
+export function hashOf(item: PreparedItem): Buffer {
+  return (item.hash ??= Buffer.from(item.fingerprint, 'base64'));
 }
 
 /** What one snapshot of a stream became: an item, or a skip (with the error when preparing threw). */
@@ -94,7 +119,7 @@ export function prepareEntry(raw: CompanySnapshot, withColumns: boolean, owned =
   if (item === null) return { skipped: true, error: null };
   if (withColumns) {
     try {
-      item.fields = companyRowFields(deriveCompanyColumns(item.canonical!), item.hash, item.fingerprint);
+      item.fields = companyRowFields(deriveCompanyColumns(item.canonical!), hashOf(item), item.fingerprint);
     } catch (e) {
       item.columnsError = e instanceof Error ? e.message : String(e);
     }

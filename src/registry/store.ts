@@ -164,7 +164,7 @@ export interface StoredCompany {
 /** The company any of whose identifiers is this one (values as stored: NIP bare, KRS padded). */
 export async function findCompanyByIdentifier(db: RegistryExecutor, identifier: Identifier): Promise<StoredCompany | null> {
   const { rows } = await sql<StoredCompany>`
-    SELECT c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot,
+    SELECT c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot::json AS snapshot,
            c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date, c.updated_at
     FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id
     WHERE ci.type = ${identifier.type} AND ci.value = ${identifier.value}`.execute(db);
@@ -247,7 +247,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
       SELECT c.id, c.revision, c.content_hash, c.status,
              c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
              coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
-             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot::text END AS snapshot
+             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
       FROM companies c WHERE c.id = m.company_id LIMIT 1
     ) c
     WHERE m.company_id IS NOT NULL`.execute(db);
@@ -338,7 +338,7 @@ function splitRows(rows: { bytes: Buffer; ids: string }, extra = sql``) {
     CROSS JOIN LATERAL (SELECT r.id, ${ROW_COLUMNS}${extra}) u`;
 }
 
-const ROW_COLUMNS = sql`f[2] AS pit, f[3] AS pi, f[4] AS name, f[5] AS status, f[1]::json AS snapshot, decode(f[6], 'base64') AS hash,
+const ROW_COLUMNS = sql`f[2] AS pit, f[3] AS pi, f[4] AS name, f[5] AS status, f[1] AS snapshot, decode(f[6], 'base64') AS hash,
   f[7] AS fp, f[8] AS name_folded, f[9] AS city, f[10] AS voiv, f[11] AS postal, f[12] AS legal,
   string_to_array(f[13], ',') AS codes, f[14] AS main, f[15]::date AS start, f[16]::boolean AS phone, f[17]::boolean AS email,
   f[18]::boolean AS fax`;

@@ -67,7 +67,7 @@ export interface ResultRow {
 export async function findResultRows(db: RegistryExecutor, ids: readonly string[]): Promise<ResultRow[]> {
   if (ids.length === 0) return [];
   const { rows } = await sql<ResultRow>`
-    SELECT c.id::text AS id, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start, c.main_activity, c.snapshot
+    SELECT c.id::text AS id, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start, c.main_activity, c.snapshot::json AS snapshot
     FROM companies c WHERE c.id = ANY(${ids}::bigint[])`.execute(db);
   const byId = new Map(rows.map((r) => [r.id, r] as const));
   return ids.map((id) => byId.get(id)).filter((r): r is ResultRow => r !== undefined);

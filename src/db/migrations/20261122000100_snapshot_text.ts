@@ -1,0 +1,13 @@
+import { sql, type Kysely } from 'kysely';
+
+// companies.snapshot becomes text. It is only ever written by the service (JSON.stringify of the
+// canonical snapshot) and never queried inside, so the `json` type's validation on every insert
+// and update bought nothing: about 6 µs of PostgreSQL CPU a company on a load, a seventh of its
+// share (docs/benchmarks.md, "Fourth pass"). Readers that want an object cast it (`snapshot::json`).
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`ALTER TABLE companies ALTER COLUMN snapshot TYPE text`.execute(db);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`ALTER TABLE companies ALTER COLUMN snapshot TYPE json USING snapshot::json`.execute(db);
+}

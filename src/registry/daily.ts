@@ -189,8 +189,14 @@ function createSkips(logger: Warn): Skips {
   };
 }
 
-/** A source's snapshots, prepared on this thread, one entry at a time. */
-function preparedInProcess(stream: AsyncIterable<CompanySnapshot>, owned: boolean): PreparedChunks {
+/**
+ * A source's snapshots, prepared on this thread, one entry at a time. The canonical object is let
+ * go as soon as the item is prepared (planning parses its JSON again): held while its batch waits
+ * for the batch before it, every item's object graph survived young-generation collections, and
+ * copying and then marking them cost more than parsing again (docs/benchmarks.md, "Fourth pass").
+ * A company that is probably new (`withColumns()`) has its row's fields derived first.
+ */
+function preparedInProcess(stream: AsyncIterable<CompanySnapshot>, owned: boolean, withColumns: () => boolean): PreparedChunks {
   const iterator = stream[Symbol.asyncIterator]();
   let done = false;
   return {
@@ -201,7 +207,9 @@ function preparedInProcess(stream: AsyncIterable<CompanySnapshot>, owned: boolea
         done = true;
         return null;
       }
-      return [prepareEntry(r.value, false, owned)];
+      const entry = prepareEntry(r.value, withColumns(), owned);
+      if (!isSkip(entry)) entry.canonical = null;
+      return [entry];
     },
     async close() {
       if (!done) await iterator.return?.();
@@ -525,7 +533,7 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   const chunks = inWorker
     ? prepareFileInWorker(origin.path, date, origin.options, assumeNew)
     // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
-    : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null);
+    : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null, () => assumeNew);
   const reader = createBatchReader(chunks, batchSize, skips, options.signal);
   const recent = createRecentLines();
   const started = now();

@@ -15,10 +15,10 @@ export interface PreparedItem {
   /**
    * mergeSnapshots(null, incoming): what a new company stores, what the fingerprint hashes, and
    * what is merged into a known company (merging it is merging the incoming snapshot: same
-   * content, canonical order). The source's own object is let go at once and this one once the
-   * batch is planned (a retry parses canonicalJson again): objects that outlive a few young-
-   * generation collections are what makes garbage collection expensive here. Null when the item
-   * was prepared in the worker (only its JSON crosses threads).
+   * content, canonical order). Set by prepareSnapshot; the daily run lets it go as soon as the
+   * item is prepared (daily.ts preparedInProcess) and parses canonicalJson again when it plans the
+   * batch: objects that outlive a few young-generation collections are what makes garbage
+   * collection expensive here. Null when the item was prepared in the worker.
    */
   canonical: CompanySnapshot | null;
   /** JSON.stringify(canonical); null when it came from the worker as bytes (jsonOf reads it then). */

@@ -63,18 +63,28 @@ export interface CompanyColumns {
 /** Which registry speaks first for display fields: the most authoritative for companies first. */
 const DISPLAY_ORDER = ['krs', 'ceidg', 'bir', 'vat', 'file', 'synthetic'];
 
-function byDisplayOrder(profiles: readonly Profile[]): Profile[] {
+function byDisplayOrder(profiles: readonly Profile[]): readonly Profile[] {
+  if (profiles.length <= 1) return profiles;
   const rank = (p: Profile) => {
     const i = DISPLAY_ORDER.indexOf(p.source);
     return i < 0 ? DISPLAY_ORDER.length : i;
   };
-  return profiles.length <= 1 ? [...profiles] : [...profiles].sort((a, b) => rank(a) - rank(b));
+  return [...profiles].sort((a, b) => rank(a) - rank(b));
 }
 
-function firstNonEmpty(values: Iterable<string | null | undefined>): string | null {
-  for (const v of values) if (typeof v === 'string' && v.trim() !== '') return v.trim();
+/** The first profile's value that is a non-blank string, trimmed (a loop: this runs for every company written). */
+function firstNonEmpty(profiles: readonly Profile[], pick: (p: Profile) => string | null | undefined): string | null {
+  for (let i = 0; i < profiles.length; i++) {
+    const v = pick(profiles[i]!);
+    if (typeof v === 'string' && v.trim() !== '') return v.trim();
+  }
   return null;
 }
+
+const pickName = (p: Profile) => p.name;
+const pickLegalForm = (p: Profile) => p.legal_form;
+const pickActivityStart = (p: Profile) => p.dates?.find((d) => d.type === 'activity_start')?.date;
+const pickRegistration = (p: Profile) => p.dates?.find((d) => d.type === 'registration')?.date;
 
 /**
  * Cities, voivodeships and legal forms repeat across millions of companies: their folded forms
@@ -100,12 +110,13 @@ const slugOfLegalLabel = memoize(legalFormSlugForLabel);
 export function deriveCompanyColumns(snapshot: CompanySnapshot, slugOfLegalForm: (label: string) => string | null = slugOfLegalLabel): CompanyColumns {
   const primary = primaryIdentifier(snapshot);
   const profiles = byDisplayOrder(snapshot.profiles);
-  const name = firstNonEmpty(profiles.map((p) => p.name)) ?? primary.value;
+  const name = firstNonEmpty(profiles, pickName) ?? primary.value;
   const addressed = profiles.find((p) => p.address && (p.address.city || p.address.postal_code));
   const address = addressed?.address ?? null;
-  const legalLabel = firstNonEmpty(profiles.map((p) => p.legal_form));
+  const legalLabel = firstNonEmpty(profiles, pickLegalForm);
 
-  const codes = new Set<string>();
+  // A handful of codes: an array beats a Set.
+  const codes: string[] = [];
   let mainActivity: string | null = null;
   let hasPhone = false;
   let hasEmail = false;
@@ -114,7 +125,7 @@ export function deriveCompanyColumns(snapshot: CompanySnapshot, slugOfLegalForm:
     for (const a of p.activities ?? []) {
       if (!a.code) continue;
       const code = normalizeActivityCode(a.code);
-      codes.add(code);
+      if (!codes.includes(code)) codes.push(code);
       if (a.is_primary && mainActivity === null) mainActivity = code;
     }
     for (const c of p.contacts ?? []) {
@@ -124,8 +135,7 @@ export function deriveCompanyColumns(snapshot: CompanySnapshot, slugOfLegalForm:
       else if (c.type === 'fax') hasFax = true;
     }
   }
-  const activityStart = firstNonEmpty(profiles.map((p) => p.dates?.find((d) => d.type === 'activity_start')?.date))
-    ?? firstNonEmpty(profiles.map((p) => p.dates?.find((d) => d.type === 'registration')?.date));
+  const activityStart = firstNonEmpty(profiles, pickActivityStart) ?? firstNonEmpty(profiles, pickRegistration);
 
   return {
     primary_identifier_type: primary.type,
@@ -137,7 +147,7 @@ export function deriveCompanyColumns(snapshot: CompanySnapshot, slugOfLegalForm:
     voivodeship_folded: address?.voivodeship ? foldPlace(address.voivodeship) : null,
     postal_code: address?.postal_code ? normalizePostalCode(address.postal_code) || null : null,
     legal_form: legalLabel === null ? null : slugOfLegalForm(legalLabel),
-    activity_codes: [...codes].sort(),
+    activity_codes: codes.sort(),
     main_activity: mainActivity,
     activity_start: activityStart !== null && /^\d{4}-\d{2}-\d{2}$/.test(activityStart) ? activityStart : null,
     has_phone: hasPhone,

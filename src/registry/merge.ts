@@ -215,18 +215,15 @@ export function canonicalize(snapshot: CompanySnapshot): CompanySnapshot {
  */
 export function canonicalizeOwned(snapshot: CompanySnapshot): CompanySnapshot {
   const identity = snapshot.identity;
+  // At most a few of each: a scan beats a Set.
   const identifiers: Identifier[] = [];
-  const types = new Set<IdentifierType>();
   for (const id of identity.identifiers) {
-    if (!id.value || types.has(id.type)) continue;
-    types.add(id.type);
+    if (!id.value || identifiers.some((x) => x.type === id.type)) continue;
     identifiers.push(id);
   }
-  const sources = new Set<SourceName>();
   const profiles: Profile[] = [];
   for (const p of snapshot.profiles) {
-    if (sources.has(p.source)) continue;
-    sources.add(p.source);
+    if (profiles.some((x) => x.source === p.source)) continue;
     profiles.push(ownedProfile(p));
   }
   const owned: CompanySnapshot = {

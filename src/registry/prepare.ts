@@ -49,12 +49,10 @@ export interface PreparedItem {
 export function normalizeIdentifiers(identifiers: unknown): Identifier[] {
   if (!Array.isArray(identifiers)) return [];
   const out: Identifier[] = [];
-  const seen = new Set<string>();
   for (const id of identifiers as Identifier[]) {
     if (!id || (id.type !== 'NIP' && id.type !== 'REGON9' && id.type !== 'KRS') || typeof id.value !== 'string') continue;
     const parsed = parseIdentifier(id.type, id.value);
-    if (!parsed.ok || seen.has(id.type)) continue;
-    seen.add(id.type);
+    if (!parsed.ok || out.some((x) => x.type === id.type)) continue;
     out.push({ type: id.type, value: parsed.value });
   }
   return out;

@@ -204,7 +204,6 @@ export function normalizeSnapshot(raw: unknown): ParsedSnapshot {
 
 function normalizeIdentifiers(list: unknown[], warnings: string[]): Identifier[] {
   const out: Identifier[] = [];
-  const seen = new Set<string>();
   for (let i = 0; i < list.length; i++) {
     const entry = list[i];
     if (!isObject(entry)) {
@@ -221,9 +220,8 @@ function normalizeIdentifiers(list: unknown[], warnings: string[]): Identifier[]
       warnings.push(`identity.identifiers.${i}: ${parsed.error}`);
       continue;
     }
-    const key = `${type}:${parsed.value}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    // A handful of identifiers: a scan beats a Set of "type:value" keys.
+    if (out.some((x) => x.type === type && x.value === parsed.value)) continue;
     out.push({ type: type as IdentifierType, value: parsed.value });
   }
   return out;

@@ -4,7 +4,7 @@ import type { CompanySnapshot, CompanyStatus, DetectedEvent } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';
 import { diffSnapshots } from './diff.ts';
 import { mergeIsIncoming, mergeSnapshots } from './merge.ts';
-import { hashOf, isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
+import { isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
 import { fileSourceOrigin } from './sources/file.ts';
 import {
@@ -399,7 +399,7 @@ async function planBatch(db: RegistryExecutor, date: string, items: PreparedItem
       let row: Buffer | string;
       try {
         if (item.columnsError !== null) throw new Error(item.columnsError);
-        row = item.row ?? companyRow(jsonOf(item), item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), hashOf(item), item.fingerprint));
+        row = item.row ?? companyRow(jsonOf(item), item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.fingerprint, item.fingerprint));
         item.canonical = null;
         item.fields = null;
         skips.succeeded();
@@ -432,8 +432,9 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
   const reuse = mergeIsIncoming(prev, incoming);
   const merged = reuse ? incoming : mergeSnapshots(prev, incoming);
   const json = reuse ? jsonOf(item) : JSON.stringify(merged);
-  const hash = reuse ? hashOf(item) : contentHash(json);
-  if (hash.equals(match.contentHash)) {
+  // Content hashes in base64, as the lookup returns them; the incoming one is its fingerprint.
+  const hash = reuse ? item.fingerprint : contentHash(json).toString('base64');
+  if (hash === match.contentHash) {
     plan.fingerprintOnly.push({ id: match.id, fingerprint: item.fingerprint });
     plan.unchanged++;
     return;

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CompanySnapshot } from './model.ts';
-import { hashOf, isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
+import { isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { companyRow } from './store.ts';
 import { prepareFileInWorker } from './prepare-worker.ts';
 import { createFileSource, parseSnapshotLine } from './sources/file.ts';
@@ -31,7 +31,7 @@ function comparable(entries: PreparedEntry[]) {
     ? { skipped: true, error: e.error === null ? null : (e.error as Error).message }
     // The worker sends a new company's row as bytes; this thread builds the same row as text.
     : {
-      identifiers: e.identifiers, json: jsonOf(e), hash: hashOf(e).toString('hex'), fingerprint: e.fingerprint,
+      identifiers: e.identifiers, json: jsonOf(e), fingerprint: e.fingerprint,
       row: e.row !== null ? e.row.toString('utf8') : e.fields === null ? null : companyRow(jsonOf(e), e.fields),
       columnsError: e.columnsError,
     });

@@ -65,13 +65,12 @@ class ChunkWriter {
     this.reserve(entry.canonicalJson.length);
     this.length += this.bytes.write(entry.canonicalJson, this.length);
     const jsonEnd = this.length;
-    // The hash of the bytes just written: the text is not encoded a second time to hash it.
-    const hash = contentHash(this.bytes.subarray(start, jsonEnd));
-    const fingerprint = hash.toString('base64');
+    // The content hash of the bytes just written: the text is not encoded a second time to hash it.
+    const fingerprint = contentHash(this.bytes.subarray(start, jsonEnd)).toString('base64');
     let tail = '-';
     if (withColumns) {
       try {
-        const fields = companyRowFields(deriveCompanyColumns(entry.canonical), hash, fingerprint);
+        const fields = companyRowFields(deriveCompanyColumns(entry.canonical), fingerprint, fingerprint);
         this.reserve(fields.length);
         this.bytes[this.length++] = FIELD_BYTE;
         this.length += this.bytes.write(fields, this.length);
@@ -128,7 +127,6 @@ function chunkFromWire(m: { bytes: ArrayBuffer; length: number; meta: string; of
         canonical: null,
         canonicalJson: null,
         jsonBytes: bytes.subarray(start, jsonEnd),
-        hash: null,
         fingerprint: meta.slice(pos, a),
         fields: null,
         row: tail === '' ? bytes.subarray(start, offsets[3 * k + 2]!) : null,

@@ -25,8 +25,7 @@ export interface PreparedItem {
   canonicalJson: string | null;
   /** The canonical JSON's UTF-8 bytes, when it came from the worker that way. */
   jsonBytes: Buffer | null;
-  /** Of the canonical JSON (the fingerprint is its base64); null until hashOf needs it. */
-  hash: Buffer | null;
+  /** Base64 of the canonical JSON's content hash (store.ts contentHash). */
   fingerprint: string;
   /**
    * The rest of a new company's row (store.ts companyRowFields: search columns, hash,
@@ -72,8 +71,8 @@ export function prepareSnapshot(raw: CompanySnapshot, owned = false): PreparedIt
   const prepared = prepareCanonical(raw, owned);
   if (prepared === null) return null;
   const { identifiers, canonical, canonicalJson } = prepared;
-  const hash = contentHash(canonicalJson);
-  return { identifiers, canonical, canonicalJson, jsonBytes: null, hash, fingerprint: hash.toString('base64'), fields: null, row: null, columnsError: null, attempts: 0, seq: 0 };
+  const fingerprint = contentHash(canonicalJson).toString('base64');
+  return { identifiers, canonical, canonicalJson, jsonBytes: null, fingerprint, fields: null, row: null, columnsError: null, attempts: 0, seq: 0 };
 }
 
 /** prepareSnapshot up to the canonical JSON (the worker hashes the JSON's bytes instead of its text). */
@@ -94,10 +93,7 @@ export function jsonOf(item: PreparedItem): string {
   return (item.canonicalJson ??= item.jsonBytes!.toString('utf8'));
 }
 
-/** The item's content hash (from its fingerprint when the worker sent only that). */
-export function hashOf(item: PreparedItem): Buffer {
-  return (item.hash ??= Buffer.from(item.fingerprint, 'base64'));
-}
+
 
 /** What one snapshot of a stream became: an item, or a skip (with the error when preparing threw). */
 export type PreparedEntry = PreparedItem | { skipped: true; error: unknown };
@@ -117,7 +113,8 @@ export function prepareEntry(raw: CompanySnapshot, withColumns: boolean, owned =
   if (item === null) return { skipped: true, error: null };
   if (withColumns) {
     try {
-      item.fields = companyRowFields(deriveCompanyColumns(item.canonical!), hashOf(item), item.fingerprint);
+      // A new company's content hash is its fingerprint: both hash the canonical JSON.
+      item.fields = companyRowFields(deriveCompanyColumns(item.canonical!), item.fingerprint, item.fingerprint);
     } catch (e) {
       item.columnsError = e instanceof Error ? e.message : String(e);
     }

@@ -206,7 +206,8 @@ export interface BatchLookupItem {
 export interface MatchedCompany {
   id: string;
   revision: number;
-  contentHash: Buffer;
+  /** Base64, as fingerprints are: compared as text, without a Buffer per row. */
+  contentHash: string;
   status: CompanyStatus;
   firstSeenDate: string;
   lastChangedDate: string | null;
@@ -233,7 +234,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
   // (NIP first, then KRS, then REGON9: the order in which two of them naming different
   // companies is settled); only a new one costs a probe per identifier.
   const { rows } = await sql<{
-    idx: number; id: string; revision: number; content_hash: Buffer; status: CompanyStatus;
+    idx: number; id: string; revision: number; content_hash: string; status: CompanyStatus;
     first_seen_date: string; last_changed_date: string | null; same_fingerprint: boolean;
     snapshot: string | null;
   }>`
@@ -254,7 +255,7 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
     -- table faster than autovacuum analyses it, a plain join was planned as a hash join over a
     -- sequential scan of companies, once per batch (quadratic in the load's size).
     CROSS JOIN LATERAL (
-      SELECT c.id, c.revision, c.content_hash, c.status,
+      SELECT c.id, c.revision, encode(c.content_hash, 'base64') AS content_hash, c.status,
              c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
              coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
              CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
@@ -324,9 +325,9 @@ const flag = (b: boolean) => (b ? 't' : 'f');
  * The fields of a company row after its id and snapshot, in the order insertCompanies and
  * updateCompanies read them: search columns, content hash and the source's fingerprint.
  */
-export function companyRowFields(c: CompanyColumns, hash: Buffer, fingerprint: string): string {
+export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerprint: string): string {
   return field(c.primary_identifier_type) + FIELD_SEP + field(c.primary_identifier) + FIELD_SEP + field(c.name) + FIELD_SEP
-    + field(c.status) + FIELD_SEP + hash.toString('base64') + FIELD_SEP + fingerprint + FIELD_SEP + field(c.name_folded) + FIELD_SEP
+    + field(c.status) + FIELD_SEP + hashBase64 + FIELD_SEP + fingerprint + FIELD_SEP + field(c.name_folded) + FIELD_SEP
     + field(c.city_folded) + FIELD_SEP + field(c.voivodeship_folded) + FIELD_SEP + field(c.postal_code) + FIELD_SEP
     + field(c.legal_form) + FIELD_SEP + field(c.activity_codes.join(',')) + FIELD_SEP + field(c.main_activity) + FIELD_SEP
     + field(c.activity_start) + FIELD_SEP + flag(c.has_phone) + FIELD_SEP + flag(c.has_email) + FIELD_SEP + flag(c.has_fax);

@@ -1,10 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { createTestDatabase } from './helpers/db.ts';
 import { arraySource, companySnapshot, krsFor, nipFor, regonFor } from './helpers/registry.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { findCompanyByIdentifier } from '../src/registry/store.ts';
+import { createFileSource } from '../src/registry/sources/file.ts';
 import type { CompanySnapshot } from '../src/registry/model.ts';
 
 // A first load into an empty registry skips the per-batch lookup and takes every line as new
@@ -60,4 +64,48 @@ test('two first loads racing into an empty registry store each company once', as
   assert.equal(Math.max(x.total, y.total), 150);
   assert.equal(x.updated + y.updated + x.events + y.events, 0);
   assert.deepEqual(await integrity(t.db), { companies: 150, identifiers: 450, dangling: 0 });
+});
+
+test('a first load through the preparing worker stores exactly what the same load on this thread stores', async () => {
+  // The worker sends new companies' rows as UTF-8 bytes that go to PostgreSQL as they are
+  // (src/registry/prepare-worker.ts); this thread builds the same rows as text. Polish letters,
+  // a name holding the separators and a quote, a company listed twice (its second line is
+  // retried with a lookup, from the worker's bytes) and lines that are skipped must all come out
+  // the same either way.
+  const lines = [
+    ...Array.from({ length: 40 }, (_, i) => JSON.stringify(companySnapshot({ n: 500 + i, city: i % 2 ? 'Gdańsk' : 'Łódź' }))),
+    JSON.stringify(companySnapshot({ n: 600, name: 'ZAŻÓŁĆ\u001e GĘŚLĄ\u001f "JAŹŃ"\u001d' })),
+    '{"identity": {"identifiers": []}}',
+    JSON.stringify(companySnapshot({ n: 505, name: 'FIRMA 505 PO ZMIANIE NAZWY' })),
+    ...Array.from({ length: 20 }, (_, i) => JSON.stringify(companySnapshot({ n: 700 + i, contacts: [{ type: 'phone', value: `+48 600 000 ${100 + i}` }] }))),
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'regwatch-first-load-'));
+  const path = join(dir, 'day.ndjson');
+  writeFileSync(path, lines.join('\n') + '\n');
+  const stored = async (prepareInWorker: boolean) => {
+    const t = await createTestDatabase();
+    const s = await runDaily(t.db, { date: '2026-11-01', source: createFileSource(path), sourceKey: 'file', batchSize: 8, prepareInWorker });
+    const { rows } = await sql<Record<string, unknown>>`
+      SELECT c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot, encode(c.content_hash, 'hex') AS hash,
+        c.source_fingerprints, c.revision, c.name_folded, c.city_folded, c.voivodeship_folded, c.postal_code, c.legal_form,
+        c.activity_codes, c.main_activity, c.activity_start::text AS activity_start, c.has_phone, c.has_email, c.has_fax,
+        c.first_seen_date::text AS first_seen_date,
+        (SELECT string_agg(ci.type || '=' || ci.value, ',' ORDER BY ci.type) FROM company_identifiers ci WHERE ci.company_id = c.id) AS identifiers
+      FROM companies c ORDER BY c.primary_identifier`.execute(t.db);
+    return { summary: { new: s.new, updated: s.updated, skipped: s.skipped, processed: s.processed, total: s.total }, rows, integrity: await integrity(t.db) };
+  };
+  try {
+    const inWorker = await stored(true);
+    const here = await stored(false);
+    assert.deepEqual(inWorker, here);
+    assert.equal(here.rows.length, 61);
+    assert.deepEqual(here.integrity, { companies: 61, identifiers: 183, dangling: 0 });
+    const odd = here.rows.find((r) => r.primary_identifier === nipFor(600))!;
+    // The snapshot keeps the name as sent; the search column has the control characters as spaces.
+    assert.equal((JSON.parse(odd.snapshot as string) as CompanySnapshot).profiles[0]!.name, 'ZAŻÓŁĆ\u001e GĘŚLĄ\u001f "JAŹŃ"\u001d');
+    assert.equal(odd.name, 'ZAŻÓŁĆ  GĘŚLĄ  "JAŹŃ" ');
+    assert.equal(here.rows.find((r) => r.primary_identifier === nipFor(505))!.name, 'FIRMA 505 PO ZMIANIE NAZWY');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

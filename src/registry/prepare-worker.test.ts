@@ -96,3 +96,19 @@ test('a missing file fails with its error code, and close stops the worker early
   await chunks.close();
   assert.equal(await chunks.next(), null);
 });
+
+test('a line larger than the worker\'s chunk buffer crosses whole, between ordinary ones', async () => {
+  // The chunk buffer starts at 2 MB and grows when an entry needs more (ChunkWriter.reserve).
+  const big = company(50001, 'DUŻA SPÓŁKA');
+  big.profiles[0]!.websites = Array.from({ length: 60_000 }, (_, i) => `https://przykład-${i}.pl/ścieżka`);
+  const lines = [JSON.stringify(company(50000, 'PRZED')), JSON.stringify(big), JSON.stringify(company(50002, 'PO'))];
+  const path = join(dir, 'big-line.ndjson');
+  writeFileSync(path, lines.join('\n'));
+  const expected: PreparedEntry[] = [];
+  for await (const raw of createFileSource(path).snapshotsForDate('2026-11-01')) expected.push(prepareEntry(raw, true, true));
+  assert.ok(jsonOf(expected[1] as PreparedItem).length * 2 > 2 ** 21, 'the line needs more than the initial buffer');
+  const chunks = prepareFileInWorker(path, '2026-11-01', {});
+  const got: PreparedEntry[] = [];
+  for (let c = await chunks.next(); c !== null; c = await chunks.next()) got.push(...c);
+  assert.deepEqual(comparable(got), comparable(expected));
+});

@@ -22,7 +22,7 @@ export interface BenchDatabase {
 
 const CLOCK_TICKS = 100;
 
-/** utime + stime of the postmaster and its children by process title, from /proc (Linux). */
+/** utime + stime of the postmaster and its children by process title, from /proc (Linux); `exited`: children reaped so far. */
 export function clusterCpuByProcess(clusterDir: string): Record<string, number> | null {
   try {
     const postmaster = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -42,6 +42,10 @@ export function clusterCpuByProcess(clusterDir: string): Record<string, number> 
       const title = pid === postmaster ? 'postmaster' : cmdline.replace(/\0/g, ' ').replace(/^postgres: /, '').trim();
       const kind = /^\S+ \S+ 127\.0\.0\.1/.test(title) ? 'backends' : title.replace(/\s+\d+$/, '');
       out[kind] = (out[kind] ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      // Children that have exited (autovacuum and parallel workers, closed connections) are
+      // counted in the postmaster's cutime/cstime once it reaps them: without this, their CPU
+      // between two samples would be lost.
+      if (pid === postmaster) out.exited = (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
     }
     return out;
   } catch {

@@ -67,10 +67,6 @@ function dbUrl(c: Credentials, port: number, database: string): string {
 }
 
 /**
- * Starts (or joins) the embedded PostgreSQL cluster under `dataDir`: initialised on first use,
- * on a free port (never assuming 5432), reused when another regwatch process already runs it.
- */
-/**
  * PostgreSQL's buffer cache for the embedded cluster: a quarter of the machine's memory, between
  * PostgreSQL's default 128 MB and 2 GB. A daily run over a registry of millions touches companies
  * all over a multi-gigabyte table; with 128 MB every lookup and update went through the
@@ -82,6 +78,10 @@ export function sharedBuffersMb(totalBytes = totalmem()): number {
   return Math.max(128, Math.min(2048, Math.floor(totalBytes / 4 / 1024 / 1024)));
 }
 
+/**
+ * Starts (or joins) the embedded PostgreSQL cluster under `dataDir`: initialised on first use,
+ * on a free port (never assuming 5432), reused when another regwatch process already runs it.
+ */
 export async function startEmbeddedDatabase(dataDir: string, logger?: Logger): Promise<EmbeddedDatabase> {
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;

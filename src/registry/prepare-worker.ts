@@ -1,7 +1,7 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import type { CompanySnapshot, Identifier } from './model.ts';
-import { prepareCanonical, type PreparedEntry } from './prepare.ts';
-import { companyRowFields, contentHash, deriveCompanyColumns } from './store.ts';
+import type { Identifier } from './model.ts';
+import { canonicalEntry, isSkip, newRowFields, type PreparedEntry } from './prepare.ts';
+import { contentHash } from './store.ts';
 import { createFileSource, type FileSourceOptions } from './sources/file.ts';
 
 /**
@@ -37,8 +37,6 @@ const ENTRY = '\x1e';
 const FIELD = '\x1f';
 const FIELD_BYTE = 0x1f;
 
-type WorkerEntry = { identifiers: Identifier[]; canonical: CompanySnapshot; canonicalJson: string } | { skipped: true; error: unknown };
-
 class ChunkWriter {
   bytes = Buffer.allocUnsafeSlow(1 << 21);
   length = 0;
@@ -54,8 +52,8 @@ class ChunkWriter {
     this.bytes = grown;
   }
 
-  add(entry: WorkerEntry, withColumns: boolean): void {
-    if ('skipped' in entry) {
+  add(entry: ReturnType<typeof canonicalEntry>, withColumns: boolean): void {
+    if (isSkip(entry)) {
       const e = entry.error;
       this.meta.push(FIELD + FIELD + JSON.stringify(e === null ? null : e instanceof Error ? e.message : String(e)));
       this.offsets.push(0, 0, 0);
@@ -69,15 +67,13 @@ class ChunkWriter {
     const fingerprint = contentHash(this.bytes.subarray(start, jsonEnd)).toString('base64');
     let tail = '-';
     if (withColumns) {
-      try {
-        const fields = companyRowFields(deriveCompanyColumns(entry.canonical), fingerprint, fingerprint);
+      const { fields, error } = newRowFields(entry.canonical, fingerprint);
+      if (fields !== null) {
         this.reserve(fields.length);
         this.bytes[this.length++] = FIELD_BYTE;
         this.length += this.bytes.write(fields, this.length);
         tail = '';
-      } catch (e) {
-        tail = '!' + JSON.stringify(e instanceof Error ? e.message : String(e));
-      }
+      } else tail = '!' + JSON.stringify(error);
     }
     let idents = '';
     for (const id of entry.identifiers) idents += (idents === '' ? '' : ',') + id.type + '=' + id.value;
@@ -288,13 +284,7 @@ async function runWorker(input: WorkerInput): Promise<void> {
   try {
     for await (const raw of source.snapshotsForDate(input.date)) {
       // The file source's snapshots are freshly parsed and held by nothing else.
-      let prepared: WorkerEntry;
-      try {
-        prepared = prepareCanonical(raw, true) ?? { skipped: true, error: null };
-      } catch (e) {
-        prepared = { skipped: true, error: e };
-      }
-      writer.add(prepared, input.withColumns);
+      writer.add(canonicalEntry(raw, true), input.withColumns);
       if (++count >= CHUNK) await flush();
     }
     if (count > 0) await flush();

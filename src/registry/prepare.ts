@@ -69,14 +69,23 @@ function sameIdentifiers(a: readonly Identifier[], b: readonly Identifier[]): bo
  */
 export function prepareSnapshot(raw: CompanySnapshot, owned = false): PreparedItem | null {
   const prepared = prepareCanonical(raw, owned);
-  if (prepared === null) return null;
-  const { identifiers, canonical, canonicalJson } = prepared;
+  return prepared === null ? null : itemOf(prepared);
+}
+
+function itemOf({ identifiers, canonical, canonicalJson }: Canonical): PreparedItem {
   const fingerprint = contentHash(canonicalJson).toString('base64');
   return { identifiers, canonical, canonicalJson, jsonBytes: null, fingerprint, fields: null, row: null, columnsError: null, attempts: 0, seq: 0 };
 }
 
+/** A snapshot in canonical order, with its stored identifiers and its JSON. */
+export interface Canonical {
+  identifiers: Identifier[];
+  canonical: CompanySnapshot;
+  canonicalJson: string;
+}
+
 /** prepareSnapshot up to the canonical JSON (the worker hashes the JSON's bytes instead of its text). */
-export function prepareCanonical(raw: CompanySnapshot, owned = false): { identifiers: Identifier[]; canonical: CompanySnapshot; canonicalJson: string } | null {
+export function prepareCanonical(raw: CompanySnapshot, owned = false): Canonical | null {
   if (!raw || typeof raw !== 'object' || !raw.identity || !Array.isArray(raw.profiles)) return null;
   const identifiers = normalizeIdentifiers(raw.identity.identifiers);
   if (identifiers.length === 0) return null;
@@ -93,31 +102,43 @@ export function jsonOf(item: PreparedItem): string {
   return (item.canonicalJson ??= item.jsonBytes!.toString('utf8'));
 }
 
-
-
 /** What one snapshot of a stream became: an item, or a skip (with the error when preparing threw). */
 export type PreparedEntry = PreparedItem | { skipped: true; error: unknown };
 
-export function isSkip(entry: PreparedEntry): entry is { skipped: true; error: unknown } {
+export function isSkip(entry: { skipped: true; error: unknown } | object): entry is { skipped: true; error: unknown } {
   return (entry as { skipped?: boolean }).skipped === true;
+}
+
+/** prepareCanonical, never throwing: a snapshot that cannot be prepared is a skip. */
+export function canonicalEntry(raw: CompanySnapshot, owned: boolean): Canonical | { skipped: true; error: unknown } {
+  try {
+    return prepareCanonical(raw, owned) ?? { skipped: true, error: null };
+  } catch (e) {
+    return { skipped: true, error: e };
+  }
+}
+
+/**
+ * A new company's row fields (companyRowFields) derived ahead, or why deriving them threw. Its
+ * content hash is its fingerprint: both hash the canonical JSON.
+ */
+export function newRowFields(canonical: CompanySnapshot, fingerprint: string): { fields: string; error: null } | { fields: null; error: string } {
+  try {
+    return { fields: companyRowFields(deriveCompanyColumns(canonical), fingerprint, fingerprint), error: null };
+  } catch (e) {
+    return { fields: null, error: e instanceof Error ? e.message : String(e) };
+  }
 }
 
 /** prepareSnapshot, never throwing; `withColumns` also derives the row's other fields ahead. */
 export function prepareEntry(raw: CompanySnapshot, withColumns: boolean, owned = false): PreparedEntry {
-  let item: PreparedItem | null;
-  try {
-    item = prepareSnapshot(raw, owned);
-  } catch (e) {
-    return { skipped: true, error: e };
-  }
-  if (item === null) return { skipped: true, error: null };
+  const prepared = canonicalEntry(raw, owned);
+  if (isSkip(prepared)) return prepared;
+  const item = itemOf(prepared);
   if (withColumns) {
-    try {
-      // A new company's content hash is its fingerprint: both hash the canonical JSON.
-      item.fields = companyRowFields(deriveCompanyColumns(item.canonical!), item.fingerprint, item.fingerprint);
-    } catch (e) {
-      item.columnsError = e instanceof Error ? e.message : String(e);
-    }
+    const derived = newRowFields(prepared.canonical, item.fingerprint);
+    item.fields = derived.fields;
+    item.columnsError = derived.error;
   }
   return item;
 }

@@ -322,7 +322,7 @@ function field(value: string | null): string {
 const flag = (b: boolean) => (b ? 't' : 'f');
 
 /**
- * The fields of a company row after its id and snapshot, in the order insertCompanies and
+ * The fields of a company row after its snapshot (companyRow), in the order insertCompanies and
  * updateCompanies read them: search columns, content hash and the source's fingerprint.
  */
 export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerprint: string): string {

@@ -65,6 +65,16 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
   if (!adminUrl) {
     tmp = mkdtempSync(join(tmpdir(), 'regwatch-bench-'));
     let emb = await startEmbeddedDatabase(tmp);
+    if (process.env.BENCH_PG_STATS === '1') {
+      // pg_stat_statements (shipped with the embedded binaries) for a per-statement breakdown of
+      // PostgreSQL's time and WAL; it must be preloaded, hence the restart.
+      const c = new pg.Client({ connectionString: emb.adminUrl });
+      await c.connect();
+      await c.query("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
+      await c.end();
+      await emb.stop();
+      emb = await startEmbeddedDatabase(tmp);
+    }
     if (process.env.BENCH_PG_TUNED === '1') {
       // What a 4-million-company server would set: a buffer cache that holds the hot indexes,
       // and checkpoints far enough apart that a bulk load does not rewrite full pages constantly.
@@ -86,6 +96,7 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
   u.pathname = `/${name}`;
   const handle = createDatabase(u.toString(), { max: 6 });
   await migrateToLatest(handle.db, handle.pool);
+  if (process.env.BENCH_PG_STATS === '1') await handle.pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   return {
     handle,
     url: u.toString(),

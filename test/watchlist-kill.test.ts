@@ -82,8 +82,8 @@ test('SIGKILL mid-add, then a restart: the request completes; one charge, one re
   const mailsBefore = await sql<{ n: number }>`SELECT count(*)::int AS n FROM mail_outbox WHERE kind = 'watchlist'`.execute(t.db.db);
   assert.equal(mailsBefore.rows[0]!.n, 0);
 
-  // The restart: the dead worker's lock is released (graphile-worker would do it itself after
-  // four hours; an operator, or a supervisor that knows the worker died, does it at once).
+  // The restart: the dead worker's lock is released (the surviving or restarted worker processes
+  // do it about a minute after the death, src/jobs/recovery.ts; here at once).
   const { rows: locked } = await sql<{ locked_by: string | null }>`SELECT locked_by FROM graphile_worker.jobs WHERE task_identifier = 'watchlist.add'`.execute(t.db.db);
   assert.ok(locked[0]?.locked_by, 'the killed worker left the job locked');
   const utils = await makeWorkerUtils({ pgPool: t.db.pool });

@@ -1,7 +1,9 @@
-import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { JobModule } from './queue.ts';
+import { startWorkerRecovery, type RecoveryOptions } from './recovery.ts';
 
 function workerLogger(logger: Logger): WorkerLogger {
   return new WorkerLogger((scope) => (level, message, meta) => {
@@ -16,9 +18,10 @@ function workerLogger(logger: Logger): WorkerLogger {
 
 /**
  * Runs every module's tasks and the merged UTC crontab on graphile-worker. Signals are the
- * process's to handle (graceful shutdown stops the runner after the HTTP server drains).
+ * process's to handle (graceful shutdown stops the runner after the HTTP server drains). The jobs
+ * of a worker process that died are handed back to the living ones (recovery.ts).
  */
-export async function startWorker(options: { pool: pg.Pool; logger: Logger; modules: JobModule[]; concurrency?: number; pollInterval?: number }): Promise<Runner> {
+export async function startWorker(options: { pool: pg.Pool; logger: Logger; modules: JobModule[]; concurrency?: number; pollInterval?: number; recovery?: RecoveryOptions }): Promise<Runner> {
   const taskList: TaskList = {};
   const crontab: string[] = [];
   for (const m of options.modules) {
@@ -28,13 +31,42 @@ export async function startWorker(options: { pool: pg.Pool; logger: Logger; modu
     }
     crontab.push(...(m.crontab ?? []));
   }
-  return run({
-    pgPool: options.pool,
-    taskList,
-    parsedCronItems: parseCrontab(crontab.join('\n')),
-    concurrency: options.concurrency ?? 4,
-    pollInterval: options.pollInterval ?? 1000,
-    noHandleSignals: true,
-    logger: workerLogger(options.logger),
-  });
+  const recovery = await startWorkerRecovery(options.pool, options.logger, options.recovery);
+  // graphile-worker 0.17 locks a job in the name of the worker pool that took it (locked_by is the
+  // pool's id, not the worker's), and creates the pool inside run(): its id is recorded as it appears.
+  const events: WorkerEvents = new EventEmitter();
+  events.on('pool:create', ({ workerPool }) => recovery.register(workerPool.id));
+  let runner: Runner;
+  try {
+    runner = await run({
+      pgPool: options.pool,
+      taskList,
+      parsedCronItems: parseCrontab(crontab.join('\n')),
+      concurrency: options.concurrency ?? 4,
+      pollInterval: options.pollInterval ?? 1000,
+      noHandleSignals: true,
+      logger: workerLogger(options.logger),
+      events,
+    });
+  } catch (e) {
+    await recovery.stop();
+    throw e;
+  }
+  // This process's pool is forgotten only once it has stopped (its jobs released).
+  const { stop, kill } = runner;
+  runner.stop = async (reason) => {
+    try {
+      await stop.call(runner, reason);
+    } finally {
+      await recovery.stop();
+    }
+  };
+  runner.kill = async (reason) => {
+    try {
+      await kill.call(runner, reason);
+    } finally {
+      await recovery.stop();
+    }
+  };
+  return runner;
 }

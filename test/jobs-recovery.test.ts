@@ -2,14 +2,23 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pino from 'pino';
+import { loadConfig } from '../src/config.ts';
 import { addJob } from '../src/jobs/queue.ts';
 import { LIVENESS_LOCK_CLASS } from '../src/jobs/recovery.ts';
 import { startWorker } from '../src/jobs/worker.ts';
+import { systemClock } from '../src/lib/clock.ts';
+import { runDaily } from '../src/registry/daily.ts';
+import { createRegistryJobs, enqueueDailyRuns } from '../src/registry/jobs.ts';
+import { createFileSource } from '../src/registry/sources/file.ts';
 import { defer } from './helpers/cleanup.ts';
 import { createTestDatabase } from './helpers/db.ts';
+import { companySnapshot, writeNdjson } from './helpers/registry.ts';
 
 /**
  * A worker process that dies without a graceful shutdown leaves its job locked; graphile-worker
@@ -42,16 +51,21 @@ async function queueHold(): Promise<string> {
   return rows[0]!.id;
 }
 
-/** A worker process that takes the job and holds it; resolves once it does. */
-async function holdingWorker(jobId: string): Promise<ChildProcess> {
+function workerProcess(tasks: 'hold' | 'registry'): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./jobs-recovery-worker.ts', import.meta.url))], {
-    env: { ...process.env, WORKER_DATABASE_URL: t.url },
+    env: { ...process.env, WORKER_DATABASE_URL: t.url, WORKER_TASKS: tasks },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   defer(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
   let out = '';
   child.stdout!.on('data', (d) => { out += String(d); });
-  await waitFor('the worker process to take the job', () => out.includes(`holding ${jobId}\n`), 30_000);
+  return { child, output: () => out };
+}
+
+/** A worker process that takes the job and holds it; resolves once it does. */
+async function holdingWorker(jobId: string): Promise<ChildProcess> {
+  const { child, output } = workerProcess('hold');
+  await waitFor('the worker process to take the job', () => output().includes(`holding ${jobId}\n`), 30_000);
   return child;
 }
 
@@ -132,4 +146,44 @@ test('a worker whose liveness connection drops takes its lock again and keeps it
   child.kill('SIGKILL');
   await once(child, 'exit');
   await waitFor('the job to run again', () => ran.length === 1);
+});
+
+test('a scheduled daily run whose worker process is killed mid-way is resumed by another worker: nothing lost or doubled', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'regwatch-recovery-'));
+  defer(() => rmSync(dir, { recursive: true, force: true }));
+  const size = 20_000;
+  const base = writeNdjson(join(dir, 'base.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i })));
+  const load = await runDaily(db, { date: '2026-11-10', source: createFileSource(base) });
+  assert.equal(load.new, size);
+  const changed = writeNdjson(join(dir, 'changed.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i, name: `NOWA ${i}` })));
+  await enqueueDailyRuns(db, [`file:${changed}`], '2026-11-11');
+
+  const run = async () => (await sql<{ status: string; events_count: number; updated_count: number; attempts: number }>`
+    SELECT status, events_count::int AS events_count, updated_count, attempts FROM daily_runs WHERE run_date = '2026-11-11'`.execute(db)).rows[0];
+  const { child } = workerProcess('registry');
+  const exited = once(child, 'exit');
+  await waitFor('the scheduled run to commit its first batches', async () => ((await run())?.events_count ?? 0) >= 2_000, 60_000);
+  child.kill('SIGKILL');
+  await exited;
+  const partial = (await run())!;
+  assert.equal(partial.status, 'running', 'killed before the run completed');
+  assert.ok(partial.events_count < size);
+
+  const logger = pino({ level: 'silent' });
+  const runner = await startWorker({
+    pool: t.pool,
+    logger,
+    modules: [createRegistryJobs({ config: loadConfig({ DATABASE_URL: t.url, REGISTRY_SOURCES: '' }), db, logger, clock: systemClock })],
+    concurrency: 1,
+    pollInterval: 100,
+    recovery: { sweepIntervalMs: 100, graceMs: 300 },
+  });
+  defer(() => runner.stop());
+  await waitFor('the run to be resumed and completed', async () => (await run())?.status === 'completed', 60_000);
+  const done = (await run())!;
+  assert.deepEqual({ events: done.events_count, updated: done.updated_count, attempts: done.attempts }, { events: size, updated: size, attempts: 2 });
+  const { rows: [events] } = await sql<{ n: number; companies: number }>`
+    SELECT count(*)::int AS n, count(DISTINCT company_id)::int AS companies FROM events WHERE event_date = '2026-11-11'`.execute(db);
+  assert.deepEqual(events, { n: size, companies: size });
+  await waitFor('the job to be done', async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'registry.daily'`.execute(db)).rows[0]!.n === 0);
 });

@@ -4,8 +4,9 @@ import client from 'prom-client';
 import type { Db } from '../db/database.ts';
 
 /**
- * Prometheus metrics at GET /metrics: requests by route and status, latency histograms, and
- * the job queue's depth (read from graphile-worker's tables at scrape time).
+ * Prometheus metrics at GET /metrics: requests by route and status, latency histograms, the job
+ * queue's depth (read from graphile-worker's tables at scrape time), and the registry's daily runs
+ * (read from `daily_runs` at scrape time, so every API process reports the same).
  */
 export function installMetrics(app: FastifyInstance, deps: { db: Db }): client.Registry {
   const registry = new client.Registry();
@@ -43,6 +44,8 @@ export function installMetrics(app: FastifyInstance, deps: { db: Db }): client.R
     },
   });
 
+  installRegistryRunMetrics(registry, deps.db);
+
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
@@ -54,4 +57,92 @@ export function installMetrics(app: FastifyInstance, deps: { db: Db }): client.R
     return registry.metrics();
   });
   return registry;
+}
+
+interface LastRunRow {
+  source: string;
+  run_date_seconds: number;
+  duration_seconds: number | null;
+  new_count: number;
+  updated_count: number;
+  deleted_count: number;
+  events_count: number;
+  skipped_count: number;
+}
+
+/**
+ * The daily runs an operator alerts on (on-demand imports, keyed `import:…`, are not daily runs):
+ * the date of each source's latest completed run (alert when `time()` runs ahead of it by more than
+ * a day or two), that run's duration and counts, and the runs that are still running or failed.
+ */
+function installRegistryRunMetrics(registry: client.Registry, db: Db): void {
+  let last: Promise<LastRunRow[]> | null = null;
+  // The gauges below are collected one after another in a scrape; they share one query.
+  const lastRuns = () => {
+    last ??= sql<LastRunRow>`
+      SELECT DISTINCT ON (source) source,
+        extract(epoch FROM run_date::timestamp)::float8 AS run_date_seconds,
+        extract(epoch FROM finished_at - started_at)::float8 AS duration_seconds,
+        new_count, updated_count, deleted_count, events_count::float8 AS events_count, skipped_count
+      FROM daily_runs
+      WHERE status = 'completed' AND source_key NOT LIKE 'import:%'
+      ORDER BY source, run_date DESC, id DESC`.execute(db).then((r) => r.rows, () => []).finally(() => {
+      setImmediate(() => { last = null; });
+    });
+    return last;
+  };
+  new client.Gauge({
+    name: 'regwatch_registry_last_completed_run_date_seconds',
+    help: 'The date (midnight UTC, as a Unix time) of the latest completed daily run, by source',
+    labelNames: ['source'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await lastRuns()) this.set({ source: r.source }, r.run_date_seconds);
+    },
+  });
+  new client.Gauge({
+    name: 'regwatch_registry_last_completed_run_duration_seconds',
+    help: 'How long the latest completed daily run took, from its first attempt\'s start to its end, by source',
+    labelNames: ['source'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await lastRuns()) if (r.duration_seconds !== null) this.set({ source: r.source }, r.duration_seconds);
+    },
+  });
+  new client.Gauge({
+    name: 'regwatch_registry_last_completed_run_count',
+    help: 'What the latest completed daily run counted, by source and kind (new, updated, deleted companies; events; skipped snapshots)',
+    labelNames: ['source', 'kind'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await lastRuns()) {
+        this.set({ source: r.source, kind: 'new' }, r.new_count);
+        this.set({ source: r.source, kind: 'updated' }, r.updated_count);
+        this.set({ source: r.source, kind: 'deleted' }, r.deleted_count);
+        this.set({ source: r.source, kind: 'events' }, r.events_count);
+        this.set({ source: r.source, kind: 'skipped' }, r.skipped_count);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'regwatch_registry_unfinished_runs',
+    help: 'Daily runs not completed, by source and status (running, or failed and waiting for a retry)',
+    labelNames: ['source', 'status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const { rows } = await sql<{ source: string; status: string; n: number }>`
+          SELECT source, status, count(*)::int AS n FROM daily_runs
+          WHERE status <> 'completed' AND source_key NOT LIKE 'import:%'
+          GROUP BY source, status`.execute(db);
+        for (const r of rows) this.set({ source: r.source, status: r.status }, r.n);
+      } catch {
+        // A scrape must not fail because the database is briefly unavailable.
+      }
+    },
+  });
 }

@@ -17,6 +17,7 @@ import { runDaily } from '../src/registry/daily.ts';
 import { createRegistryJobs, enqueueDailyRuns } from '../src/registry/jobs.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { defer } from './helpers/cleanup.ts';
+import { waitFor } from './helpers/wait.ts';
 import { createTestDatabase } from './helpers/db.ts';
 import { companySnapshot, writeNdjson } from './helpers/registry.ts';
 
@@ -30,13 +31,6 @@ import { companySnapshot, writeNdjson } from './helpers/registry.ts';
 const t = await createTestDatabase();
 const db = t.db;
 
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

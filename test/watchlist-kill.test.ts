@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { settleWatchRequest } from '../src/modules/watchlist/jobs.ts';
 import { defer } from './helpers/cleanup.ts';
+import { waitFor } from './helpers/wait.ts';
 import { bearer, createAccount, createTestApp, drainJobs } from './helpers/app.ts';
 import { jsonFixtureReply, problemReply, startFixtureServer, type Handler } from './helpers/fixture-server.ts';
 import { krsFor } from './helpers/registry.ts';
@@ -44,13 +45,6 @@ async function itemStatuses(requestId: string): Promise<string[]> {
   return rows.map((r) => r.status);
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('SIGKILL mid-add, then a restart: the request completes; one charge, one refund, one mail', async () => {
   await runDay(t.db.db, '2026-11-20', [{ n: 77 }]);

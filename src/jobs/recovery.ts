@@ -28,16 +28,15 @@ export interface RecoveryOptions {
 }
 
 export interface WorkerRecovery {
-  readonly processKey: number;
   /** Records a worker pool of this process (graphile-worker's `pool:create`): the id jobs are locked by. */
   register(workerId: string): void;
-  /** One sweep: returns the ids of the dead workers whose jobs were handed back. */
-  sweep(): Promise<string[]>;
   /** After the runner has stopped: forgets this process's workers and ends its lock session. */
   stop(): Promise<void>;
 }
 
 const RECONNECT_MS = 1_000;
+
+const reason = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options: RecoveryOptions = {}): Promise<WorkerRecovery> {
   const sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
@@ -59,7 +58,7 @@ export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options
       reconnect = null;
       if (stopped) return;
       acquire().catch((e) => {
-        log.warn({ err: e instanceof Error ? e.message : String(e) }, 'could not take the liveness lock again; retrying');
+        log.warn({ err: reason(e) }, 'could not take the liveness lock again; retrying');
         reconnect = setTimeout(retry, RECONNECT_MS);
         reconnect.unref();
       });
@@ -89,6 +88,7 @@ export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options
 
   await acquire();
 
+  /** One sweep: returns the ids of the dead workers whose jobs were handed back. */
   const sweep = async (): Promise<string[]> => {
     const client = await pool.connect();
     try {
@@ -126,23 +126,21 @@ export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options
 
   const sweepLogged = () => {
     if (stopped) return;
-    sweep().catch((e) => log.warn({ err: e instanceof Error ? e.message : String(e) }, 'the dead-worker sweep failed'));
+    sweep().catch((e) => log.warn({ err: reason(e) }, 'the dead-worker sweep failed'));
   };
   const timer = setInterval(sweepLogged, sweepIntervalMs);
   timer.unref();
   sweepLogged();
 
   return {
-    processKey,
     register(workerId) {
       const p = pool.query(`
         INSERT INTO job_worker_liveness (worker_id, process_key) VALUES ($1, $2)
         ON CONFLICT (worker_id) DO UPDATE SET process_key = EXCLUDED.process_key, dead_since = NULL`, [workerId, processKey])
-        .catch((e) => log.warn({ err: e instanceof Error ? e.message : String(e), worker_id: workerId }, 'could not record a worker; its jobs are recovered only after graphile-worker\'s four hours'))
+        .catch((e) => log.warn({ err: reason(e), worker_id: workerId }, 'could not record a worker; its jobs are recovered only after graphile-worker\'s four hours'))
         .finally(() => pendingInserts.delete(p));
       pendingInserts.add(p);
     },
-    sweep,
     async stop() {
       if (stopped) return;
       stopped = true;

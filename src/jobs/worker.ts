@@ -53,20 +53,14 @@ export async function startWorker(options: { pool: pg.Pool; logger: Logger; modu
     throw e;
   }
   // This process's pool is forgotten only once it has stopped (its jobs released).
-  const { stop, kill } = runner;
-  runner.stop = async (reason) => {
+  const thenStopRecovery = (end: Runner['stop']): Runner['stop'] => async (reason) => {
     try {
-      await stop.call(runner, reason);
+      await end.call(runner, reason);
     } finally {
       await recovery.stop();
     }
   };
-  runner.kill = async (reason) => {
-    try {
-      await kill.call(runner, reason);
-    } finally {
-      await recovery.stop();
-    }
-  };
+  runner.stop = thenStopRecovery(runner.stop);
+  runner.kill = thenStopRecovery(runner.kill);
   return runner;
 }

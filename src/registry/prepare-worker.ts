@@ -37,6 +37,14 @@ const ENTRY = '\x1e';
 const FIELD = '\x1f';
 const FIELD_BYTE = 0x1f;
 
+/** A chunk as it crosses to the main thread (see above). */
+interface WireChunk {
+  bytes: ArrayBuffer;
+  length: number;
+  meta: string;
+  offsets: Int32Array;
+}
+
 class ChunkWriter {
   bytes = Buffer.allocUnsafeSlow(1 << 21);
   length = 0;
@@ -82,7 +90,7 @@ class ChunkWriter {
   }
 
   /** The chunk as a message, and a fresh writer's state. */
-  take(): { bytes: ArrayBuffer; length: number; meta: string; offsets: Int32Array } {
+  take(): WireChunk {
     const out = { bytes: this.bytes.buffer as ArrayBuffer, length: this.length, meta: this.meta.join(ENTRY), offsets: Int32Array.from(this.offsets) };
     this.bytes = Buffer.allocUnsafeSlow(this.bytes.length);
     this.length = 0;
@@ -101,7 +109,7 @@ function identifiersFromWire(text: string): Identifier[] {
   return out;
 }
 
-function chunkFromWire(m: { bytes: ArrayBuffer; length: number; meta: string; offsets: Int32Array }): PreparedEntry[] {
+function chunkFromWire(m: WireChunk): PreparedEntry[] {
   const out: PreparedEntry[] = [];
   const bytes = Buffer.from(m.bytes, 0, m.length);
   const { meta, offsets } = m;
@@ -139,7 +147,7 @@ function chunkFromWire(m: { bytes: ArrayBuffer; length: number; meta: string; of
 type LogLine = [kind: 'error' | 'warning', line: number, message: string];
 
 type ToMain =
-  | { type: 'chunk'; bytes: ArrayBuffer; length: number; meta: string; offsets: Int32Array; logs: LogLine[] }
+  | ({ type: 'chunk'; logs: LogLine[] } & WireChunk)
   | { type: 'done'; logs: LogLine[] }
   | { type: 'fatal'; message: string; code: string | undefined };
 

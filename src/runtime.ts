@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { createDatabase, type DatabaseHandle } from './db/database.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrateToLatest } from './db/migrate.ts';
+import { restoreDeferredIndexes } from './registry/deferred-indexes.ts';
 
 /** What every entry point (server, CLI) needs: a migrated database, and a way to let it go. */
 export interface Runtime {
@@ -27,6 +28,9 @@ export async function openRuntime(config: Config, logger: Logger, options: { mig
       const applied = await migrateToLatest(database.db, database.pool);
       if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     }
+    // A first load whose process died leaves its deferred indexes unbuilt (registry/deferred-indexes.ts).
+    const built = await restoreDeferredIndexes(database.db, null);
+    if (built.length > 0) logger.warn({ indexes: built }, 'built the indexes a first load left unbuilt');
   } catch (e) {
     await database.close();
     await embedded?.stop();

@@ -6,6 +6,7 @@ import { diffSnapshots } from './diff.ts';
 import { mergeIsIncoming, mergeSnapshots } from './merge.ts';
 import { isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
+import { deferSecondaryIndexes, restoreDeferredIndexes } from './deferred-indexes.ts';
 import { fileSourceOrigin } from './sources/file.ts';
 import {
   addRunCounters, allocateCompanyIds, beginRun, companyRow, companyRowFields, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
@@ -48,6 +49,12 @@ export interface RunDailyOptions {
    * it saves) and the registry is still empty (a first load; detection is faster without it).
    */
   prepareInWorker?: boolean;
+  /**
+   * Build the secondary indexes once at the end instead of during the run (deferred-indexes.ts).
+   * Only ever done for a run that starts on an empty registry. Default: when the run prepares in
+   * the worker, i.e. a first load of a large file.
+   */
+  deferIndexes?: boolean;
   /** What identifies the input, so the same date can be run from another file. Default: the source's name. */
   sourceKey?: string;
   batchSize?: number;
@@ -520,6 +527,23 @@ function fileSize(path: string): number {
 }
 
 async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDailyOptions, now: () => number): Promise<void> {
+  // Indexes an earlier run dropped and could not build again (its process died) are built first.
+  await restoreDeferredIndexes(db, run.id);
+  try {
+    await processBatches(db, run, options, now, async (firstLoad) => {
+      if (firstLoad) await deferSecondaryIndexes(db, run.id);
+    });
+  } finally {
+    // Completed or failed, the run leaves the indexes as it found them. Should building them
+    // fail, the run still ends as it would have; the next run (or process start) builds them.
+    await restoreDeferredIndexes(db, run.id).catch((e: unknown) => {
+      options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
+    });
+  }
+}
+
+/** `onStart(firstLoad)`: called once the run knows whether it is a first load that defers its indexes. */
+async function processBatches(db: RegistryExecutor, run: DailyRun, options: RunDailyOptions, now: () => number, onStart: (firstLoad: boolean) => Promise<void>): Promise<void> {
   const { date, source } = options;
   const batchSize = options.batchSize ?? 2000;
   const skips = createSkips(options.logger);
@@ -535,6 +559,12 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
     ? prepareFileInWorker(origin.path, date, origin.options, assumeNew)
     // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
     : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null, () => assumeNew);
+  try {
+    await onStart(assumeNew && (options.deferIndexes ?? inWorker));
+  } catch (e) {
+    await chunks.close().catch(() => {});
+    throw e;
+  }
   const reader = createBatchReader(chunks, batchSize, skips, options.signal);
   const recent = createRecentLines();
   const started = now();

@@ -28,7 +28,7 @@ export function registryDb(db: RegistryExecutor): Kysely<RegistryTables> {
 export const EVENTS_WRITER_LOCK = 7_307_900_001;
 
 /** Class id of the session-level lock that keeps two processes off the same (date, source) run. */
-const RUN_LOCK_CLASS = 73_079;
+export const RUN_LOCK_CLASS = 73_079;
 
 export async function lockEventsWriter(trx: RegistryExecutor): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(${EVENTS_WRITER_LOCK}::bigint)`.execute(trx);

@@ -1,0 +1,181 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql, type Kysely } from 'kysely';
+import { createTestDatabase } from './helpers/db.ts';
+import { arraySource, companySnapshot, nipFor } from './helpers/registry.ts';
+import { runDaily } from '../src/registry/daily.ts';
+import { deferSecondaryIndexes, restoreDeferredIndexes } from '../src/registry/deferred-indexes.ts';
+import { findCompanyByIdentifier } from '../src/registry/store.ts';
+import { openRuntime } from '../src/runtime.ts';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import type { RegistrySource } from '../src/registry/sources/source.ts';
+import type { CompanySnapshot } from '../src/registry/model.ts';
+
+// A first load into an empty registry drops the secondary indexes of companies and
+// company_identifiers and builds them at its end (src/registry/deferred-indexes.ts). Whatever
+// happens to the run, the registry must end up with exactly the indexes it had.
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any>;
+
+async function indexDefinitions(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ def: string }>`
+    SELECT indexdef AS def FROM pg_indexes WHERE tablename IN ('companies', 'company_identifiers') ORDER BY indexname`.execute(db);
+  return rows.map((r) => r.def);
+}
+
+async function deferredRows(db: Db): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM deferred_indexes`.execute(db);
+  return rows[0]!.n;
+}
+
+const companies = (from: number, count: number) => Array.from({ length: count }, (_, i) => companySnapshot({ n: from + i, city: i % 2 ? 'Gdańsk' : 'Łódź' }));
+
+/**
+ * The snapshots, with `during` awaited after the first `after` of them: the run has committed
+ * some batches and is still going.
+ */
+function sourceWith(snapshots: CompanySnapshot[], after: number, during: () => Promise<void>, failAfter = false): RegistrySource {
+  return {
+    name: 'file',
+    async *snapshotsForDate() {
+      for (let i = 0; i < snapshots.length; i++) {
+        if (i === after) {
+          await during();
+          if (failAfter) throw new Error('the source broke');
+        }
+        yield snapshots[i]!;
+      }
+    },
+  };
+}
+
+test('a first load that defers its indexes loads without them and ends with exactly the indexes it started with', async () => {
+  const t = await createTestDatabase();
+  const before = await indexDefinitions(t.db);
+  assert.ok(before.some((d) => d.includes('companies_search_city_idx')), 'the migrations create the search indexes');
+  let midRun: string[] = [];
+  const s = await runDaily(t.db, {
+    date: '2026-11-01', batchSize: 10, deferIndexes: true,
+    source: sourceWith(companies(100, 60), 35, async () => {
+      midRun = await indexDefinitions(t.db);
+    }),
+  });
+  assert.equal(s.new, 60);
+  // While loading: only the primary keys (companies', and the identifiers' that keeps each identifier to one company).
+  assert.deepEqual(midRun.map((d) => /INDEX (\S+)/.exec(d)![1]).sort(), ['companies_pkey', 'company_identifiers_pkey']);
+  assert.deepEqual(await indexDefinitions(t.db), before);
+  assert.equal(await deferredRows(t.db), 0);
+  // The rebuilt indexes hold the companies: a city search through its index finds them.
+  await sql`SET enable_seqscan = off`.execute(t.db);
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM companies WHERE city_folded = 'gdansk'`.execute(t.db);
+  assert.equal(rows[0]!.n, 30);
+});
+
+test('a first load that fails builds its indexes before it reports the failure', async () => {
+  const t = await createTestDatabase();
+  const before = await indexDefinitions(t.db);
+  let midRun: string[] = [];
+  await assert.rejects(
+    runDaily(t.db, {
+      date: '2026-11-01', batchSize: 10, deferIndexes: true,
+      source: sourceWith(companies(100, 60), 35, async () => {
+        midRun = await indexDefinitions(t.db);
+      }, true),
+    }),
+    /the source broke/,
+  );
+  assert.equal(midRun.length, 2);
+  assert.deepEqual(await indexDefinitions(t.db), before);
+  assert.equal(await deferredRows(t.db), 0);
+  const { rows } = await sql<{ status: string; new_count: number }>`SELECT status, new_count FROM daily_runs`.execute(t.db);
+  assert.deepEqual(rows, [{ status: 'failed', new_count: 30 }]);
+});
+
+test('indexes are deferred only by a run that starts on an empty registry', async () => {
+  const t = await createTestDatabase();
+  await runDaily(t.db, { date: '2026-11-01', source: arraySource(companies(100, 5)) });
+  const before = await indexDefinitions(t.db);
+  let midRun: string[] = [];
+  await runDaily(t.db, {
+    date: '2026-11-02', batchSize: 10, deferIndexes: true,
+    source: sourceWith(companies(200, 40), 25, async () => {
+      midRun = await indexDefinitions(t.db);
+    }),
+  });
+  assert.deepEqual(midRun, before);
+  assert.deepEqual(await indexDefinitions(t.db), before);
+});
+
+test('a live run keeps its deferred indexes to itself; those of a run whose process died are built by the next run or process start', async () => {
+  const t = await createTestDatabase();
+  const before = await indexDefinitions(t.db);
+
+  // A first load is under way (its batches so far committed) when another process starts and
+  // another source's run begins: neither touches the indexes the load will build itself.
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let paused!: () => void;
+  const pausedAt = new Promise<void>((resolve) => {
+    paused = resolve;
+  });
+  const load = runDaily(t.db, {
+    date: '2026-11-01', batchSize: 10, deferIndexes: true, sourceKey: 'file:first',
+    source: sourceWith(companies(100, 60), 35, async () => {
+      paused();
+      await released;
+    }),
+  });
+  try {
+    await pausedAt;
+    assert.deepEqual(await restoreDeferredIndexes(t.db, null), []);
+    await runDaily(t.db, { date: '2026-11-01', sourceKey: 'file:other', source: arraySource(companies(900, 3)) });
+    assert.equal((await indexDefinitions(t.db)).length, 2);
+  } finally {
+    release();
+  }
+  assert.equal((await load).new, 60);
+  assert.deepEqual(await indexDefinitions(t.db), before);
+
+  // What a process killed mid-load leaves: its run still 'running', nobody holding its lock, the
+  // indexes dropped and recorded.
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO daily_runs (run_date, source, source_key, status) VALUES ('2026-11-02', 'file', 'file:killed', 'running') RETURNING id`.execute(t.db);
+  const dropped = await deferSecondaryIndexes(t.db, rows[0]!.id);
+  assert.equal(dropped.length, 5);
+  assert.equal((await indexDefinitions(t.db)).length, 2);
+  // The next run of any source builds them before it writes.
+  await runDaily(t.db, { date: '2026-11-03', sourceKey: 'file:next', source: arraySource([companySnapshot({ n: 100, name: 'NOWA NAZWA' })]) });
+  assert.deepEqual(await indexDefinitions(t.db), before);
+  assert.equal(await deferredRows(t.db), 0);
+  assert.equal((await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(100) }))?.name, 'NOWA NAZWA');
+
+  // And so does any process start (src/runtime.ts), with no run at all.
+  await deferSecondaryIndexes(t.db, rows[0]!.id);
+  assert.equal((await indexDefinitions(t.db)).length, 2);
+  const rt = await openRuntime(loadConfig({ DATABASE_URL: t.url }), createLogger('silent'), { poolSize: 2 });
+  await rt.close();
+  assert.deepEqual(await indexDefinitions(t.db), before);
+  assert.equal(await deferredRows(t.db), 0);
+});
+
+test('indexes are not deferred while another transaction holds the table; nothing is dropped or recorded', async () => {
+  const t = await createTestDatabase();
+  const before = await indexDefinitions(t.db);
+  const holder = await t.pool.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT count(*) FROM companies');
+    assert.deepEqual(await deferSecondaryIndexes(t.db, '1', 200), []);
+    assert.deepEqual(await indexDefinitions(t.db), before);
+    assert.equal(await deferredRows(t.db), 0);
+    await holder.query('COMMIT');
+  } finally {
+    holder.release();
+  }
+  assert.equal((await deferSecondaryIndexes(t.db, '1', 200)).length, 5);
+  assert.equal(await deferredRows(t.db), 5);
+});

@@ -75,12 +75,19 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
       await emb.stop();
       emb = await startEmbeddedDatabase(tmp);
     }
-    if (process.env.BENCH_PG_TUNED === '1') {
-      // What a 4-million-company server would set: a buffer cache that holds the hot indexes,
-      // and checkpoints far enough apart that a bulk load does not rewrite full pages constantly.
+    // BENCH_PG_TUNED=1: what a 4-million-company server would set (a buffer cache that holds the
+    // hot indexes, checkpoints far apart). BENCH_PG_SET="name=value;...": any settings, to compare.
+    const settings = [
+      ...(process.env.BENCH_PG_TUNED === '1' ? ["shared_buffers = '2GB'", "max_wal_size = '8GB'", "checkpoint_timeout = '30min'"] : []),
+      ...(process.env.BENCH_PG_SET ?? '').split(';').filter((x) => x.includes('=')).map((x) => {
+        const [name, value] = x.split('=') as [string, string];
+        return `${name.trim()} = '${value.trim()}'`;
+      }),
+    ];
+    if (settings.length > 0) {
       const c = new pg.Client({ connectionString: emb.adminUrl });
       await c.connect();
-      for (const setting of ["shared_buffers = '2GB'", "max_wal_size = '8GB'", "checkpoint_timeout = '30min'"]) await c.query(`ALTER SYSTEM SET ${setting}`);
+      for (const setting of settings) await c.query(`ALTER SYSTEM SET ${setting}`);
       await c.end();
       await emb.stop();
       emb = await startEmbeddedDatabase(tmp);

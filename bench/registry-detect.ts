@@ -5,6 +5,7 @@
  *
  *   node --import tsx bench/registry-detect.ts --companies 1000000 --changed 100000
  *   BENCH_PG_STATS=1 node --import tsx bench/registry-detect.ts ...   # and PostgreSQL's time by statement
+ *   ... --defer-indexes false                                          # the first load with its indexes in place
  *
  * The database is filled by an ordinary first `daily` run (its rate is printed too).
  */
@@ -21,6 +22,8 @@ import { runDaily } from '../src/registry/daily.ts';
 const companies = Number(argValue('companies', '1000000'));
 const changed = Number(argValue('changed', '100000'));
 const batchSize = Number(argValue('batch', '2000'));
+/** `--defer-indexes false`: the first load keeps its indexes in place (runDaily's deferIndexes), to compare. */
+const deferIndexes = argValue('defer-indexes', '') === 'false' ? false : undefined;
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-detect-'));
 const bench = await openBenchDatabase();
 const db = bench.handle.db;
@@ -46,7 +49,7 @@ async function measured(label: string, file: string, date: string) {
   // Progress after each batch, to tell the warm rate from the whole run's (see steadyRate).
   const progress: { ms: number; processed: number }[] = [];
   const s = await runDaily(db, {
-    date, source: createFileSource(file), sourceKey: `bench:${label}`, batchSize,
+    date, source: createFileSource(file), sourceKey: `bench:${label}`, batchSize, deferIndexes,
     onProgress: (p) => progress.push({ ms: performance.now() - t0, processed: p.processed }),
   });
   const seconds = (performance.now() - t0) / 1000;

@@ -1,8 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { createTestDatabase } from './helpers/db.ts';
-import { arraySource, companySnapshot, nipFor } from './helpers/registry.ts';
+import { arraySource, companySnapshot, nipFor, writeNdjson } from './helpers/registry.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { deferSecondaryIndexes, restoreDeferredIndexes } from '../src/registry/deferred-indexes.ts';
 import { findCompanyByIdentifier } from '../src/registry/store.ts';
@@ -179,3 +183,56 @@ test('indexes are not deferred while another transaction holds the table; nothin
   assert.equal((await deferSecondaryIndexes(t.db, '1', 200)).length, 5);
   assert.equal(await deferredRows(t.db), 5);
 });
+
+test('a first load killed with SIGKILL leaves its indexes recorded; run again, it builds them and loses and doubles nothing', async () => {
+  const t = await createTestDatabase();
+  const before = await indexDefinitions(t.db);
+  const dir = mkdtempSync(join(tmpdir(), 'regwatch-deferred-'));
+  try {
+    // Large enough (over 8 MB) to be read by the preparing worker, so the load defers its indexes by default.
+    const size = 20_000;
+    const file = writeNdjson(join(dir, 'first.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i })));
+    const args = ['daily', '--date', '2026-11-01', '--source', `file:${file}`, '--batch-size', '500'];
+    const killed = await regwatch(t.url, args, (child) => {
+      const poll = setInterval(async () => {
+        const { rows } = await sql<{ n: number }>`SELECT coalesce(max(new_count), 0)::int AS n FROM daily_runs`.execute(t.db);
+        if (rows[0]!.n >= 2000) {
+          clearInterval(poll);
+          child.kill('SIGKILL');
+        }
+      }, 20);
+      child.on('exit', () => clearInterval(poll));
+    });
+    assert.equal(killed.signal, 'SIGKILL', `the run finished before it could be killed: ${killed.stdout}`);
+    assert.equal((await indexDefinitions(t.db)).length, 2);
+    assert.equal(await deferredRows(t.db), 5);
+
+    const resumed = await regwatch(t.url, args);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stdout, new RegExp(`new=\\d+ updated=0 deleted=0 events=0 total=${size} .*\\(resumed\\)`));
+    assert.deepEqual(await indexDefinitions(t.db), before);
+    assert.equal(await deferredRows(t.db), 0);
+    const { rows } = await sql<{ companies: number; identifiers: number; new_count: number }>`
+      SELECT (SELECT count(*)::int FROM companies) AS companies, (SELECT count(*)::int FROM company_identifiers) AS identifiers,
+        (SELECT new_count FROM daily_runs) AS new_count`.execute(t.db);
+    assert.deepEqual(rows[0], { companies: size, identifiers: size * 3, new_count: size });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function regwatch(url: string, args: string[], onSpawn?: (child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'regwatch.js'), ...args], {
+      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', REGISTRY_SOURCES: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => { stdout += d; });
+    child.stderr!.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    onSpawn?.(child);
+  });
+}

@@ -29,8 +29,13 @@ export async function openRuntime(config: Config, logger: Logger, options: { mig
       if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     }
     // A first load whose process died leaves its deferred indexes unbuilt (registry/deferred-indexes.ts).
-    const built = await restoreDeferredIndexes(database.db, null);
-    if (built.length > 0) logger.warn({ indexes: built }, 'built the indexes a first load left unbuilt');
+    // A failure here (say, a full disk) must not keep the process from starting: the next run tries again.
+    try {
+      const built = await restoreDeferredIndexes(database.db, null);
+      if (built.length > 0) logger.warn({ indexes: built }, 'built the indexes a first load left unbuilt');
+    } catch (e) {
+      logger.error({ err: e instanceof Error ? e.message : String(e) }, 'could not build the indexes a first load left unbuilt');
+    }
   } catch (e) {
     await database.close();
     await embedded?.stop();

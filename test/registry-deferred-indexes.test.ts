@@ -184,6 +184,22 @@ test('indexes are not deferred while another transaction holds the table; nothin
   assert.equal(await deferredRows(t.db), 5);
 });
 
+test('a first load whose indexes cannot be deferred (any error, here a missing table) loads with them in place', async () => {
+  const t = await createTestDatabase();
+  const before = await indexDefinitions(t.db);
+  await sql`DROP TABLE deferred_indexes`.execute(t.db);
+  let midRun: string[] = [];
+  const s = await runDaily(t.db, {
+    date: '2026-11-01', batchSize: 10, deferIndexes: true,
+    source: sourceWith(companies(100, 30), 15, async () => {
+      midRun = await indexDefinitions(t.db);
+    }),
+  });
+  assert.equal(s.new, 30);
+  assert.deepEqual(midRun, before);
+  assert.deepEqual(await indexDefinitions(t.db), before);
+});
+
 test('a first load killed with SIGKILL leaves its indexes recorded; run again, it builds them and loses and doubles nothing', async () => {
   const t = await createTestDatabase();
   const before = await indexDefinitions(t.db);

@@ -531,7 +531,12 @@ async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDa
   await restoreDeferredIndexes(db, run.id);
   try {
     await processBatches(db, run, options, now, async (firstLoad) => {
-      if (firstLoad) await deferSecondaryIndexes(db, run.id);
+      if (!firstLoad) return;
+      // Only an optimisation: if the indexes cannot be dropped (say, the role does not own the
+      // tables), the load goes on with them in place. The transaction dropped nothing then.
+      await deferSecondaryIndexes(db, run.id).catch((e: unknown) => {
+        options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'indexes not deferred: the load keeps them in place');
+      });
     });
   } finally {
     // Completed or failed, the run leaves the indexes as it found them. Should building them

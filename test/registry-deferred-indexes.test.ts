@@ -55,20 +55,29 @@ function sourceWith(snapshots: CompanySnapshot[], after: number, during: () => P
   };
 }
 
+/**
+ * A run with deferIndexes forced on over `count` companies from `from`, and the indexes as they
+ * were after the first `pauseAt` lines (some batches committed, the run still going).
+ */
+async function runWatchingIndexes(db: Db, date: string, from: number, count: number, pauseAt: number, fail = false) {
+  let midRun: string[] = [];
+  const run = runDaily(db, {
+    date, batchSize: 10, deferIndexes: true,
+    source: sourceWith(companies(from, count), pauseAt, async () => {
+      midRun = await indexDefinitions(db);
+    }, fail),
+  });
+  return run.then((summary) => ({ summary, midRun: () => midRun }), (error: unknown) => ({ error, midRun: () => midRun }));
+}
+
 test('a first load that defers its indexes loads without them and ends with exactly the indexes it started with', async () => {
   const t = await createTestDatabase();
   const before = await indexDefinitions(t.db);
   assert.ok(before.some((d) => d.includes('companies_search_city_idx')), 'the migrations create the search indexes');
-  let midRun: string[] = [];
-  const s = await runDaily(t.db, {
-    date: '2026-11-01', batchSize: 10, deferIndexes: true,
-    source: sourceWith(companies(100, 60), 35, async () => {
-      midRun = await indexDefinitions(t.db);
-    }),
-  });
-  assert.equal(s.new, 60);
+  const r = await runWatchingIndexes(t.db, '2026-11-01', 100, 60, 35);
+  assert.equal('summary' in r && r.summary.new, 60);
   // While loading: only the primary keys (companies', and the identifiers' that keeps each identifier to one company).
-  assert.deepEqual(midRun.map((d) => /INDEX (\S+)/.exec(d)![1]).sort(), ['companies_pkey', 'company_identifiers_pkey']);
+  assert.deepEqual(r.midRun().map((d) => /INDEX (\S+)/.exec(d)![1]).sort(), ['companies_pkey', 'company_identifiers_pkey']);
   assert.deepEqual(await indexDefinitions(t.db), before);
   assert.equal(await deferredRows(t.db), 0);
   // The rebuilt indexes hold the companies: a city search through its index finds them.
@@ -80,17 +89,9 @@ test('a first load that defers its indexes loads without them and ends with exac
 test('a first load that fails builds its indexes before it reports the failure', async () => {
   const t = await createTestDatabase();
   const before = await indexDefinitions(t.db);
-  let midRun: string[] = [];
-  await assert.rejects(
-    runDaily(t.db, {
-      date: '2026-11-01', batchSize: 10, deferIndexes: true,
-      source: sourceWith(companies(100, 60), 35, async () => {
-        midRun = await indexDefinitions(t.db);
-      }, true),
-    }),
-    /the source broke/,
-  );
-  assert.equal(midRun.length, 2);
+  const r = await runWatchingIndexes(t.db, '2026-11-01', 100, 60, 35, true);
+  assert.match('error' in r ? String(r.error) : 'no error', /the source broke/);
+  assert.equal(r.midRun().length, 2);
   assert.deepEqual(await indexDefinitions(t.db), before);
   assert.equal(await deferredRows(t.db), 0);
   const { rows } = await sql<{ status: string; new_count: number }>`SELECT status, new_count FROM daily_runs`.execute(t.db);
@@ -101,14 +102,9 @@ test('indexes are deferred only by a run that starts on an empty registry', asyn
   const t = await createTestDatabase();
   await runDaily(t.db, { date: '2026-11-01', source: arraySource(companies(100, 5)) });
   const before = await indexDefinitions(t.db);
-  let midRun: string[] = [];
-  await runDaily(t.db, {
-    date: '2026-11-02', batchSize: 10, deferIndexes: true,
-    source: sourceWith(companies(200, 40), 25, async () => {
-      midRun = await indexDefinitions(t.db);
-    }),
-  });
-  assert.deepEqual(midRun, before);
+  const r = await runWatchingIndexes(t.db, '2026-11-02', 200, 40, 25);
+  assert.equal('summary' in r && r.summary.new, 40);
+  assert.deepEqual(r.midRun(), before);
   assert.deepEqual(await indexDefinitions(t.db), before);
 });
 
@@ -188,15 +184,9 @@ test('a first load whose indexes cannot be deferred (any error, here a missing t
   const t = await createTestDatabase();
   const before = await indexDefinitions(t.db);
   await sql`DROP TABLE deferred_indexes`.execute(t.db);
-  let midRun: string[] = [];
-  const s = await runDaily(t.db, {
-    date: '2026-11-01', batchSize: 10, deferIndexes: true,
-    source: sourceWith(companies(100, 30), 15, async () => {
-      midRun = await indexDefinitions(t.db);
-    }),
-  });
-  assert.equal(s.new, 30);
-  assert.deepEqual(midRun, before);
+  const r = await runWatchingIndexes(t.db, '2026-11-01', 100, 30, 15);
+  assert.equal('summary' in r && r.summary.new, 30);
+  assert.deepEqual(r.midRun(), before);
   assert.deepEqual(await indexDefinitions(t.db), before);
 });
 

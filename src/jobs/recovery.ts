@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { advisoryLockHeldSql } from '../db/advisory-locks.ts';
 
 /**
  * Hands back the jobs of workers whose process died. graphile-worker marks a job it runs as locked
@@ -96,12 +97,7 @@ export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options
       // Mark (or clear) when each process was first seen without its lock.
       await client.query(`
         WITH state AS (
-          SELECT w.worker_id, EXISTS (
-            SELECT 1 FROM pg_locks l
-            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-              AND l.classid = $1::int::oid AND l.objid = w.process_key::oid
-          ) AS alive
+          SELECT w.worker_id, ${advisoryLockHeldSql('$1::int', 'w.process_key')} AS alive
           FROM job_worker_liveness w
         )
         UPDATE job_worker_liveness w SET dead_since = CASE WHEN s.alive THEN NULL ELSE now() END

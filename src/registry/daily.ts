@@ -529,19 +529,21 @@ function fileSize(path: string): number {
 async function processStream(db: RegistryExecutor, run: DailyRun, options: RunDailyOptions, now: () => number): Promise<void> {
   // Indexes an earlier run dropped and could not build again (its process died) are built first.
   await restoreDeferredIndexes(db, run.id);
+  let deferred = false;
   try {
     await processBatches(db, run, options, now, async (firstLoad) => {
       if (!firstLoad) return;
       // Only an optimisation: if the indexes cannot be dropped (say, the role does not own the
       // tables), the load goes on with them in place. The transaction dropped nothing then.
-      await deferSecondaryIndexes(db, run.id).catch((e: unknown) => {
+      deferred = (await deferSecondaryIndexes(db, run.id).catch((e: unknown) => {
         options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'indexes not deferred: the load keeps them in place');
-      });
+        return [];
+      })).length > 0;
     });
   } finally {
     // Completed or failed, the run leaves the indexes as it found them. Should building them
     // fail, the run still ends as it would have; the next run (or process start) builds them.
-    await restoreDeferredIndexes(db, run.id).catch((e: unknown) => {
+    if (deferred) await restoreDeferredIndexes(db, run.id).catch((e: unknown) => {
       options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
     });
   }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { RUN_LOCK_CLASS, type RegistryExecutor } from './store.ts';
+import { advisoryLockHeldSql } from '../db/advisory-locks.ts';
 
 /**
  * A first load into an empty registry builds the secondary indexes of `companies` and
@@ -12,7 +13,7 @@ import { RUN_LOCK_CLASS, type RegistryExecutor } from './store.ts';
  * and builds them again when it ends, whether it completed or failed. A process that dies
  * mid-load leaves its rows behind; the next daily run of any source builds them before it writes
  * anything (a run whose process is alive holds its session lock, which is how its rows are told
- * from those of a dead one), and so does the migration step every process runs at start.
+ * from those of a dead one), and so does every process start (src/runtime.ts, after the migrations).
  */
 
 export interface DeferredIndex {
@@ -20,11 +21,8 @@ export interface DeferredIndex {
   definition: string;
 }
 
-/** Session-lock class of the run lock (store.ts tryLockRun), read here from pg_locks. */
-const OWNER_ALIVE = sql`EXISTS (
-  SELECT 1 FROM pg_locks l
-  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = ${RUN_LOCK_CLASS}::int::oid
-    AND l.objid = hashtext(r.run_date::text || '|' || r.source_key)::oid AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))`;
+/** A row's run is alive: its process still holds the run's session lock (store.ts tryLockRun). */
+const OWNER_ALIVE = sql.raw(advisoryLockHeldSql(`${RUN_LOCK_CLASS}::int`, "hashtext(r.run_date::text || '|' || r.source_key)"));
 
 /** Class of the transaction lock that keeps two processes from building one index at once. */
 const BUILD_LOCK_CLASS = 73_082;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { statSync } from 'node:fs';
 import type { CompanySnapshot, CompanyStatus, DetectedEvent } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';
@@ -494,6 +494,15 @@ async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName
     if (events.length > 0) {
       await lockEventsWriter(trx);
       await insertEvents(trx, date, runId, events);
+    } else {
+      // A batch without events commits without waiting for its WAL to reach the disk
+      // (docs/registry.md, "Durability of a batch"): should PostgreSQL itself crash in the next
+      // fraction of a second, the batch is lost whole, its counters with it, and the run's
+      // resumption writes it again. Nobody can have relied on it: anything committed later
+      // (the run's completion, a watchlist add) flushes the WAL up to itself, this batch
+      // included. A batch with events waits, as every other writer does, because a feed may
+      // hand its events out at once.
+      await sql`SET LOCAL synchronous_commit = off`.execute(trx);
     }
 
     const deferred = [

@@ -9,8 +9,8 @@ import { importCompany as importFromRegistries, ImportUnavailableError } from '.
 import { enqueueMail } from '../mail/outbox.ts';
 import type { ImportCompany } from './feed.ts';
 import { composeWatchlistMail } from './mail.ts';
-import { accountEmail, completeRequest, findCompanyIds, findRequestById, listRequestItems, settleItems, watchCompanies, type Settlement } from './repo.ts';
-import { refundReference, WATCH_ADD_TASK } from './service.ts';
+import { claimQueuedItems, findCompanyIds, findRequestById, listRequestItems, settleItems, watchCompanies, type Settlement } from './repo.ts';
+import { completeSettledRequest, WATCH_ADD_TASK } from './service.ts';
 
 export interface WatchlistJobDeps {
   config: Config;
@@ -47,8 +47,12 @@ export async function settleWatchRequest(deps: WatchlistJobDeps & { importCompan
 
   const pending = (await listRequestItems(db, requestId)).filter((i) => i.status === 'queued');
   const known = await findCompanyIds(db, type, pending.map((i) => i.identifier_value));
-  const settleWatched = async (items: { position: number; companyId: string }[]) => {
+  const settleWatched = async (wanted: { position: number; companyId: string }[]) => {
     await db.transaction().execute(async (trx) => {
+      // Only items still queued once locked: a removal may have cancelled some meanwhile.
+      const open = await claimQueuedItems(trx, requestId, wanted.map((i) => i.position));
+      const items = wanted.filter((i) => open.has(i.position));
+      if (items.length === 0) return;
       const started = await watchCompanies(trx, request.account_id, [...new Set(items.map((i) => i.companyId))], clock.now());
       // A company this request did not start watching was on the list already (another value
       // naming it, or another request): a no-op, so it is refunded like one never found.
@@ -66,6 +70,8 @@ export async function settleWatchRequest(deps: WatchlistJobDeps & { importCompan
   if (atOnce.length > 0) await settleWatched(atOnce);
 
   for (const item of pending.filter((i) => !known.has(i.identifier_value))) {
+    // Removed meanwhile: no registry needs asking.
+    if ((await claimQueuedItems(db, requestId, [item.position])).size === 0) continue;
     const identifier = { type, value: item.identifier_value };
     let result: { found: boolean; companyId?: string };
     try {
@@ -80,24 +86,7 @@ export async function settleWatchRequest(deps: WatchlistJobDeps & { importCompan
     else await db.transaction().execute((trx) => settleItems(trx, requestId, [{ position: item.position, status: 'not_found', companyId: null }], clock.now()));
   }
 
-  const completed = await db.transaction().execute(async (trx) => {
-    const done = await completeRequest(trx, requestId, clock.now());
-    if (!done) return false;
-    if (done.refundUnits > 0) {
-      await refundCredits(trx, {
-        accountId: request.account_id, operation: 'companies.add', units: done.refundUnits, prices: deps.config.prices,
-        reference: refundReference(request.request_ref),
-        description: `companies.add refund: ${done.refundUnits} identifier${done.refundUnits === 1 ? '' : 's'} not watched (request ${request.request_ref})`,
-      });
-    }
-    const email = await accountEmail(trx, request.account_id);
-    if (email) {
-      const items = await listRequestItems(trx, requestId);
-      const mail = composeWatchlistMail({ requestRef: request.request_ref, type, items, refunded: done.refundUnits * deps.config.prices['companies.add'] });
-      await enqueueMail(trx, { kind: 'watchlist', to: email, subject: mail.subject, text: mail.text });
-    }
-    return true;
-  });
+  const completed = await db.transaction().execute((trx) => completeSettledRequest(trx, deps.config, request, clock.now()));
   return completed ? 'completed' : 'already_completed';
 }
 

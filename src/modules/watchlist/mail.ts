@@ -3,7 +3,7 @@ import type { WatchItemStatus } from './tables.ts';
 
 /**
  * The confirmation of a watchlist add (DECISIONS 1): which identifiers are now watched and which
- * could not be found. One line per identifier, `TYPE value`, so a reader (or a program) finds each.
+ * could not be found (and which were removed before they were watched). One line per identifier, `TYPE value`, so a reader (or a program) finds each.
  */
 
 export interface MailItem {
@@ -43,6 +43,10 @@ export function composeWatchlistMail(args: { requestRef: string; type: Identifie
   }
   if (args.refunded > 0) {
     lines.push(`${args.refunded} credit${args.refunded === 1 ? ' has' : 's have'} been refunded to your wallet.`);
+  }
+  const removed = items.filter((i) => i.status === 'removed');
+  if (removed.length > 0) {
+    lines.push('', `Removed before they were watched (${removed.length}; not watched, refunded):`, ...removed.map(line));
   }
   if (queuedElsewhere.length > 0) {
     lines.push('', `Already being added by an earlier request (${queuedElsewhere.length}; its own confirmation follows):`, ...queuedElsewhere.map(line));

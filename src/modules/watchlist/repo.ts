@@ -135,6 +135,54 @@ export async function settleItems(trx: Executor, requestId: string, settlements:
 }
 
 /**
+ * Of `positions`, the items of the request still queued, locked until the transaction ends (in
+ * position order, as cancelQueuedItems locks them, so the two never deadlock). The job watches
+ * only these: an item a removal cancelled first stays cancelled, and a removal that comes second
+ * waits, then finds the company watched and removes it.
+ */
+export async function claimQueuedItems(trx: Executor, requestId: string, positions: readonly number[]): Promise<Set<number>> {
+  if (positions.length === 0) return new Set();
+  const { rows } = await sql<{ position: number }>`
+    SELECT position FROM watch_request_items
+    WHERE request_id = ${requestId} AND position = ANY(${positions}::int[]) AND status = 'queued'
+    ORDER BY position FOR UPDATE`.execute(trx);
+  return new Set(rows.map((r) => r.position));
+}
+
+export interface CancelledItem {
+  requestId: string;
+  identifierType: IdentifierType;
+  identifierValue: string;
+  /** The company the value names, when it is known. */
+  companyId: string | null;
+}
+
+/**
+ * A removal of values that are still queued in the account's open add requests: every such item
+ * that names one of `values` (of `type`), or under any type one of the companies `companyIds`,
+ * ends 'removed' and will not be watched. Returns the items cancelled.
+ */
+export async function cancelQueuedItems(trx: Executor, accountId: string, type: IdentifierType, values: readonly string[], companyIds: readonly string[], at: Date): Promise<CancelledItem[]> {
+  if (values.length === 0) return [];
+  const { rows } = await sql<{ request_id: string; identifier_type: IdentifierType; identifier_value: string; company_id: string | null }>`
+    WITH target AS (
+      SELECT i.request_id, i.position, r.identifier_type, i.identifier_value, ci.company_id
+      FROM watch_requests r
+      JOIN watch_request_items i ON i.request_id = r.id AND i.status = 'queued'
+      LEFT JOIN company_identifiers ci ON ci.type = r.identifier_type AND ci.value = i.identifier_value
+      WHERE r.account_id = ${accountId} AND r.status = 'queued'
+        AND ((r.identifier_type = ${type} AND i.identifier_value = ANY(${values}::text[])) OR ci.company_id = ANY(${companyIds}::bigint[]))
+      ORDER BY i.request_id, i.position
+      FOR UPDATE OF i
+    )
+    UPDATE watch_request_items i SET status = 'removed', company_id = t.company_id, settled_at = ${at}
+    FROM target t
+    WHERE i.request_id = t.request_id AND i.position = t.position AND i.status = 'queued'
+    RETURNING t.request_id, t.identifier_type, t.identifier_value, t.company_id`.execute(trx);
+  return rows.map((r) => ({ requestId: r.request_id, identifierType: r.identifier_type, identifierValue: r.identifier_value, companyId: r.company_id }));
+}
+
+/**
  * Marks the request completed once no item is queued. Returns the refund owed (charged items
  * that did not end watched) when this call completed it, null when it was not (yet) to complete.
  */

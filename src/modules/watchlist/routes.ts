@@ -128,7 +128,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
       attachValidation: true,
       schema: {
         tags: ['Watchlist'], summary: 'Remove companies from the watchlist', security: [{ bearer: [] }],
-        description: 'Same body as the add. Monitoring stops at once: the feed no longer shows the companies. Each value ends in `removed`, `not_watched` (a known company not on the list) or `not_found` (no such company), in its stored form.',
+        description: 'Same body as the add. Monitoring stops at once: the feed no longer shows the companies. Each value ends in `removed`, `not_watched` (a known company not on the list) or `not_found` (no such company), in its stored form. A value still queued by an add request that has not settled it is cancelled (never watched, refunded) and answers `removed`.',
         body: IdentifierListBody,
         response: {
           200: Type.Object({
@@ -163,7 +163,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
               created_at: TimestampSchema, completed_at: Type.Union([TimestampSchema, Type.Null()]),
               items: Type.Array(Type.Object({
                 identifier_value: Type.String(),
-                status: Type.Union(['queued', 'watched', 'already_watched', 'already_queued', 'not_found'].map((s) => Type.Literal(s))),
+                status: Type.Union(['queued', 'watched', 'already_watched', 'already_queued', 'not_found', 'removed'].map((s) => Type.Literal(s))),
                 primary_identifier: NullableString, name: NullableString,
               })),
             }),

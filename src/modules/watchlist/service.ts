@@ -1,15 +1,18 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import { NotFoundError } from '../../http/errors.ts';
-import { chargeCredits } from '../../http/pricing.ts';
+import { chargeCredits, refundCredits } from '../../http/pricing.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newRef } from '../../lib/ids.ts';
 import { addJob } from '../../jobs/queue.ts';
 import type { IdentifierType } from '../../registry/model.ts';
+import { enqueueMail } from '../mail/outbox.ts';
 import { parseIdentifierList } from './identifier-list.ts';
+import { composeWatchlistMail } from './mail.ts';
 import {
-  countWatched, findActiveWatches, findCompanyIds, findQueuedValues, findRequestByRef, insertRequest, listRequestItems,
-  listWatched, lockAccountWatchlist, unwatchCompanies, type NewRequestItem, type WatchedRow,
+  accountEmail, cancelQueuedItems, completeRequest, countWatched, findActiveWatches, findCompanyIds, findQueuedValues, findRequestById,
+  findRequestByRef, insertRequest, listRequestItems, listWatched, lockAccountWatchlist, unwatchCompanies, type Executor, type NewRequestItem,
+  type WatchedRow, type WatchRequestRow,
 } from './repo.ts';
 import type { WatchItemStatus, WatchRequestStatus } from './tables.ts';
 
@@ -108,18 +111,36 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
       });
     },
 
+    /**
+     * Stops watching, and cancels what is still queued: a value an add request has not settled
+     * yet is `removed` too, and will not be watched (docs/watchlist.md). Serialised with the
+     * account's adds by the same lock, so an add and a removal of one value apply in one order.
+     */
     async remove(accountId, body) {
       const list = parseIdentifierList(body);
       const at = clock.now();
       return db.transaction().execute(async (trx) => {
+        await lockAccountWatchlist(trx, accountId);
         const known = await findCompanyIds(trx, list.type, list.values);
-        const stopped = await unwatchCompanies(trx, accountId, [...new Set(known.values())], at);
+        const companyIds = [...new Set(known.values())];
+        // Cancelled before the unwatch: should the job be watching one of these right now, this
+        // waits for it and the unwatch below then sees its watch (repo.ts claimQueuedItems).
+        const cancelled = await cancelQueuedItems(trx, accountId, list.type, list.values, companyIds, at);
+        const stopped = await unwatchCompanies(trx, accountId, companyIds, at);
+        const cancelledValues = new Set(cancelled.filter((c) => c.identifierType === list.type).map((c) => c.identifierValue));
+        const cancelledCompanies = new Set(cancelled.map((c) => c.companyId).filter((id) => id !== null));
         const out: RemoveOutcome = { removed: [], not_found: [], not_watched: [], removed_at: at.toISOString() };
         for (const value of list.values) {
           const companyId = known.get(value);
-          if (companyId === undefined) out.not_found.push(value);
-          else if (stopped.has(companyId)) out.removed.push(value);
+          if (cancelledValues.has(value) || (companyId !== undefined && (stopped.has(companyId) || cancelledCompanies.has(companyId)))) out.removed.push(value);
+          else if (companyId === undefined) out.not_found.push(value);
           else out.not_watched.push(value);
+        }
+        // A request left with nothing queued completes now (refund and mail) rather than when
+        // its job next runs, which may be hours away while a registry is down.
+        for (const requestId of new Set(cancelled.map((c) => c.requestId))) {
+          const request = await findRequestById(trx, requestId);
+          if (request) await completeSettledRequest(trx, config, request, at);
         }
         return out;
       });
@@ -148,4 +169,29 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
       };
     },
   };
+}
+
+/**
+ * Completes a request none of whose items is queued any more, in the caller's transaction: marks
+ * it completed, refunds one credit for each charged item that did not end `watched` (idempotent by
+ * reference) and queues the confirmation mail. Exactly once: false when items are still queued or
+ * another transaction completed it first.
+ */
+export async function completeSettledRequest(trx: Executor, config: Config, request: WatchRequestRow, at: Date): Promise<boolean> {
+  const done = await completeRequest(trx, request.id, at);
+  if (!done) return false;
+  if (done.refundUnits > 0) {
+    await refundCredits(trx, {
+      accountId: request.account_id, operation: 'companies.add', units: done.refundUnits, prices: config.prices,
+      reference: refundReference(request.request_ref),
+      description: `companies.add refund: ${done.refundUnits} identifier${done.refundUnits === 1 ? '' : 's'} not watched (request ${request.request_ref})`,
+    });
+  }
+  const email = await accountEmail(trx, request.account_id);
+  if (email) {
+    const items = await listRequestItems(trx, request.id);
+    const mail = composeWatchlistMail({ requestRef: request.request_ref, type: request.identifier_type, items, refunded: done.refundUnits * config.prices['companies.add'] });
+    await enqueueMail(trx, { kind: 'watchlist', to: email, subject: mail.subject, text: mail.text });
+  }
+  return true;
 }

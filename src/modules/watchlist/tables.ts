@@ -11,7 +11,7 @@ type BigIntColumn = ColumnType<string, number | bigint | string, number | bigint
 type DateColumn = ColumnType<string, string, string>;
 
 export type WatchRequestStatus = 'queued' | 'completed';
-export type WatchItemStatus = 'queued' | 'watched' | 'already_watched' | 'already_queued' | 'not_found';
+export type WatchItemStatus = 'queued' | 'watched' | 'already_watched' | 'already_queued' | 'not_found' | 'removed';
 
 export interface WatchRequestsTable {
   id: Generated<string>;

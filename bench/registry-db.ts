@@ -64,34 +64,21 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
   let tmp: string | undefined;
   if (!adminUrl) {
     tmp = mkdtempSync(join(tmpdir(), 'regwatch-bench-'));
-    let emb = await startEmbeddedDatabase(tmp);
-    if (process.env.BENCH_PG_STATS === '1') {
-      // pg_stat_statements (shipped with the embedded binaries) for a per-statement breakdown of
-      // PostgreSQL's time and WAL; it must be preloaded, hence the restart.
-      const c = new pg.Client({ connectionString: emb.adminUrl });
-      await c.connect();
-      await c.query("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
-      await c.end();
-      await emb.stop();
-      emb = await startEmbeddedDatabase(tmp);
+    // Settings for the benchmark's cluster, passed on its command line after the embedded
+    // defaults, so they override those too (ALTER SYSTEM could not: the command line wins).
+    // BENCH_PG_STATS=1: pg_stat_statements (shipped with the embedded binaries) for a per-statement
+    // breakdown of PostgreSQL's time and WAL. BENCH_PG_TUNED=1: what a 4-million-company server
+    // would set (a buffer cache that holds the hot indexes, checkpoints far apart).
+    // BENCH_PG_SET="name=value;...": any settings, to compare.
+    const settings: Record<string, string> = {
+      ...(process.env.BENCH_PG_STATS === '1' ? { shared_preload_libraries: 'pg_stat_statements' } : {}),
+      ...(process.env.BENCH_PG_TUNED === '1' ? { shared_buffers: '2GB', max_wal_size: '8GB', checkpoint_timeout: '30min' } : {}),
+    };
+    for (const x of (process.env.BENCH_PG_SET ?? '').split(';').filter((x) => x.includes('='))) {
+      const [name, value] = x.split('=') as [string, string];
+      settings[name.trim()] = value.trim();
     }
-    // BENCH_PG_TUNED=1: what a 4-million-company server would set (a buffer cache that holds the
-    // hot indexes, checkpoints far apart). BENCH_PG_SET="name=value;...": any settings, to compare.
-    const settings = [
-      ...(process.env.BENCH_PG_TUNED === '1' ? ["shared_buffers = '2GB'", "max_wal_size = '8GB'", "checkpoint_timeout = '30min'"] : []),
-      ...(process.env.BENCH_PG_SET ?? '').split(';').filter((x) => x.includes('=')).map((x) => {
-        const [name, value] = x.split('=') as [string, string];
-        return `${name.trim()} = '${value.trim()}'`;
-      }),
-    ];
-    if (settings.length > 0) {
-      const c = new pg.Client({ connectionString: emb.adminUrl });
-      await c.connect();
-      for (const setting of settings) await c.query(`ALTER SYSTEM SET ${setting}`);
-      await c.end();
-      await emb.stop();
-      emb = await startEmbeddedDatabase(tmp);
-    }
+    const emb = await startEmbeddedDatabase(tmp, undefined, settings);
     adminUrl = emb.adminUrl;
     stop = emb.stop;
   }

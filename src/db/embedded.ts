@@ -81,8 +81,9 @@ export function sharedBuffersMb(totalBytes = totalmem()): number {
 /**
  * Starts (or joins) the embedded PostgreSQL cluster under `dataDir`: initialised on first use,
  * on a free port (never assuming 5432), reused when another regwatch process already runs it.
+ * `settings`: server settings of the benchmarks, for a cluster this call starts.
  */
-export async function startEmbeddedDatabase(dataDir: string, logger?: Logger): Promise<EmbeddedDatabase> {
+export async function startEmbeddedDatabase(dataDir: string, logger?: Logger, settings: Readonly<Record<string, string>> = {}): Promise<EmbeddedDatabase> {
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (asRoot) assertReachableByPostgresUser(dataDir);
@@ -123,7 +124,16 @@ export async function startEmbeddedDatabase(dataDir: string, logger?: Logger): P
     persistent: true,
     createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on', '-c', `shared_buffers=${sharedBuffersMb()}MB`],
+    // wal_writer_delay 10ms (default 200ms): the WAL writer flushes a daily run's WAL while its
+    // batch is still being written, instead of leaving it to the batch's COMMIT, which then
+    // waited for it on the one backend that writes (docs/configuration.md, "The embedded
+    // PostgreSQL"). The writer hibernates when nothing is written.
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on', '-c', `shared_buffers=${sharedBuffersMb()}MB`,
+      '-c', 'wal_writer_delay=10ms',
+      // The caller's settings (the benchmarks') come last, so they win over the ones above.
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     onLog: (m: string) => logger?.debug({ pg: m.trim() }, 'embedded postgres'),
     onError: (e: unknown) => logger?.error({ err: e }, 'embedded postgres error'),
   });

@@ -6,6 +6,8 @@
  *   node --import tsx bench/registry-detect.ts --companies 1000000 --changed 100000
  *   BENCH_PG_STATS=1 node --import tsx bench/registry-detect.ts ...   # and PostgreSQL's time by statement
  *   ... --defer-indexes false                                          # the first load with its indexes in place
+ *   ... --full-day true --changed 10000                                # a full day's file: every company, 1 % changed
+ *   ... --prepare-in-worker true|false                                 # force where the day's lines are prepared
  *
  * The database is filled by an ordinary first `daily` run (its rate is printed too).
  */
@@ -15,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { argValue, openBenchDatabase } from './registry-db.ts';
-import { changedSnapshot, speedReference, writeBenchFile } from './registry-fixtures.ts';
+import { benchSnapshot, changedSnapshot, speedReference, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { runDaily } from '../src/registry/daily.ts';
 
@@ -24,6 +26,14 @@ const changed = Number(argValue('changed', '100000'));
 const batchSize = Number(argValue('batch', '2000'));
 /** `--defer-indexes false`: the first load keeps its indexes in place (runDaily's deferIndexes), to compare. */
 const deferIndexes = argValue('defer-indexes', '') === 'false' ? false : undefined;
+/**
+ * `--full-day true`: the day's file holds every company, the `--changed` ones changed and the
+ * rest as loaded, as a registry's full daily export would; rates then count the day's lines too.
+ */
+const fullDay = argValue('full-day', 'false') === 'true';
+/** `--prepare-in-worker true|false`: force runDaily's prepareInWorker for the day's run (default: its own choice). */
+const workerArg = argValue('prepare-in-worker', '');
+const prepareInWorker = workerArg === '' ? undefined : workerArg === 'true';
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-detect-'));
 const bench = await openBenchDatabase();
 const db = bench.handle.db;
@@ -40,7 +50,7 @@ async function printStatementStats(label: string, n: number) {
   for (const r of rows) console.log(JSON.stringify({ label, ...r, calls: Number(r.calls), fpi: Number(r.fpi) }));
 }
 
-async function measured(label: string, file: string, date: string) {
+async function measured(label: string, file: string, date: string, lines: number) {
   if (statementStats) await sql`SELECT pg_stat_statements_reset()`.execute(db);
   const pg0 = bench.postgresCpuSeconds();
   const byProcess0 = bench.postgresCpuByProcess();
@@ -50,6 +60,7 @@ async function measured(label: string, file: string, date: string) {
   const progress: { ms: number; processed: number }[] = [];
   const s = await runDaily(db, {
     date, source: createFileSource(file), sourceKey: `bench:${label}`, batchSize, deferIndexes,
+    prepareInWorker: label === 'load' ? undefined : prepareInWorker,
     onProgress: (p) => progress.push({ ms: performance.now() - t0, processed: p.processed }),
   });
   const seconds = (performance.now() - t0) / 1000;
@@ -60,6 +71,7 @@ async function measured(label: string, file: string, date: string) {
   if (statementStats) await printStatementStats(label, n);
   return {
     label, companies: n, events: s.events, seconds: Number(seconds.toFixed(1)), per_second: Math.round(n / seconds),
+    ...(lines !== n ? { lines, lines_per_second: Math.round(lines / seconds) } : {}),
     steady_per_second: steadyRate(progress, n, seconds * 1000),
     // After the last batch: building deferred indexes (a first load) and completing the run.
     tail_seconds: Number((seconds - (progress.at(-1)?.ms ?? 0) / 1000).toFixed(1)),
@@ -98,19 +110,27 @@ try {
   console.log(JSON.stringify({ speed_reference_us: speedReference(), note: 'µs for JSON.parse of a company line; rates scale with it' }));
   const base = join(dir, 'base.ndjson');
   await writeBenchFile(base, 0, companies);
-  console.log(JSON.stringify(await measured('load', base, '2026-11-01')));
+  console.log(JSON.stringify(await measured('load', base, '2026-11-01', companies)));
   rmSync(base);
   await sql`VACUUM ANALYZE companies, company_identifiers`.execute(db);
   // Changed companies spread over the whole table, as a real day's are.
   const step = Math.max(1, Math.floor(companies / changed));
   const day = join(dir, 'changed.ndjson');
   const out = createWriteStream(day);
-  for (let i = 0, n = 0; i < changed; i++, n += step) {
-    if (!out.write(JSON.stringify(changedSnapshot(n % companies, 3)) + '\n')) await once(out, 'drain');
+  if (fullDay) {
+    for (let n = 0, i = 0; n < companies; n++) {
+      const isChanged = n % step === 0 && i < changed;
+      if (isChanged) i++;
+      if (!out.write(JSON.stringify(isChanged ? changedSnapshot(n, 3) : benchSnapshot(n)) + '\n')) await once(out, 'drain');
+    }
+  } else {
+    for (let i = 0, n = 0; i < changed; i++, n += step) {
+      if (!out.write(JSON.stringify(changedSnapshot(n % companies, 3)) + '\n')) await once(out, 'drain');
+    }
   }
   out.end();
   await once(out, 'finish');
-  console.log(JSON.stringify(await measured('detect', day, '2026-11-02')));
+  console.log(JSON.stringify(await measured('detect', day, '2026-11-02', fullDay ? companies : changed)));
   const size = await sql<{ companies: string; events: string }>`
     SELECT pg_size_pretty(pg_total_relation_size('companies')) AS companies, pg_size_pretty(pg_total_relation_size('events_y2026m11')) AS events`.execute(db);
   console.log(JSON.stringify(size.rows[0]));

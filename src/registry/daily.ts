@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { CompanySnapshot, CompanyStatus, DetectedEvent } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';
 import { diffSnapshots } from './diff.ts';
@@ -11,7 +11,7 @@ import { fileSourceOrigin } from './sources/file.ts';
 import {
   addRunCounters, allocateCompanyIds, beginRun, companyRow, companyRowFields, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
   ensureEventsPartition, failRun, hasAnyCompany, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
-  lookupCompaniesForBatch, tryLockRun, unlockRun, updateCompanies, updateFingerprints,
+  lookupCompaniesForBatch, registrySize, tryLockRun, unlockRun, updateCompanies, updateFingerprints,
   type CompanyColumns, type CompanyUpdateRow, type DailyRun, type IdentifierRow, type MatchedCompany, type NewCompanyRow,
   type NewEventRow, type RegistryExecutor, type RunCounters,
 } from './store.ts';
@@ -46,7 +46,9 @@ export interface RunDailyOptions {
   /**
    * Read and prepare a `file:` source in a worker thread (see prepare-worker.ts). Default: when
    * the file is at least WORKER_MIN_FILE_BYTES (below which starting the worker costs more than
-   * it saves) and the registry is still empty (a first load; detection is faster without it).
+   * it saves) and either the registry is still empty (a first load) or the file is a full export
+   * (looksLikeFullExport: mostly unchanged lines). A delta file of changed companies is faster on
+   * this thread, which would otherwise parse each changed line's JSON a second time to merge it.
    */
   prepareInWorker?: boolean;
   /**
@@ -526,6 +528,44 @@ async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName
 /** About 6,000 companies: below that, starting the worker (0.5–1 s: it compiles its modules) costs more than it saves. */
 export const WORKER_MIN_FILE_BYTES = 8_000_000;
 
+/** Bytes of the file read to estimate its lines. */
+const LINE_SAMPLE_BYTES = 1 << 20;
+
+/** The file's lines, estimated from its size and the line length of its first megabyte. */
+export function estimateLines(path: string, size: number): number {
+  const sample = Buffer.allocUnsafe(Math.min(size, LINE_SAMPLE_BYTES));
+  let read = 0;
+  const fd = openSync(path, 'r');
+  try {
+    read = readSync(fd, sample, 0, sample.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  let newlines = 0;
+  for (let i = sample.indexOf(0x0a, 0); i >= 0 && i < read; i = sample.indexOf(0x0a, i + 1)) newlines++;
+  return newlines === 0 ? 1 : Math.round((size * newlines) / read);
+}
+
+/**
+ * A full export (every company of the source, most of them unchanged since the last run) rather
+ * than a delta (the changed ones): at least half as many lines as the registry has companies. On
+ * an export the worker pays: each unchanged line only has its fingerprint compared on this thread
+ * (a day of 400,000 lines, 1 % changed: 17,367–17,830 lines/s here, 19,383–19,852 in the worker;
+ * docs/benchmarks.md, "Seventh pass"). On a delta it does not (see prepareInWorker).
+ */
+export function isFullExport(lines: number, companies: number): boolean {
+  return lines * 2 >= companies;
+}
+
+async function looksLikeFullExport(db: RegistryExecutor, path: string, size: number): Promise<boolean> {
+  try {
+    return isFullExport(estimateLines(path, size), await registrySize(db));
+  } catch {
+    // Unreadable now: the stream reports it as it always has.
+    return false;
+  }
+}
+
 function fileSize(path: string): number {
   try {
     return statSync(path).size;
@@ -564,13 +604,15 @@ async function processBatches(db: RegistryExecutor, run: DailyRun, options: RunD
   const batchSize = options.batchSize ?? 2000;
   const skips = createSkips(options.logger);
   const origin = fileSourceOrigin(source);
-  // Measured (docs/benchmarks.md): the worker speeds up a first load of a large file, but makes
-  // detection over an existing registry slower (this thread then parses each snapshot's JSON
-  // again to merge it), so by default it serves only large files into an empty registry.
+  // Measured (docs/benchmarks.md): the worker speeds up a first load of a large file and a day
+  // of a full export, but makes a delta of changed companies slower (this thread then parses
+  // each changed snapshot's JSON again to merge it), so by default it serves only those two.
   let assumeNew = !(await hasAnyCompany(db));
   let notNewLines = 0;
   let linesWritten = 0;
-  const inWorker = origin !== null && (options.prepareInWorker ?? (fileSize(origin.path) >= WORKER_MIN_FILE_BYTES && assumeNew));
+  const size = origin === null ? 0 : fileSize(origin.path);
+  const inWorker = origin !== null
+    && (options.prepareInWorker ?? (size >= WORKER_MIN_FILE_BYTES && (assumeNew || (await looksLikeFullExport(db, origin.path, size)))));
   const chunks = inWorker
     ? prepareFileInWorker(origin.path, date, origin.options, assumeNew)
     // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.

@@ -192,6 +192,12 @@ export async function countCompanies(db: RegistryExecutor): Promise<number> {
   return Number(rows[0]!.n);
 }
 
+/** The registry's size from the per-day counts: no scan of `companies`. */
+export async function registrySize(db: RegistryExecutor): Promise<number> {
+  const { rows } = await sql<{ n: string }>`SELECT coalesce(sum(companies), 0) AS n FROM company_counts`.execute(db);
+  return Number(rows[0]!.n);
+}
+
 export async function hasAnyCompany(db: RegistryExecutor): Promise<boolean> {
   const { rows } = await sql<{ any: boolean }>`SELECT EXISTS (SELECT 1 FROM companies) AS any`.execute(db);
   return rows[0]!.any;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { foldText, normalizeActivityCode, normalizePostalCode, stripLegalFormWords } from './text.ts';
+import { foldText, foldTextByDefinition, normalizeActivityCode, normalizePostalCode, stripLegalFormWords } from './text.ts';
 
 describe('foldText', () => {
   const table: Array<[string, string]> = [
@@ -23,6 +23,22 @@ describe('foldText', () => {
   for (const [input, expected] of table) {
     it(`${JSON.stringify(input)} -> ${JSON.stringify(expected)}`, () => assert.equal(foldText(input), expected));
   }
+
+  it('gives what its definition gives, for any text (the table path and the fallback alike)', () => {
+    // Units from every range that matters: ASCII, Latin-1 and Latin Extended (the table), the
+    // whitespace of those ranges and beyond it, combining marks, Greek final sigma, CJK, lone
+    // surrogates, and letters whose lower case is two characters (İ).
+    const unit = fc.oneof(
+      fc.integer({ min: 0, max: 0x24f }).map((c) => String.fromCharCode(c)),
+      fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u1680', '\u2003', '\u3000', '\ufeff', '\u0301', '\u0328', 'Σ', 'ς', '漢', '\ud800', 'İ', 'ẞ', 'ǅ'),
+      fc.constantFrom(...'aąćęłńóśźżAĄĆĘŁŃÓŚŹŻ '),
+    );
+    fc.assert(fc.property(fc.string({ unit, maxLength: 40 }), (s) => foldText(s) === foldTextByDefinition(s)), { numRuns: 5000 });
+    for (let c = 0; c < 0x250; c++) {
+      const s = ` A${String.fromCharCode(c)}b ${String.fromCharCode(c)} `;
+      assert.equal(foldText(s), foldTextByDefinition(s), `U+${c.toString(16)}`);
+    }
+  });
 
   it('is idempotent and leaves no Polish letters or double spaces', () => {
     fc.assert(

@@ -31,7 +31,6 @@ import { companySnapshot, writeNdjson } from './helpers/registry.ts';
 const t = await createTestDatabase();
 const db = t.db;
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function lockedBy(jobId: string): Promise<string | null | undefined> {

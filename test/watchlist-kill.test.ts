@@ -45,7 +45,6 @@ async function itemStatuses(requestId: string): Promise<string[]> {
   return rows.map((r) => r.status);
 }
 
-
 test('SIGKILL mid-add, then a restart: the request completes; one charge, one refund, one mail', async () => {
   await runDay(t.db.db, '2026-11-20', [{ n: 77 }]);
   const res = await t.app.inject({

@@ -70,7 +70,8 @@ export async function settleWatchRequest(deps: WatchlistJobDeps & { importCompan
   if (atOnce.length > 0) await settleWatched(atOnce);
 
   for (const item of pending.filter((i) => !known.has(i.identifier_value))) {
-    // Removed meanwhile: no registry needs asking.
+    // Removed meanwhile: no registry needs asking. (Outside a transaction this only reads the
+    // item's status; settleWatched locks it again before watching.)
     if ((await claimQueuedItems(db, requestId, [item.position])).size === 0) continue;
     const identifier = { type, value: item.identifier_value };
     let result: { found: boolean; companyId?: string };

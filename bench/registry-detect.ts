@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { argValue, openBenchDatabase } from './registry-db.ts';
-import { benchSnapshot, changedSnapshot, speedReference, writeBenchFile } from './registry-fixtures.ts';
+import { benchSnapshot, changedSnapshot, speedReference, syncToDisk, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { runDaily } from '../src/registry/daily.ts';
 
@@ -130,6 +130,7 @@ try {
   }
   out.end();
   await once(out, 'finish');
+  await syncToDisk(day);
   console.log(JSON.stringify(await measured('detect', day, '2026-11-02', fullDay ? companies : changed)));
   const size = await sql<{ companies: string; events: string }>`
     SELECT pg_size_pretty(pg_total_relation_size('companies')) AS companies, pg_size_pretty(pg_total_relation_size('events_y2026m11')) AS events`.execute(db);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import pg from 'pg';
 import { freePort } from './helpers/net.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,6 +61,17 @@ test('regwatch serve on the embedded PostgreSQL: /health, graceful SIGTERM, a st
   assert.equal(reg.status, 201);
   // Its buffer cache is sized for the machine (postmaster.opts is the server's command line).
   assert.match(readFileSync(join(dataDir, 'pg', 'postmaster.opts'), 'utf8'), new RegExp(`shared_buffers=${sharedBuffersMb()}MB`));
+  // Its settings as the server reports them: initialised without data checksums, WAL writer at 10 ms.
+  const creds = JSON.parse(readFileSync(join(dataDir, 'pg-credentials.json'), 'utf8')) as { user: string; password: string };
+  const pgPort = Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]);
+  const client = new pg.Client({ host: '127.0.0.1', port: pgPort, user: creds.user, password: creds.password, database: 'regwatch' });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string; setting: string }>(`SELECT name, setting FROM pg_settings WHERE name IN ('data_checksums', 'wal_writer_delay') ORDER BY name`);
+    assert.deepEqual(rows, [{ name: 'data_checksums', setting: 'off' }, { name: 'wal_writer_delay', setting: '10' }]);
+  } finally {
+    await client.end();
+  }
 
   // SIGTERM: the server stops accepting, finishes, stops the cluster and exits 0.
   first.child.kill('SIGTERM');

@@ -30,7 +30,7 @@ await bare.listen({ port: 0, host: '127.0.0.1' });
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
 try {
   const { rows } = await sql<{ type: string; value: string }>`
-    SELECT type, value FROM company_identifiers TABLESAMPLE SYSTEM (1) LIMIT 5000`.execute(bench.handle.db);
+    SELECT identifier_type(key) AS type, identifier_value(key) AS value FROM company_identifiers TABLESAMPLE SYSTEM (1) LIMIT 5000`.execute(bench.handle.db);
   const bodies = rows.map((r, i) => JSON.stringify({ identifier_type: r.type, identifier_value: variant(r.type, r.value, i) }));
   const headers = { authorization: `Bearer ${bench.token}`, 'content-type': 'application/json' };
 

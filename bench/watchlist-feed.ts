@@ -71,7 +71,7 @@ async function seed(): Promise<void> {
     INSERT INTO companies (id, primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
     SELECT g, 'KRS', lpad(g::text, 10, '0'), 'FIRMA ' || g || ' SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', 'ACTIVE', '{}', '\\x00', 'firma ' || g, ${FIRST_DAY}::date - 1
     FROM generate_series(1, ${COMPANIES}::int) g`.execute(db);
-  await sql`INSERT INTO company_identifiers (type, value, company_id) SELECT 'KRS', lpad(g::text, 10, '0'), g FROM generate_series(1, ${COMPANIES}::int) g`.execute(db);
+  await sql`INSERT INTO company_identifiers (key, company_id) SELECT identifier_key('KRS', lpad(g::text, 10, '0')), g FROM generate_series(1, ${COMPANIES}::int) g`.execute(db);
   await sql`SELECT setval('companies_id_seq', ${COMPANIES}::bigint)`.execute(db);
   log(`companies: ${COMPANIES} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 

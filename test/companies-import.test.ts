@@ -9,6 +9,7 @@ import { testConfig } from './helpers/app.ts';
 import { startFixtureServer, type FixtureServer } from './helpers/fixture-server.ts';
 import { krsApi } from './companies-dataset.test.ts';
 import { createManualClock } from '../src/lib/clock.ts';
+import { storedIdentifierKey } from '../src/lib/identifiers.ts';
 
 const logger = pino({ level: 'silent' });
 describe('importCompany', () => {
@@ -114,7 +115,7 @@ describe('importCompany', () => {
     const d = { ...deps({ REGISTRY_SOURCES: '' }), sources: [slow] };
     const results = await Promise.all([1, 2, 3].map(() => importCompany(d, { type: 'KRS', value: '405063' })));
     assert.ok(results.every((r) => r.found && r.companyId === results[0]!.companyId));
-    const rows = await db.db.selectFrom('company_identifiers').selectAll().where('type', '=', 'KRS').where('value', '=', '0000405063').execute();
+    const rows = await db.db.selectFrom('company_identifiers').selectAll().where('key', '=', storedIdentifierKey('KRS', '0000405063')).execute();
     assert.equal(rows.length, 1);
     assert.ok(lookups >= 1);
   });

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { createTestDatabase } from './helpers/db.ts';
 import { defer } from './helpers/cleanup.ts';
 import { jsonReply, problemReply, readFixtureJson, startFixtureServer } from './helpers/fixture-server.ts';
+import { storedIdentifierKey } from '../src/lib/identifiers.ts';
 
 const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 const KRS = '0001268296';
@@ -43,9 +44,9 @@ test('a bulletin-driven KRS daily run, end to end through the CLI, produces the 
   const first = await run('2026-09-22');
   assert.equal(first.code, 0, first.out);
   assert.match(first.out, /new\D+1\b/i);
-  const company = await db.db.selectFrom('company_identifiers').select('company_id').where('type', '=', 'KRS').where('value', '=', KRS).executeTakeFirst();
+  const company = await db.db.selectFrom('company_identifiers').select('company_id').where('key', '=', storedIdentifierKey('KRS', KRS)).executeTakeFirst();
   assert.ok(company, 'the company is stored under its KRS number');
-  const byNip = await db.db.selectFrom('company_identifiers').select('company_id').where('type', '=', 'NIP').where('value', '=', '9452336418').executeTakeFirst();
+  const byNip = await db.db.selectFrom('company_identifiers').select('company_id').where('key', '=', storedIdentifierKey('NIP', '9452336418')).executeTakeFirst();
   assert.equal(byNip?.company_id, company.company_id, 'and found by its NIP from the extract');
 
   current = day2;

@@ -90,7 +90,7 @@ test('a first load through the preparing worker stores exactly what the same loa
         c.source_fingerprints, c.revision, c.name_folded, c.city_folded, c.voivodeship_folded, c.postal_code, c.legal_form,
         c.activity_codes, c.main_activity, c.activity_start::text AS activity_start, c.has_phone, c.has_email, c.has_fax,
         c.first_seen_date::text AS first_seen_date,
-        (SELECT string_agg(ci.type || '=' || ci.value, ',' ORDER BY ci.type) FROM company_identifiers ci WHERE ci.company_id = c.id) AS identifiers
+        (SELECT string_agg(identifier_type(ci.key) || '=' || identifier_value(ci.key), ',' ORDER BY identifier_type(ci.key)) FROM company_identifiers ci WHERE ci.company_id = c.id) AS identifiers
       FROM companies c ORDER BY c.primary_identifier`.execute(t.db);
     return { summary: { new: s.new, updated: s.updated, skipped: s.skipped, processed: s.processed, total: s.total }, rows, integrity: await integrity(t.db) };
   };

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { watchedNips } from '../src/registry/vat-refresh.ts';
 import { createTestDatabase } from './helpers/db.ts';
+import { storedIdentifierKey } from '../src/lib/identifiers.ts';
 
 test('the VAT list re-checks the NIPs of watched companies: distinct, not removed, paged', async () => {
   const t = await createTestDatabase();
@@ -15,7 +16,7 @@ test('the VAT list re-checks the NIPs of watched companies: distinct, not remove
       source_fingerprints: '{}', name_folded: `c${i}`, city_folded: null, voivodeship_folded: null, postal_code: null, legal_form: null,
       activity_codes: [], main_activity: null, activity_start: null, has_phone: false, has_email: false, has_fax: false, first_seen_date: '2026-11-01', last_changed_date: null,
     }).returning('id').executeTakeFirstOrThrow();
-    await t.db.insertInto('company_identifiers').values({ type: 'NIP', value: nip, company_id: c.id }).execute();
+    await t.db.insertInto('company_identifiers').values({ key: storedIdentifierKey('NIP', nip), company_id: c.id }).execute();
     ids.push(c.id);
   }
   const watch = (account: string, company: string, removed = false) => t.db.insertInto('watchlist').values({

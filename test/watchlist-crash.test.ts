@@ -8,6 +8,7 @@ import { ImportUnavailableError } from '../src/registry/import.ts';
 import { bearer, createAccount, createTestApp } from './helpers/app.ts';
 import { nipFor } from './helpers/registry.ts';
 import { accountIdOf, ledger, runDay } from './watchlist-support.ts';
+import { storedIdentifierKey } from '../src/lib/identifiers.ts';
 
 /**
  * The add job dies midway (an import that throws, as a crashed or restarted worker leaves it):
@@ -84,7 +85,7 @@ test('registries that cannot be asked: the job retries; on its last attempt the 
 
 test('an import that finds a company already on the list (another identifier of it): a no-op, refunded', async () => {
   const { requestId } = await add([nipFor(903)]);
-  const company = await t.db.db.selectFrom('company_identifiers').select('company_id').where('type', '=', 'NIP').where('value', '=', nipFor(301)).executeTakeFirstOrThrow();
+  const company = await t.db.db.selectFrom('company_identifiers').select('company_id').where('key', '=', storedIdentifierKey('NIP', nipFor(301))).executeTakeFirstOrThrow();
   const sameCompany: ImportCompany = async () => ({ found: true, companyId: company.company_id });
   assert.equal(await settleWatchRequest(deps(sameCompany), requestId), 'completed');
   assert.deepEqual(await items(requestId), [`${nipFor(903)}:already_watched`]);

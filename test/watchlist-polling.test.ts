@@ -8,6 +8,7 @@ import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import { bearer, createAccount, createTestApp } from './helpers/app.ts';
 import { nipFor, type CompanySpec } from './helpers/registry.ts';
 import { accountIdOf, runDay, setBalance, feedCountMismatches } from './watchlist-support.ts';
+import { storedIdentifierKey } from '../src/lib/identifiers.ts';
 
 /**
  * `after_id` polling (the feed's extension): a client that keeps the last id it saw never misses
@@ -52,7 +53,7 @@ test('the migration takes the same lock as the registry writers, and the event i
 
 test('polling with after_id while two daily runs write: every event once, in id order', async () => {
   await runDay(t.db.db, '2026-11-20', [...specsA, ...specsB, ...unwatched]);
-  const { rows } = await sql<{ id: string }>`SELECT company_id AS id FROM company_identifiers WHERE type = 'NIP' AND value = ANY(${[...specsA, ...specsB].map((s) => nipFor(s.n))}::text[])`.execute(t.db.db);
+  const { rows } = await sql<{ id: string }>`SELECT company_id AS id FROM company_identifiers WHERE key = ANY(${[...specsA, ...specsB].map((s) => storedIdentifierKey('NIP', nipFor(s.n)))}::bigint[])`.execute(t.db.db);
   assert.equal(rows.length, 1200);
   await t.db.db.transaction().execute((trx) => watchCompanies(trx, accountId, rows.map((r) => r.id), new Date('2026-11-20T12:00:00Z')));
 
@@ -97,8 +98,8 @@ test('polling with after_id while two daily runs write: every event once, in id 
 
 async function unwatchedEventCount(): Promise<number> {
   const { rows } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM events e JOIN company_identifiers ci ON ci.company_id = e.company_id AND ci.type = 'NIP'
-    WHERE e.event_date = '2026-11-21' AND ci.value = ANY(${unwatched.map((s) => nipFor(s.n))}::text[])`.execute(t.db.db);
+    SELECT count(*)::int AS n FROM events e JOIN company_identifiers ci ON ci.company_id = e.company_id
+    WHERE e.event_date = '2026-11-21' AND ci.key = ANY(${unwatched.map((s) => storedIdentifierKey('NIP', nipFor(s.n)))}::bigint[])`.execute(t.db.db);
   return rows[0]!.n;
 }
 
@@ -108,7 +109,7 @@ test('a writer that forgot the lock is serialised anyway, and a poll waits for t
   await client1.connect();
   await client2.connect();
   try {
-    const { rows: [company] } = await client1.query<{ id: string }>(`SELECT company_id AS id FROM company_identifiers WHERE type = 'NIP' AND value = $1`, [nipFor(5000)]);
+    const { rows: [company] } = await client1.query<{ id: string }>(`SELECT company_id AS id FROM company_identifiers WHERE key = identifier_key('NIP', $1)`, [nipFor(5000)]);
     const insert = (c: pg.Client, value: string) => c.query(
       `INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity) VALUES ($1, '2026-11-22', 'COMPANY_NAME_CHANGED', 'x', $2, 'info') RETURNING id`,
       [company!.id, value]);

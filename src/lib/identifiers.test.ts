@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   detectIdentifierType,
+  identifierKey,
   isValidNip,
   isValidRegon14,
   isValidRegon9,
@@ -11,6 +12,7 @@ import {
   parseIdentifier,
   regon14CheckDigit,
   regon9CheckDigit,
+  storedIdentifierKey,
 } from './identifiers.ts';
 
 // Real (KRS, NIP, REGON) triples from the KRS extracts in /work/shared/fixtures/krs. KRS prints the
@@ -257,5 +259,27 @@ describe('properties', () => {
         return a.ok && b.ok && a.value === b.value && a.value.length === 10;
       }),
     );
+  });
+});
+
+describe('identifierKey', () => {
+  it('is the type code times 10^10 plus the digits, leading zeros kept apart by the type', () => {
+    assert.equal(identifierKey('NIP', '5261040828'), '15261040828');
+    assert.equal(identifierKey('REGON9', '012345675'), '20012345675');
+    assert.equal(identifierKey('KRS', '0000028860'), '30000028860');
+    assert.equal(identifierKey('KRS', '9999999999'), '39999999999');
+  });
+
+  it('is null for anything that is not a stored form', () => {
+    for (const [type, value] of [['NIP', '526-104-08-28'], ['NIP', '526104082'], ['REGON9', '0123456750'], ['KRS', '28860'], ['KRS', '00000288 0'], ['VAT' as 'NIP', '5261040828'], ['NIP', '１２３４５６７８９０']] as const) {
+      assert.equal(identifierKey(type, value), null, `${type} ${value}`);
+    }
+    assert.throws(() => storedIdentifierKey('KRS', '28860'), /not a stored KRS/);
+  });
+
+  it('is one-to-one: distinct identifiers never share a key (property)', () => {
+    const types = ['NIP', 'REGON9', 'KRS'] as const;
+    const stored = fc.tuple(fc.constantFrom(...types), fc.maxSafeNat()).map(([type, n]) => ({ type, value: String(n % 10 ** (type === 'REGON9' ? 9 : 10)).padStart(type === 'REGON9' ? 9 : 10, '0') }));
+    fc.assert(fc.property(stored, stored, (a, b) => (identifierKey(a.type, a.value) === identifierKey(b.type, b.value)) === (a.type === b.type && a.value === b.value)));
   });
 });

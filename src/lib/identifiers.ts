@@ -123,3 +123,27 @@ export function detectIdentifierType(raw: string): IdentifierType | null {
   if (digits.length === 9 && isValidRegon9(digits)) return 'REGON9';
   return normalizeKrs(digits) === null ? null : 'KRS';
 }
+
+const KEY_CODES: Readonly<Record<IdentifierType, number>> = { NIP: 1, REGON9: 2, KRS: 3 };
+const KEY_DIGITS: Readonly<Record<IdentifierType, number>> = { NIP: 10, REGON9: 9, KRS: 10 };
+
+/**
+ * The key an identifier is stored under in `company_identifiers`: the type's code times 10^10
+ * plus the value's digits (NIP 1, REGON9 2, KRS 3), as decimal text. SQL computes the same with
+ * `identifier_key(type, value)` and reads it back with `identifier_type(key)` and
+ * `identifier_value(key)` (migration 20261122000500_identifier_keys). Null for a value that is
+ * not a stored form (parseIdentifier's output), which names no company.
+ */
+export function identifierKey(type: IdentifierType, value: string): string | null {
+  const code = KEY_CODES[type];
+  if (code === undefined || value.length !== KEY_DIGITS[type] || !DIGITS_ONLY.test(value)) return null;
+  // At most 3 * 10^10 + 10^10 - 1, exact as a double.
+  return String(code * 1e10 + Number(value));
+}
+
+/** identifierKey for a stored form, which always has one. */
+export function storedIdentifierKey(type: IdentifierType, value: string): string {
+  const key = identifierKey(type, value);
+  if (key === null) throw new Error(`not a stored ${type}: ${JSON.stringify(value)}`);
+  return key;
+}

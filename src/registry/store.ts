@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { CompanySnapshot, CompanyStatus, DetectedEvent, Identifier, IdentifierType, Profile } from './model.ts';
 import type { DailyRunStatus, RegistryTables } from './tables.ts';
 import { foldText, normalizeActivityCode, normalizePostalCode } from '../lib/text.ts';
+import { identifierKey, storedIdentifierKey } from '../lib/identifiers.ts';
 import { deriveStatus, primaryIdentifier } from './merge.ts';
 import { legalFormSlugForLabel } from './dictionaries.ts';
 
@@ -173,17 +174,20 @@ export interface StoredCompany {
 
 /** The company any of whose identifiers is this one (values as stored: NIP bare, KRS padded). */
 export async function findCompanyByIdentifier(db: RegistryExecutor, identifier: Identifier): Promise<StoredCompany | null> {
+  const key = identifierKey(identifier.type, identifier.value);
+  if (key === null) return null;
   const { rows } = await sql<StoredCompany>`
     SELECT c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot::json AS snapshot,
            c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date, c.updated_at
     FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id
-    WHERE ci.type = ${identifier.type} AND ci.value = ${identifier.value}`.execute(db);
+    WHERE ci.key = ${key}::bigint`.execute(db);
   return rows[0] ?? null;
 }
 
 export async function findCompanyIdByIdentifier(db: RegistryExecutor, identifier: Identifier): Promise<string | null> {
-  const { rows } = await sql<{ company_id: string }>`
-    SELECT company_id FROM company_identifiers WHERE type = ${identifier.type} AND value = ${identifier.value}`.execute(db);
+  const key = identifierKey(identifier.type, identifier.value);
+  if (key === null) return null;
+  const { rows } = await sql<{ company_id: string }>`SELECT company_id FROM company_identifiers WHERE key = ${key}::bigint`.execute(db);
   return rows[0]?.company_id ?? null;
 }
 
@@ -233,7 +237,10 @@ export interface MatchedCompany {
  * snapshot travels only for items whose fingerprint differs from the source's last delivery.
  */
 export async function lookupCompaniesForBatch(db: RegistryExecutor, source: string, items: readonly BatchLookupItem[]): Promise<(MatchedCompany | null)[]> {
-  const first = (item: BatchLookupItem, type: IdentifierType) => item.identifiers.find((x) => x.type === type)?.value ?? null;
+  const first = (item: BatchLookupItem, type: IdentifierType) => {
+    const id = item.identifiers.find((x) => x.type === type);
+    return id === undefined ? null : identifierKey(type, id.value);
+  };
   const out: (MatchedCompany | null)[] = items.map(() => null);
   if (items.length === 0) return out;
   // COALESCE stops at the first identifier found, so a known company costs one index probe
@@ -247,12 +254,12 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
     -- MATERIALIZED: inlined, the COALESCE was evaluated again inside the lateral probe below.
     WITH matched AS MATERIALIZED (
       SELECT i.idx, i.fp, COALESCE(
-        (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'NIP' AND x.value = i.nip),
-        (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'KRS' AND x.value = i.krs),
-        (SELECT x.company_id FROM company_identifiers x WHERE x.type = 'REGON9' AND x.value = i.regon)
+        (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.nip),
+        (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.krs),
+        (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.regon)
       ) AS company_id
-      FROM unnest(${column(items.map((_, i) => i), 'int')}, ${column(items.map((it) => first(it, 'NIP')), 'text')},
-        ${column(items.map((it) => first(it, 'KRS')), 'text')}, ${column(items.map((it) => first(it, 'REGON9')), 'text')},
+      FROM unnest(${column(items.map((_, i) => i), 'int')}, ${column(items.map((it) => first(it, 'NIP')), 'bigint')},
+        ${column(items.map((it) => first(it, 'KRS')), 'bigint')}, ${column(items.map((it) => first(it, 'REGON9')), 'bigint')},
         ${column(items.map((it) => it.fingerprint), 'text')}) AS i(idx, nip, krs, regon, fp)
     )
     SELECT m.idx, c.*
@@ -478,27 +485,26 @@ export interface IdentifierRow {
  */
 export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly IdentifierRow[]): Promise<IdentifierRow[]> {
   if (rows.length === 0) return [];
-  const types = rows.map((r) => r.type);
-  const values = rows.map((r) => r.value);
+  const keys = rows.map((r) => storedIdentifierKey(r.type, r.value));
   const ids = rows.map((r) => r.companyId);
   await sql`SAVEPOINT identifiers`.execute(trx);
   try {
     await sql`
-      INSERT INTO company_identifiers (type, value, company_id)
-      SELECT * FROM unnest(${column(types, 'text')}, ${column(values, 'text')}, ${column(ids, 'bigint')})`.execute(trx);
+      INSERT INTO company_identifiers (key, company_id)
+      SELECT * FROM unnest(${column(keys, 'bigint')}, ${column(ids, 'bigint')})`.execute(trx);
     await sql`RELEASE SAVEPOINT identifiers`.execute(trx);
     return [];
   } catch (e) {
     if ((e as { code?: string }).code !== '23505') throw e;
     await sql`ROLLBACK TO SAVEPOINT identifiers`.execute(trx);
   }
-  const { rows: inserted } = await sql<{ type: string; value: string }>`
-    INSERT INTO company_identifiers (type, value, company_id)
-    SELECT * FROM unnest(${column(types, 'text')}, ${column(values, 'text')}, ${column(ids, 'bigint')})
-    ON CONFLICT (type, value) DO NOTHING
-    RETURNING type, value`.execute(trx);
-  const done = new Set(inserted.map((r) => `${r.type}:${r.value}`));
-  return rows.filter((r) => !done.has(`${r.type}:${r.value}`));
+  const { rows: inserted } = await sql<{ key: string }>`
+    INSERT INTO company_identifiers (key, company_id)
+    SELECT * FROM unnest(${column(keys, 'bigint')}, ${column(ids, 'bigint')})
+    ON CONFLICT (key) DO NOTHING
+    RETURNING key`.execute(trx);
+  const done = new Set(inserted.map((r) => r.key));
+  return rows.filter((_, i) => !done.has(keys[i]!));
 }
 
 /** Only for companies inserted by the same transaction (a lost race): they have no events yet. */

@@ -36,9 +36,9 @@ export interface CompaniesTable {
   updated_at: Generated<Timestamp>;
 }
 
+/** One row an identifier: `key` is lib/identifiers.ts identifierKey(type, value). */
 export interface CompanyIdentifiersTable {
-  type: 'NIP' | 'REGON9' | 'KRS';
-  value: string;
+  key: BigIntColumn;
   company_id: BigIntColumn;
 }
 

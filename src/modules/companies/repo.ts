@@ -3,6 +3,7 @@ import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from 
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
 import type { IndexAnswer, IndexRow } from './search-index.ts';
+import { identifierKey } from '../../lib/identifiers.ts';
 
 /**
  * Data access of the companies module: the search in SQL (the reference semantics, and what
@@ -139,13 +140,12 @@ export async function readIndexRowsInOrder(trx: RegistryExecutor, chunkSize: num
 
 /** The index rows of the companies holding any of these identifiers (stored forms). */
 export async function readIndexRowsByIdentifiers(db: RegistryExecutor, identifiers: readonly Identifier[]): Promise<IndexRow[]> {
-  if (identifiers.length === 0) return [];
+  const keys = identifiers.map((i) => identifierKey(i.type, i.value)).filter((k) => k !== null);
+  if (keys.length === 0) return [];
   const out: IndexRow[] = [];
   const { rows } = await sql<{ lines: string | null }>`
     SELECT string_agg(${INDEX_LINE}, chr(30)) AS lines FROM companies c
-    WHERE c.id IN (SELECT ci.company_id FROM company_identifiers ci
-                   JOIN unnest(${identifiers.map((i) => i.type)}::text[], ${identifiers.map((i) => i.value)}::text[]) AS x(type, value)
-                     ON ci.type = x.type AND ci.value = x.value)`.execute(db);
+    WHERE c.id IN (SELECT ci.company_id FROM company_identifiers ci WHERE ci.key = ANY(${keys}::bigint[]))`.execute(db);
   parseLines(rows[0]!.lines, (r) => out.push(r));
   return out;
 }

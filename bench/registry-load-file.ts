@@ -1,0 +1,60 @@
+/**
+ * A first `daily` run from one NDJSON file kept between runs, on a fresh database each time: for
+ * A/B comparisons of the load, where writing a 1.25 GB file for every run (registry-detect.ts)
+ * would cost a minute and a half a round. The file is written (and synced to disk) when missing.
+ *
+ *   node --import tsx bench/registry-load-file.ts --file /tmp/load-1m.ndjson --companies 1000000
+ *   BENCH_PG_STATS=1 node --import tsx bench/registry-load-file.ts --file ...   # and PostgreSQL's time by statement
+ *
+ * Prints the rate, the tail after the last batch (the deferred index builds), the CPU a company
+ * of Node.js and of PostgreSQL by process kind, and the WAL the cluster wrote.
+ */
+import { existsSync } from 'node:fs';
+import { sql } from 'kysely';
+import { argValue, openBenchDatabase } from './registry-db.ts';
+import { speedReference, writeBenchFile } from './registry-fixtures.ts';
+import { createFileSource } from '../src/registry/sources/file.ts';
+import { runDaily } from '../src/registry/daily.ts';
+
+const file = argValue('file', '');
+if (file === '') throw new Error('--file PATH is required (written when missing)');
+const companies = Number(argValue('companies', '1000000'));
+if (!existsSync(file)) await writeBenchFile(file, 0, companies);
+
+const bench = await openBenchDatabase();
+const db = bench.handle.db;
+try {
+  const speed = speedReference();
+  const pg0 = bench.postgresCpuByProcess();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let lastBatch = t0;
+  const s = await runDaily(db, {
+    date: '2026-11-01', source: createFileSource(file), sourceKey: 'bench:load', batchSize: 2000,
+    onProgress: () => { lastBatch = performance.now(); },
+  });
+  const end = performance.now();
+  const cpu = process.cpuUsage(cpu0);
+  const pg1 = bench.postgresCpuByProcess();
+  const byProcess: Record<string, number> = {};
+  let pgSeconds = 0;
+  for (const [kind, seconds] of Object.entries(pg1 ?? {})) {
+    const d = seconds - (pg0?.[kind] ?? 0);
+    pgSeconds += d;
+    if (d * 1e6 / s.new >= 0.5) byProcess[kind] = Math.round((d * 1e6) / s.new);
+  }
+  const { rows: [wal] } = await sql<{ wal: string }>`SELECT pg_size_pretty(wal_bytes) AS wal FROM pg_stat_wal`.execute(db);
+  console.log(JSON.stringify({
+    speed_reference_us: speed, companies: s.new, seconds: Number(((end - t0) / 1000).toFixed(1)), per_second: Math.round((s.new * 1000) / (end - t0)),
+    tail_seconds: Number(((end - lastBatch) / 1000).toFixed(1)), node_cpu_us: Math.round((cpu.user + cpu.system) / s.new),
+    pg_cpu_us: pg1 === null ? null : Math.round((pgSeconds * 1e6) / s.new), pg_cpu_us_by_process: pg1 === null ? null : byProcess, wal: wal?.wal ?? null,
+  }));
+  if (process.env.BENCH_PG_STATS === '1') {
+    const { rows } = await sql<{ statement: string; us: number; fpi: string }>`
+      SELECT left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 60) AS statement, round((total_exec_time * 1000 / ${s.new})::numeric, 1)::float8 AS us, wal_fpi AS fpi
+      FROM pg_stat_statements WHERE total_exec_time * 1000 / ${s.new} >= 0.5 ORDER BY total_exec_time DESC`.execute(db);
+    for (const r of rows) console.log(JSON.stringify({ ...r, fpi: Number(r.fpi) }));
+  }
+} finally {
+  await bench.dispose();
+}

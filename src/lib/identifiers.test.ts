@@ -283,3 +283,14 @@ describe('identifierKey', () => {
     fc.assert(fc.property(stored, stored, (a, b) => (identifierKey(a.type, a.value) === identifierKey(b.type, b.value)) === (a.type === b.type && a.value === b.value)));
   });
 });
+
+describe('identifierKey of what parseIdentifier accepts', () => {
+  it('every stored form has a key, whatever was typed (property)', () => {
+    const typed = fc.oneof(validNip, validRegon9, validRegon14, digitString(7), digitString(10), fc.string({ maxLength: 16 }),
+      validNip.map((n) => `PL ${n.slice(0, 3)}-${n.slice(3, 6)}-${n.slice(6, 8)}-${n.slice(8)}`));
+    fc.assert(fc.property(fc.constantFrom('NIP', 'REGON9', 'KRS') as fc.Arbitrary<'NIP' | 'REGON9' | 'KRS'>, typed, (type, raw) => {
+      const parsed = parseIdentifier(type, raw);
+      if (parsed.ok) assert.notEqual(identifierKey(type, parsed.value), null, `${type} ${raw} -> ${parsed.value}`);
+    }), { numRuns: 5000 });
+  });
+});

@@ -74,7 +74,7 @@ test('a first load through the preparing worker stores exactly what the same loa
   // the same either way.
   const lines = [
     ...Array.from({ length: 40 }, (_, i) => JSON.stringify(companySnapshot({ n: 500 + i, city: i % 2 ? 'Gdańsk' : 'Łódź' }))),
-    JSON.stringify(companySnapshot({ n: 600, name: 'ZAŻÓŁĆ\u001e GĘŚLĄ\u001f "JAŹŃ"\u001d' })),
+    JSON.stringify(companySnapshot({ n: 600, name: 'ZAŻÓŁĆ\u001e GĘŚLĄ\u001f "JAŹŃ"\u001d 🚀' })),
     '{"identity": {"identifiers": []}}',
     JSON.stringify(companySnapshot({ n: 505, name: 'FIRMA 505 PO ZMIANIE NAZWY' })),
     ...Array.from({ length: 20 }, (_, i) => JSON.stringify(companySnapshot({ n: 700 + i, contacts: [{ type: 'phone', value: `+48 600 000 ${100 + i}` }] }))),
@@ -102,8 +102,8 @@ test('a first load through the preparing worker stores exactly what the same loa
     assert.deepEqual(here.integrity, { companies: 61, identifiers: 183, dangling: 0 });
     const odd = here.rows.find((r) => r.primary_identifier === nipFor(600))!;
     // The snapshot keeps the name as sent; the search column has the control characters as spaces.
-    assert.equal((JSON.parse(odd.snapshot as string) as CompanySnapshot).profiles[0]!.name, 'ZAŻÓŁĆ\u001e GĘŚLĄ\u001f "JAŹŃ"\u001d');
-    assert.equal(odd.name, 'ZAŻÓŁĆ  GĘŚLĄ  "JAŹŃ" ');
+    assert.equal((JSON.parse(odd.snapshot as string) as CompanySnapshot).profiles[0]!.name, 'ZAŻÓŁĆ\u001e GĘŚLĄ\u001f "JAŹŃ"\u001d 🚀');
+    assert.equal(odd.name, 'ZAŻÓŁĆ  GĘŚLĄ  "JAŹŃ"  🚀');
     assert.equal(here.rows.find((r) => r.primary_identifier === nipFor(505))!.name, 'FIRMA 505 PO ZMIANIE NAZWY');
   } finally {
     rmSync(dir, { recursive: true, force: true });

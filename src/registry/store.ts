@@ -311,21 +311,22 @@ export interface NewCompanyRow {
 }
 
 /*
- * Rows of a batch travel as one text parameter, sent as UTF-8 bytes: rows joined with U+001E, a
- * row's fields with U+001F, U+001D standing for NULL; PostgreSQL splits them back
- * (string_to_array). The ids travel beside them, in a parameter of their own. A row is one string
- * concatenation (companyRow), cheap enough to happen where the snapshot is prepared: the
- * file-preparing worker builds new companies' rows as bytes, which this thread passes on as they
- * are. JSON text never holds a raw control character; in the other text fields a control
- * character (which no registry means) is sent as a space, so no value can contain a separator
- * (PostgreSQL text cannot hold U+0000 either).
+ * A row is its snapshot's canonical JSON, then U+001F and its other fields joined with U+001F,
+ * U+001D standing for NULL (companyRow). It is one string concatenation, cheap enough to happen
+ * where the snapshot is prepared: the file-preparing worker builds new companies' rows as UTF-8
+ * bytes, which this thread passes on as they are. JSON text never holds a raw control character;
+ * in the other text fields a control character (which no registry means) is sent as a space, so
+ * no value can contain a separator (PostgreSQL text cannot hold U+0000 either).
+ *
+ * A batch's rows travel as two `text[]` parameters in PostgreSQL's binary array format, the
+ * snapshots in one and the rows' other fields in the other (rowsParameter), and PostgreSQL splits
+ * only the short fields (string_to_array). The ids travel beside them, in a parameter of their own.
  */
-const ROW_SEP = '\x1e';
 const FIELD_SEP = '\x1f';
+const FIELD_BYTE = 0x1f;
 const NULL_FIELD = '\x1d';
 const CONTROL_CHARS = /[\x00-\x1f]/g;
 const HAS_CONTROL_CHAR = /[\x00-\x1f]/;
-const ROW_SEP_BYTES = Buffer.from(ROW_SEP);
 
 function field(value: string | null): string {
   if (value === null) return NULL_FIELD;
@@ -352,38 +353,92 @@ export function companyRow(snapshotJson: string, fields: string): string {
 }
 
 /**
- * The FROM clause that splits a rowsParameter and its ids back into rows `u`: the id, f[1] the
- * snapshot, companyRowFields from f[2], then `extra` (expressions over f) for fields appended
- * after those. string_to_array stands in FROM so that it runs once per row, not once per field.
+ * The FROM clause that takes a rowsParameter back apart into rows `u`: the id, the snapshot,
+ * companyRowFields from f[1], then `extra` (expressions over f) for fields appended after those.
+ * string_to_array stands in FROM so that it runs once per row, not once per field.
  */
-function splitRows(rows: { bytes: Buffer; ids: string }, extra = sql``) {
-  return sql`unnest(string_to_array(${rows.bytes}::text, chr(30)), string_to_array(${rows.ids}::text, ',')::bigint[]) AS r(line, id)
+function splitRows(rows: RowsParameter, extra = sql``) {
+  return sql`unnest(${rows.snapshots}::text[], ${rows.fields}::text[], string_to_array(${rows.ids}::text, ',')::bigint[]) AS r(snapshot, line, id)
     CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
-    CROSS JOIN LATERAL (SELECT r.id, ${ROW_COLUMNS}${extra}) u`;
+    CROSS JOIN LATERAL (SELECT r.id, r.snapshot, ${ROW_COLUMNS}${extra}) u`;
 }
 
-const ROW_COLUMNS = sql`f[2] AS pit, f[3] AS pi, f[4] AS name, f[5] AS status, f[1] AS snapshot, decode(f[6], 'base64') AS hash,
-  f[7] AS fp, f[8] AS name_folded, f[9] AS city, f[10] AS voiv, f[11] AS postal, f[12] AS legal,
-  string_to_array(f[13], ',') AS codes, f[14] AS main, f[15]::date AS start, f[16]::boolean AS phone, f[17]::boolean AS email,
-  f[18]::boolean AS fax`;
+const ROW_COLUMNS = sql`f[1] AS pit, f[2] AS pi, f[3] AS name, f[4] AS status, decode(f[5], 'base64') AS hash,
+  f[6] AS fp, f[7] AS name_folded, f[8] AS city, f[9] AS voiv, f[10] AS postal, f[11] AS legal,
+  string_to_array(f[12], ',') AS codes, f[13] AS main, f[14]::date AS start, f[15]::boolean AS phone, f[16]::boolean AS email,
+  f[17]::boolean AS fax`;
+
+interface RowsParameter {
+  /** The rows' snapshots, a `text[]` in PostgreSQL's binary format. */
+  snapshots: Buffer;
+  /** The rows' other fields (after the snapshot's U+001F), likewise. */
+  fields: Buffer;
+  ids: string;
+}
 
 /**
- * A batch's rows as one parameter of UTF-8 bytes (pg sends a Buffer as it is; PostgreSQL reads
- * it as text) and their ids. Rows the worker built are copied once here and never encoded again.
+ * A batch's rows as two `text[]` parameters in PostgreSQL's binary array format (pg sends a Buffer
+ * in binary, and the `::text[]` cast makes PostgreSQL read it with array_recv), and their ids.
+ * Each element is its length and its UTF-8 bytes, so PostgreSQL copies the snapshots without
+ * scanning them for a separator: splitting one text parameter at U+001E and each row at U+001F
+ * had cost it about 3 µs a row more (docs/benchmarks.md, "Eighth pass"). Rows the worker built
+ * are copied once here, never decoded or encoded again.
  */
-function rowsParameter(rows: readonly { id: string; row: Buffer | string }[]): { bytes: Buffer; ids: string } {
-  const parts: Buffer[] = [];
+function rowsParameter(rows: readonly { id: string; row: Buffer | string }[]): RowsParameter {
+  const bytes: Buffer[] = [];
+  const cuts: number[] = [];
+  let snapshotBytes = 0;
+  let fieldBytes = 0;
   let ids = '';
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
-    if (i > 0) {
-      parts.push(ROW_SEP_BYTES);
-      ids += ',';
-    }
-    parts.push(typeof r.row === 'string' ? Buffer.from(r.row) : r.row);
-    ids += r.id;
+    const b = typeof r.row === 'string' ? Buffer.from(r.row) : r.row;
+    // JSON text holds no raw U+001F: the first one ends the snapshot.
+    const cut = b.indexOf(FIELD_BYTE);
+    if (cut < 0) throw new Error(`company ${r.id}: a row without fields`);
+    bytes.push(b);
+    cuts.push(cut);
+    snapshotBytes += cut;
+    fieldBytes += b.length - cut - 1;
+    ids += i === 0 ? r.id : `,${r.id}`;
   }
-  return { bytes: Buffer.concat(parts), ids };
+  const snapshots = binaryTextArray(rows.length, snapshotBytes);
+  const fields = binaryTextArray(rows.length, fieldBytes);
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    const cut = cuts[i]!;
+    snapshots.add(b, 0, cut);
+    fields.add(b, cut + 1, b.length);
+  }
+  return { snapshots: snapshots.done(), fields: fields.done(), ids };
+}
+
+/** TEXTOID: the element type a binary `text[]` names in its header. */
+const TEXT_OID = 25;
+
+/**
+ * A one-dimensional `text[]` without NULLs in PostgreSQL's binary format (array_recv): the number
+ * of dimensions, a has-NULLs flag, the element type, the dimension's length and lower bound, then
+ * each element as its byte length and its bytes. `count` elements of `payload` bytes in all.
+ */
+function binaryTextArray(count: number, payload: number) {
+  const out = Buffer.allocUnsafe(20 + count * 4 + payload);
+  out.writeInt32BE(1, 0);
+  out.writeInt32BE(0, 4);
+  out.writeInt32BE(TEXT_OID, 8);
+  out.writeInt32BE(count, 12);
+  out.writeInt32BE(1, 16);
+  let at = 20;
+  return {
+    add(source: Buffer, start: number, end: number): void {
+      at = out.writeInt32BE(end - start, at);
+      at += source.copy(out, at, start, end);
+    },
+    done(): Buffer {
+      if (at !== out.length) throw new Error('binaryTextArray: the elements do not fill the array');
+      return out;
+    },
+  };
 }
 
 const SEPARATOR_CHARS = /[\x1e\x1f]/;
@@ -451,7 +506,7 @@ export async function updateCompanies(trx: RegistryExecutor, source: string, row
       legal_form = u.legal, activity_codes = u.codes, main_activity = u.main,
       activity_start = u.start, has_phone = u.phone, has_email = u.email, has_fax = u.fax,
       last_changed_date = coalesce(u.changed, c.last_changed_date), updated_at = now()
-    FROM ${splitRows(lines, sql`, f[19]::int AS revision, f[20]::date AS changed`)}
+    FROM ${splitRows(lines, sql`, f[18]::int AS revision, f[19]::date AS changed`)}
     -- The ANY() gives the planner an index path to companies whatever its statistics say.
     WHERE c.id = u.id AND c.revision = u.revision AND c.id = ANY(string_to_array(${lines.ids}::text, ',')::bigint[])
     RETURNING c.id`.execute(trx);

@@ -6,7 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createDatabase, type DatabaseHandle } from '../src/db/database.ts';
+import { sql } from 'kysely';
+import { createDatabase, type DatabaseHandle, type Db } from '../src/db/database.ts';
 import { startEmbeddedDatabase } from '../src/db/embedded.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 
@@ -109,4 +110,28 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
 export function argValue(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+
+/** PostgreSQL's CPU a company by process kind (backends, checkpointer, autovacuum, ...), the kinds using any. */
+export function cpuByProcess(before: Record<string, number> | null, after: Record<string, number> | null, n: number): Record<string, number> | null {
+  if (before === null || after === null) return null;
+  const out: Record<string, number> = {};
+  for (const [kind, seconds] of Object.entries(after)) {
+    const us = Math.round(((seconds - (before[kind] ?? 0)) * 1e6) / n);
+    if (us > 0) out[kind] = us;
+  }
+  return out;
+}
+
+/** With BENCH_PG_STATS=1 (openBenchDatabase): PostgreSQL's time and WAL a company per statement, from pg_stat_statements. */
+export const statementStats = process.env.BENCH_PG_STATS === '1';
+
+/** Prints each statement's time, WAL and full-page images a company (`n`) since the last reset, one JSON line each. */
+export async function printStatementStats(db: Db, label: string, n: number): Promise<void> {
+  const { rows } = await sql<{ statement: string; calls: string; us: number; wal_bytes: number; fpi: string; jit_ms: number }>`
+    SELECT left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 60) AS statement, calls,
+      round((total_exec_time * 1000 / ${n})::numeric, 1)::float8 AS us, round(wal_bytes / ${n})::float8 AS wal_bytes, wal_fpi AS fpi,
+      round((jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time)::numeric, 1)::float8 AS jit_ms
+    FROM pg_stat_statements WHERE total_exec_time * 1000 / ${n} >= 0.5 ORDER BY total_exec_time DESC`.execute(db);
+  for (const r of rows) console.log(JSON.stringify({ label, ...r, calls: Number(r.calls), fpi: Number(r.fpi) }));
 }

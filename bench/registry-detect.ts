@@ -16,7 +16,7 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { argValue, openBenchDatabase } from './registry-db.ts';
+import { argValue, cpuByProcess, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { benchSnapshot, changedSnapshot, speedReference, syncToDisk, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { runDaily } from '../src/registry/daily.ts';
@@ -38,18 +38,6 @@ const dir = mkdtempSync(join(tmpdir(), 'regwatch-detect-'));
 const bench = await openBenchDatabase();
 const db = bench.handle.db;
 
-/** With BENCH_PG_STATS=1 (registry-db.ts): PostgreSQL's time and WAL a company per statement, from pg_stat_statements. */
-const statementStats = process.env.BENCH_PG_STATS === '1';
-
-async function printStatementStats(label: string, n: number) {
-  const { rows } = await sql<{ statement: string; calls: string; us: number; wal_bytes: number; fpi: string; jit_ms: number }>`
-    SELECT left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 60) AS statement, calls,
-      round((total_exec_time * 1000 / ${n})::numeric, 1)::float8 AS us, round(wal_bytes / ${n})::float8 AS wal_bytes, wal_fpi AS fpi,
-      round((jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time)::numeric, 1)::float8 AS jit_ms
-    FROM pg_stat_statements WHERE total_exec_time * 1000 / ${n} >= 0.5 ORDER BY total_exec_time DESC`.execute(db);
-  for (const r of rows) console.log(JSON.stringify({ label, ...r, calls: Number(r.calls), fpi: Number(r.fpi) }));
-}
-
 async function measured(label: string, file: string, date: string, lines: number) {
   if (statementStats) await sql`SELECT pg_stat_statements_reset()`.execute(db);
   const pg0 = bench.postgresCpuSeconds();
@@ -68,7 +56,7 @@ async function measured(label: string, file: string, date: string, lines: number
   const pg1 = bench.postgresCpuSeconds();
   const byProcess1 = bench.postgresCpuByProcess();
   const n = label === 'load' ? s.new : s.updated;
-  if (statementStats) await printStatementStats(label, n);
+  if (statementStats) await printStatementStats(db, label, n);
   return {
     label, companies: n, events: s.events, seconds: Number(seconds.toFixed(1)), per_second: Math.round(n / seconds),
     ...(lines !== n ? { lines, lines_per_second: Math.round(lines / seconds) } : {}),
@@ -80,17 +68,6 @@ async function measured(label: string, file: string, date: string, lines: number
     pg_cpu_us_by_process: cpuByProcess(byProcess0, byProcess1, n),
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
   };
-}
-
-/** PostgreSQL's CPU a company by process kind (backends, checkpointer, autovacuum, ...), the kinds using any. */
-function cpuByProcess(before: Record<string, number> | null, after: Record<string, number> | null, n: number): Record<string, number> | null {
-  if (before === null || after === null) return null;
-  const out: Record<string, number> = {};
-  for (const [kind, seconds] of Object.entries(after)) {
-    const us = Math.round(((seconds - (before[kind] ?? 0)) * 1e6) / n);
-    if (us > 0) out[kind] = us;
-  }
-  return out;
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { sql } from 'kysely';
-import { argValue, openBenchDatabase } from './registry-db.ts';
+import { argValue, cpuByProcess, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { speedReference, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { runDaily } from '../src/registry/daily.ts';
@@ -25,6 +25,7 @@ const bench = await openBenchDatabase();
 const db = bench.handle.db;
 try {
   const speed = speedReference();
+  const pgSeconds0 = bench.postgresCpuSeconds();
   const pg0 = bench.postgresCpuByProcess();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -35,26 +36,16 @@ try {
   });
   const end = performance.now();
   const cpu = process.cpuUsage(cpu0);
+  const pgSeconds1 = bench.postgresCpuSeconds();
   const pg1 = bench.postgresCpuByProcess();
-  const byProcess: Record<string, number> = {};
-  let pgSeconds = 0;
-  for (const [kind, seconds] of Object.entries(pg1 ?? {})) {
-    const d = seconds - (pg0?.[kind] ?? 0);
-    pgSeconds += d;
-    if (d * 1e6 / s.new >= 0.5) byProcess[kind] = Math.round((d * 1e6) / s.new);
-  }
   const { rows: [wal] } = await sql<{ wal: string }>`SELECT pg_size_pretty(wal_bytes) AS wal FROM pg_stat_wal`.execute(db);
   console.log(JSON.stringify({
     speed_reference_us: speed, companies: s.new, seconds: Number(((end - t0) / 1000).toFixed(1)), per_second: Math.round((s.new * 1000) / (end - t0)),
     tail_seconds: Number(((end - lastBatch) / 1000).toFixed(1)), node_cpu_us: Math.round((cpu.user + cpu.system) / s.new),
-    pg_cpu_us: pg1 === null ? null : Math.round((pgSeconds * 1e6) / s.new), pg_cpu_us_by_process: pg1 === null ? null : byProcess, wal: wal?.wal ?? null,
+    pg_cpu_us: pgSeconds0 === null || pgSeconds1 === null ? null : Math.round(((pgSeconds1 - pgSeconds0) * 1e6) / s.new),
+    pg_cpu_us_by_process: cpuByProcess(pg0, pg1, s.new), wal: wal?.wal ?? null,
   }));
-  if (process.env.BENCH_PG_STATS === '1') {
-    const { rows } = await sql<{ statement: string; us: number; fpi: string }>`
-      SELECT left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 60) AS statement, round((total_exec_time * 1000 / ${s.new})::numeric, 1)::float8 AS us, wal_fpi AS fpi
-      FROM pg_stat_statements WHERE total_exec_time * 1000 / ${s.new} >= 0.5 ORDER BY total_exec_time DESC`.execute(db);
-    for (const r of rows) console.log(JSON.stringify({ ...r, fpi: Number(r.fpi) }));
-  }
+  if (statementStats) await printStatementStats(db, 'load', s.new);
 } finally {
   await bench.dispose();
 }

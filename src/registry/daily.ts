@@ -9,10 +9,10 @@ import { prepareFileInWorker, type PreparedChunks } from './prepare-worker.ts';
 import { deferSecondaryIndexes, restoreDeferredIndexes } from './deferred-indexes.ts';
 import { fileSourceOrigin } from './sources/file.ts';
 import {
-  addRunCounters, allocateCompanyIds, beginRun, companyRow, companyRowFields, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
+  addRunCounters, allocateCompanyIds, beginRun, companyRowFields, completeRun, contentHash, deleteCompanies, deriveCompanyColumns,
   ensureEventsPartition, failRun, hasAnyCompany, insertCompanies, insertEvents, insertIdentifiers, lockEventsWriter,
   lookupCompaniesForBatch, registrySize, tryLockRun, unlockRun, updateCompanies, updateFingerprints,
-  type CompanyColumns, type CompanyUpdateRow, type DailyRun, type IdentifierRow, type MatchedCompany, type NewCompanyRow,
+  type CompanyColumns, type CompanyRowData, type CompanyUpdateRow, type DailyRun, type IdentifierRow, type MatchedCompany, type NewCompanyRow,
   type NewEventRow, type RegistryExecutor, type RunCounters,
 } from './store.ts';
 
@@ -405,10 +405,10 @@ async function planBatch(db: RegistryExecutor, date: string, items: PreparedItem
   if (fresh.length > 0) {
     const ids = await allocateCompanyIds(db, fresh.length);
     fresh.forEach((item, i) => {
-      let row: Buffer | string;
+      let row: CompanyRowData;
       try {
         if (item.columnsError !== null) throw new Error(item.columnsError);
-        row = item.row ?? companyRow(jsonOf(item), item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.fingerprint, item.fingerprint));
+        row = item.row ?? { snapshot: jsonOf(item), fields: item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.fingerprint, item.fingerprint) };
         item.canonical = null;
         item.fields = null;
         skips.succeeded();

@@ -302,21 +302,24 @@ export async function allocateCompanyIds(db: RegistryExecutor, count: number): P
 // Writing companies
 
 /**
- * A new company: its id and its row, companyRow(canonical JSON, companyRowFields) as text or as the
- * UTF-8 bytes the file-preparing worker built.
+ * A company's row: the UTF-8 bytes of companyRow(canonical JSON, fields) as the file-preparing
+ * worker builds them, or the canonical JSON and the fields as text, apart.
  */
+export type CompanyRowData = Buffer | { snapshot: string; fields: string };
+
+/** A new company: its id and its row (companyRowFields for its fields). */
 export interface NewCompanyRow {
   id: string;
-  row: Buffer | string;
+  row: CompanyRowData;
 }
 
 /*
- * A row is its snapshot's canonical JSON, then U+001F and its other fields joined with U+001F,
- * U+001D standing for NULL (companyRow). It is one string concatenation, cheap enough to happen
- * where the snapshot is prepared: the file-preparing worker builds new companies' rows as UTF-8
- * bytes, which this thread passes on as they are. JSON text never holds a raw control character;
- * in the other text fields a control character (which no registry means) is sent as a space, so
- * no value can contain a separator (PostgreSQL text cannot hold U+0000 either).
+ * A row's fields are joined with U+001F, U+001D standing for NULL (companyRowFields). The
+ * file-preparing worker builds a new company's whole row as UTF-8 bytes, its snapshot's canonical
+ * JSON, U+001F and its fields (companyRow), which this thread passes on without decoding them;
+ * the main thread keeps the two apart. JSON text never holds a raw control character; in the
+ * other text fields a control character (which no registry means) is sent as a space, so no value
+ * can contain a separator (PostgreSQL text cannot hold U+0000 either).
  *
  * A batch's rows travel as two `text[]` parameters in PostgreSQL's binary array format, the
  * snapshots in one and the rows' other fields in the other (rowsParameter), and PostgreSQL splits
@@ -347,7 +350,7 @@ export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerpr
     + field(c.activity_start) + FIELD_SEP + flag(c.has_phone) + FIELD_SEP + flag(c.has_email) + FIELD_SEP + flag(c.has_fax);
 }
 
-/** A company's row: its canonical JSON, then companyRowFields. */
+/** A company's whole row as the worker builds it (in UTF-8): its canonical JSON, then companyRowFields. */
 export function companyRow(snapshotJson: string, fields: string): string {
   return snapshotJson + FIELD_SEP + fields;
 }
@@ -384,31 +387,40 @@ interface RowsParameter {
  * had cost it about 3 µs a row more (docs/benchmarks.md, "Eighth pass"). Rows the worker built
  * are copied once here, never decoded or encoded again.
  */
-function rowsParameter(rows: readonly { id: string; row: Buffer | string }[]): RowsParameter {
-  const bytes: Buffer[] = [];
+function rowsParameter(rows: readonly { id: string; row: CompanyRowData }[]): RowsParameter {
+  // Where each worker-built row's snapshot ends (-1 for a row given as text).
   const cuts: number[] = [];
   let snapshotBytes = 0;
   let fieldBytes = 0;
   let ids = '';
   for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    const b = typeof r.row === 'string' ? Buffer.from(r.row) : r.row;
-    // JSON text holds no raw U+001F: the first one ends the snapshot.
-    const cut = b.indexOf(FIELD_BYTE);
-    if (cut < 0) throw new Error(`company ${r.id}: a row without fields`);
-    bytes.push(b);
-    cuts.push(cut);
-    snapshotBytes += cut;
-    fieldBytes += b.length - cut - 1;
-    ids += i === 0 ? r.id : `,${r.id}`;
+    const { id, row } = rows[i]!;
+    if (Buffer.isBuffer(row)) {
+      // JSON text holds no raw U+001F: the first one ends the snapshot.
+      const cut = row.indexOf(FIELD_BYTE);
+      if (cut < 0) throw new Error(`company ${id}: a row without fields`);
+      cuts.push(cut);
+      snapshotBytes += cut;
+      fieldBytes += row.length - cut - 1;
+    } else {
+      cuts.push(-1);
+      snapshotBytes += Buffer.byteLength(row.snapshot);
+      fieldBytes += Buffer.byteLength(row.fields);
+    }
+    ids += i === 0 ? id : `,${id}`;
   }
   const snapshots = binaryTextArray(rows.length, snapshotBytes);
   const fields = binaryTextArray(rows.length, fieldBytes);
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!.row;
     const cut = cuts[i]!;
-    snapshots.add(b, 0, cut);
-    fields.add(b, cut + 1, b.length);
+    if (Buffer.isBuffer(row)) {
+      snapshots.add(row, 0, cut);
+      fields.add(row, cut + 1, row.length);
+    } else {
+      snapshots.addText(row.snapshot);
+      fields.addText(row.fields);
+    }
   }
   return { snapshots: snapshots.done(), fields: fields.done(), ids };
 }
@@ -433,6 +445,12 @@ function binaryTextArray(count: number, payload: number) {
     add(source: Buffer, start: number, end: number): void {
       at = out.writeInt32BE(end - start, at);
       at += source.copy(out, at, start, end);
+    },
+    /** A string element, encoded as UTF-8 in place. */
+    addText(text: string): void {
+      const written = out.write(text, at + 4);
+      out.writeInt32BE(written, at);
+      at += 4 + written;
     },
     done(): Buffer {
       if (at !== out.length) throw new Error('binaryTextArray: the elements do not fill the array');
@@ -495,7 +513,7 @@ export interface CompanyUpdateRow {
 /** Updates companies still at the revision read; returns the ids that were written. */
 export async function updateCompanies(trx: RegistryExecutor, source: string, rows: readonly CompanyUpdateRow[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  const lines = rowsParameter(rows.map((r) => ({ id: r.id, row: `${companyRow(r.snapshotJson, r.fields)}${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}` })));
+  const lines = rowsParameter(rows.map((r) => ({ id: r.id, row: { snapshot: r.snapshotJson, fields: `${r.fields}${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}` } })));
   const { rows: written } = await sql<{ id: string }>`
     UPDATE companies c SET
       primary_identifier_type = u.pit, primary_identifier = u.pi, name = u.name, status = u.status,

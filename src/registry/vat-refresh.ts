@@ -8,20 +8,19 @@ import type { RegistryExecutor } from './store.ts';
  */
 export function watchedNips(db: RegistryExecutor, pageSize = 5000): (date: string) => AsyncIterable<string> {
   return async function* () {
-    // NIP keys (lib/identifiers.ts identifierKey) run from 1 * 10^10 to 2 * 10^10 - 1, in the
-    // order of the NIPs themselves.
-    let after = '9999999999';
+    // In key order, which for NIPs is their own order; no valid NIP is all zeros.
+    let after = '0000000000';
     for (;;) {
       const { rows } = await sql<{ key: string; value: string }>`
         SELECT DISTINCT ci.key, identifier_value(ci.key) AS value
           FROM watchlist w
           JOIN company_identifiers ci ON ci.company_id = w.company_id
-         WHERE w.removed_at IS NULL AND ci.key > ${after}::bigint AND ci.key < 20000000000
+         WHERE w.removed_at IS NULL AND ci.key > identifier_key('NIP', ${after}) AND ci.key <= identifier_key('NIP', '9999999999')
          ORDER BY ci.key
          LIMIT ${pageSize}`.execute(db);
       for (const r of rows) yield r.value;
       if (rows.length < pageSize) return;
-      after = rows[rows.length - 1]!.key;
+      after = rows[rows.length - 1]!.value;
     }
   };
 }

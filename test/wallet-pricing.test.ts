@@ -5,8 +5,8 @@ import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { buildApp } from '../src/app.ts';
-import { AppError, NotFoundError, ValidationError } from '../src/http/errors.ts';
-import { chargeCredits, refundCredits } from '../src/http/pricing.ts';
+import { NotFoundError, TemporarilyUnavailableError, UpstreamError, ValidationError } from '../src/lib/errors.ts';
+import { chargeCredits, refundCredits } from '../src/modules/wallet/credits.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { auditWallets } from '../src/modules/wallet/audit.ts';
 import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
@@ -40,7 +40,9 @@ async function pricedApp(env: Record<string, string> = {}, options: { listen?: b
       if (code === 404) throw new NotFoundError('Company not found');
       if (code === 422) throw new ValidationError({ identifier_value: ['The identifier value is invalid.'] });
       if (code === 500) throw new Error('boom');
-      throw new AppError(code, 'failed');
+      if (code === 502) throw new UpstreamError('failed');
+      if (code === 503) throw new TemporarilyUnavailableError('failed');
+      throw Object.assign(new Error('failed'), { statusCode: code });
     });
     api.get('/units/:n', { config: { auth: 'any', price: 'watchlist.events' }, schema: { params: Type.Object({ n: Type.Integer({ minimum: 0 }) }) } }, async (req) => {
       calls.units++;

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.ts';
 import type { Clock } from '../lib/clock.ts';
 import { TOKEN_FORMAT, hashSecret } from '../lib/ids.ts';
 import type { UsageTracker } from '../modules/tokens/usage.ts';
-import { ForbiddenError, UnauthorizedError } from './errors.ts';
+import { ForbiddenError, UnauthorizedError } from '../lib/errors.ts';
 
 /** What a route needs: `master` (Master Token only), `any` (API or Master Token) or `none`. */
 export type AuthNeed = 'master' | 'any' | 'none';

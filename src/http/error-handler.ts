@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import findMyWay from 'find-my-way';
-import { AppError, ForbiddenError, InsufficientCreditsError, UnauthorizedError, ValidationError, summarizeErrors } from './errors.ts';
+import {
+  DomainError, ForbiddenError, InsufficientCreditsError, NotFoundError, TemporarilyUnavailableError, UnauthorizedError, UpstreamError, ValidationError, summarizeErrors,
+} from '../lib/errors.ts';
 import { validationErrorsFromAjv } from './validation.ts';
 
 /**
@@ -54,8 +56,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof InsufficientCreditsError) {
       return reply.code(402).send({ message: error.message, code: 'INSUFFICIENT_CREDITS', balance: error.balance, required: error.required });
     }
-    if (error instanceof AppError) {
-      return reply.code(error.statusCode).send({ message: error.message });
+    if (error instanceof NotFoundError) return reply.code(404).send({ message: error.message });
+    if (error instanceof TemporarilyUnavailableError) return reply.code(503).send({ message: error.message });
+    if (error instanceof UpstreamError) return reply.code(502).send({ message: error.message });
+    if (error instanceof DomainError) {
+      // A domain error without a mapping is a bug here, not the caller's fault.
+      request.log.error({ err: error }, 'unmapped domain error');
+      return reply.code(500).send({ message: 'Server Error' });
     }
     if (error.validation) {
       const errors = validationErrorsFromAjv(error.validation as never, (error as { validationContext?: string }).validationContext);

@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { PriceKey } from '../config.ts';
-import type { Db, DbOrTrx } from '../db/database.ts';
-import { applyLedgerEntry } from '../modules/wallet/ledger.ts';
-import { InsufficientCreditsError } from './errors.ts';
-
-export type PriceTable = Readonly<Record<PriceKey, number>>;
+import type { Db } from '../db/database.ts';
+import { InsufficientCreditsError } from '../lib/errors.ts';
+import { priceOf, readBalance, tryChargeCredits, type PriceTable } from '../modules/wallet/credits.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,73 +23,6 @@ declare module 'fastify' {
 }
 
 const INSUFFICIENT_BODY = (balance: number, required: number) => ({ message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS' as const, balance, required });
-
-/** Credits an operation costs for `units` units. */
-export function priceOf(prices: PriceTable, operation: PriceKey, units = 1): number {
-  if (!Number.isInteger(units) || units < 0) throw new RangeError(`units must be a non-negative integer (got ${units})`);
-  return prices[operation] * units;
-}
-
-export async function readBalance(db: DbOrTrx, accountId: string): Promise<number> {
-  const w = await db.selectFrom('wallets').select('balance').where('account_id', '=', accountId).executeTakeFirst();
-  return Number(w?.balance ?? 0);
-}
-
-export interface ChargeArgs {
-  accountId: string;
-  operation: PriceKey;
-  /** The charge is price × units (e.g. identifiers newly queued); default 1. */
-  units?: number;
-  prices: PriceTable;
-  /** Idempotency key: a second charge with the same reference for the account takes nothing. */
-  reference?: string;
-}
-
-export interface ChargeResult {
-  /** Credits taken by this call (0 when free or already charged under the reference). */
-  charged: number;
-  /** Balance after the charge; null when nothing was written. */
-  balanceAfter: number | null;
-}
-
-/**
- * Takes the price of an operation as one `usage` ledger row, atomically with the balance check
- * (the wallet row update only applies when the balance stays >= 0). Pass the operation's own
- * transaction so that the charge commits or rolls back with its side effects.
- * Throws InsufficientCreditsError (402) when the balance is short: let it roll the transaction back.
- */
-export async function chargeCredits(trx: DbOrTrx, args: ChargeArgs): Promise<ChargeResult> {
-  const amount = priceOf(args.prices, args.operation, args.units ?? 1);
-  if (amount === 0) return { charged: 0, balanceAfter: null };
-  const r = await applyLedgerEntry(trx, { accountId: args.accountId, type: 'usage', amount: -amount, description: args.operation, reference: args.reference });
-  if (r.applied) return { charged: amount, balanceAfter: r.balanceAfter };
-  if (r.reason === 'duplicate') return { charged: 0, balanceAfter: null };
-  throw new InsufficientCreditsError(r.balance, amount);
-}
-
-export interface RefundArgs {
-  accountId: string;
-  operation: PriceKey;
-  units?: number;
-  prices: PriceTable;
-  /** Required: a retried job must never refund twice. */
-  reference: string;
-  /** Defaults to `<operation> refund`. */
-  description?: string;
-}
-
-/** Gives back credits of a charged operation as one `refund` ledger row (idempotent by reference). */
-export async function refundCredits(trx: DbOrTrx, args: RefundArgs): Promise<{ refunded: number }> {
-  const amount = priceOf(args.prices, args.operation, args.units ?? 1);
-  if (amount === 0) return { refunded: 0 };
-  const r = await applyLedgerEntry(trx, {
-    accountId: args.accountId, type: 'refund', amount, description: args.description ?? `${args.operation} refund`, reference: args.reference,
-  });
-  if (r.applied) return { refunded: amount };
-  if (r.reason === 'duplicate') return { refunded: 0 };
-  // A positive entry fails only when the wallet does not exist.
-  throw new Error(`refund for account ${args.accountId} could not be applied: no wallet`);
-}
 
 function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' | 'service'): string {
   const unit = chargedBy === 'service' ? 'per unit' : 'per successful request';
@@ -137,15 +68,15 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
     const operation = request.routeOptions.config?.price;
     if (!operation || request.routeOptions.config?.chargedBy === 'service' || !request.auth || reply.statusCode >= 400) return payload;
-    const amount = priceOf(prices, operation, request.chargeUnits);
-    if (amount === 0) return payload;
-    const r = await applyLedgerEntry(db, { accountId: request.auth.accountId, type: 'usage', amount: -amount, description: operation });
-    if (r.applied) {
-      reply.header('x-credits-charged', String(amount));
-      reply.header('x-credits-remaining', String(r.balanceAfter));
+    const r = await tryChargeCredits(db, { accountId: request.auth.accountId, operation, units: request.chargeUnits, prices });
+    if (r.taken) {
+      if (r.charged > 0) {
+        reply.header('x-credits-charged', String(r.charged));
+        reply.header('x-credits-remaining', String(r.balanceAfter));
+      }
       return payload;
     }
-    const balance = r.reason === 'insufficient' ? r.balance : await readBalance(db, request.auth.accountId);
+    const { balance, required: amount } = r;
     request.log.info({ operation, balance, required: amount }, 'charge lost to a concurrent request: answering 402');
     reply.code(402);
     reply.header('content-type', 'application/json; charset=utf-8');

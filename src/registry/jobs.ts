@@ -4,6 +4,8 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { watchedNips } from './vat-refresh.ts';
 import { addJob, type JobModule } from '../jobs/queue.ts';
+import { parseJobPayload } from '../jobs/payload.ts';
+import { CronPayload, RegistryDailyPayload, TASKS } from '../jobs/tasks.ts';
 import { formatSummary, isIsoDate, runDaily, RunInProgressError } from './daily.ts';
 import { resolveSource } from './sources/resolve.ts';
 import type { RegistryExecutor } from './store.ts';
@@ -17,8 +19,8 @@ import type { RegistrySourcesDeps } from './sources/index.ts';
  */
 
 // No dot in the tick's name: graphile-worker's crontab accepts only [_a-zA-Z0-9:/-] there.
-export const DAILY_TICK_TASK = 'registry:daily-tick';
-export const DAILY_TASK = 'registry.daily';
+export const DAILY_TICK_TASK = TASKS.registryDailyTick;
+export const DAILY_TASK = TASKS.registryDaily;
 
 /** 03:00 UTC: after midnight in Poland (CET/CEST), when the registries have published the day. */
 export const DAILY_CRONTAB = `0 3 * * * ${DAILY_TICK_TASK} ?fill=2d&max=1`;
@@ -58,7 +60,7 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
   const sources = deps.config.registrySources;
 
   const tick: Task = async (payload) => {
-    const ts = (payload as { _cron?: { ts?: string } } | null)?._cron?.ts;
+    const ts = parseJobPayload(DAILY_TICK_TASK, CronPayload, payload ?? {})._cron?.ts;
     const at = ts ? new Date(ts) : deps.clock.now();
     const date = dayBefore(Number.isNaN(at.getTime()) ? deps.clock.now() : at);
     const queued = await enqueueDailyRuns(deps.db, sources, date);
@@ -66,9 +68,8 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
   };
 
   const daily: Task = async (payload) => {
-    const { date, source } = (payload ?? {}) as { date?: unknown; source?: unknown };
-    if (typeof date !== 'string' || !isIsoDate(date)) throw new Error(`${DAILY_TASK}: payload.date must be YYYY-MM-DD`);
-    if (typeof source !== 'string' || source.length === 0 || source.length > 500) throw new Error(`${DAILY_TASK}: payload.source missing`);
+    const { date, source } = parseJobPayload(DAILY_TASK, RegistryDailyPayload, payload);
+    if (!isIsoDate(date)) throw new Error(`${DAILY_TASK}: payload.date ${date} is not a calendar date`);
     const resolved = await resolveSource(source, { config: deps.config, logger: deps.logger, deps: { logger: deps.logger, clock: deps.clock, vatNipsToRefresh: watchedNips(deps.db), ...deps.sourceDeps } });
     try {
       const summary = await runDaily(deps.db, {

@@ -2,14 +2,16 @@ import type { Task } from 'graphile-worker';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { hashSecret, newOneTimeToken, newRef } from '../../lib/ids.ts';
-import { AppError, ValidationError } from '../../http/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { addJob, type JobModule } from '../../jobs/queue.ts';
+import { parseJobPayload } from '../../jobs/payload.ts';
+import { RecoverAccountPayload, TASKS } from '../../jobs/tasks.ts';
 import { enqueueMail } from '../mail/outbox.ts';
 import { issueToken } from '../tokens/service.ts';
 import { WELCOME_CREDITS, applyLedgerEntry, createWallet } from '../wallet/ledger.ts';
 
 export const ONE_TIME_TOKEN_TTL_MS = 24 * 3600 * 1000;
-export const RECOVER_TASK = 'auth.recover';
+export const RECOVER_TASK = TASKS.recoverAccount;
 export const RECOVERY_MESSAGE = 'If an account exists for this e-mail, a recovery link has been sent to it. The link is valid for 24 hours.';
 
 export interface AccountsDeps {
@@ -162,8 +164,7 @@ export type AccountsService = ReturnType<typeof createAccountsService>;
 /** `auth.recover {email}`: mails a recovery link when an initialised account has that e-mail. */
 export function createAccountJobs(deps: AccountsDeps): JobModule {
   const recover: Task = async (payload) => {
-    const email = (payload as { email?: unknown })?.email;
-    if (typeof email !== 'string' || email.length > 254) throw new AppError(400, 'auth.recover: bad payload');
+    const { email } = parseJobPayload(RECOVER_TASK, RecoverAccountPayload, payload);
     const account = await deps.db.selectFrom('accounts').select(['id', 'status', 'name']).where('email', '=', email).executeTakeFirst();
     if (!account || account.status !== 'initialized') return;
     const now = deps.clock.now();

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ValidationError } from '../../http/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { filtersKey, nameWordsOf, parseSearchQuery, type SearchQuery } from './filters.ts';
 
 const errorsOf = (q: SearchQuery) => {

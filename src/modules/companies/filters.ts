@@ -1,4 +1,4 @@
-import { ValidationError } from '../../http/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { findVoivodeship, legalFormBySlug } from '../../registry/dictionaries.ts';
 import type { CompanyStatus, ContactType } from '../../registry/model.ts';
 import { foldText, normalizeActivityCode, normalizePostalCode, stripLegalFormWords } from '../../lib/text.ts';

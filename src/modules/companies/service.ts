@@ -1,5 +1,5 @@
 import type { Config } from '../../config.ts';
-import { AppError, NotFoundError, ValidationError } from '../../http/errors.ts';
+import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../../lib/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { importCompany, ImportUnavailableError, type ImportLogger } from '../../registry/import.ts';
@@ -88,7 +88,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         try {
           imported = await importCompany({ db, config: deps.config, logger: deps.logger, sources: deps.sources, clock }, identifier);
         } catch (e) {
-          if (e instanceof ImportUnavailableError) throw new AppError(503, 'The company registry could not be reached. Try again later.');
+          if (e instanceof ImportUnavailableError) throw new TemporarilyUnavailableError('The company registry could not be reached. Try again later.');
           throw e;
         }
         if (imported.found) company = await findCompanyByIdentifier(db, identifier);
@@ -109,7 +109,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         answer = await deps.search.search(filters, offset, SEARCH_PAGE_SIZE);
       } catch (e) {
         // Only the SQL path can time out: a wide search while this process builds its index.
-        if ((e as { code?: string }).code === '57014') throw new AppError(503, 'The search index is being built; this search took too long. Try again in a minute.');
+        if ((e as { code?: string }).code === '57014') throw new TemporarilyUnavailableError('The search index is being built; this search took too long. Try again in a minute.');
         throw e;
       }
       const rows = await findResultRows(db, answer.ids);

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { addJob, type JobModule } from '../../jobs/queue.ts';
+import { parseJobPayload } from '../../jobs/payload.ts';
+import { SendMailPayload } from '../../jobs/tasks.ts';
 import { SEND_MAIL_TASK } from './outbox.ts';
 
 export interface MailDeps {
@@ -26,8 +28,7 @@ export function createMailTransport(smtpUrl: string): Transporter {
 export function createMailJobs(deps: MailDeps): JobModule & { close(): void } {
   const transport = deps.smtpUrl ? createMailTransport(deps.smtpUrl) : null;
   const send: Task = async (payload) => {
-    const id = (payload as { id?: unknown })?.id;
-    if (typeof id !== 'string' && typeof id !== 'number') throw new Error('mail.send: payload.id missing');
+    const { id } = parseJobPayload(SEND_MAIL_TASK, SendMailPayload, payload);
     const mail = await deps.db.selectFrom('mail_outbox').selectAll().where('id', '=', String(id)).executeTakeFirst();
     if (!mail || mail.sent_at) return;
     if (!transport) {

@@ -1,5 +1,6 @@
 import type { DbOrTrx } from '../../db/database.ts';
 import { addJob } from '../../jobs/queue.ts';
+import { TASKS } from '../../jobs/tasks.ts';
 
 export interface OutgoingMail {
   kind: 'registration' | 'recovery' | 'watchlist' | string;
@@ -9,7 +10,7 @@ export interface OutgoingMail {
   html?: string;
 }
 
-export const SEND_MAIL_TASK = 'mail.send';
+export const SEND_MAIL_TASK = TASKS.sendMail;
 
 /**
  * Mail is durable before it is sent: the row and its sending job commit with the transaction

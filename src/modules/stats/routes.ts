@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../../db/database.ts';
-import { NotFoundError, ValidationError } from '../../http/errors.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { errorResponses } from '../../http/schemas.ts';
 import { getDayStats, getRangeStats, isIsoDate } from './service.ts';
 

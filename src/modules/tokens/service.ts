@@ -3,7 +3,7 @@ import type { ApiTokensTable } from '../../db/schema.ts';
 import type { Selectable } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { hashSecret, newRef, newTokenSecret } from '../../lib/ids.ts';
-import { NotFoundError, ValidationError } from '../../http/errors.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import type { UsageTracker } from './usage.ts';
 
 export type TokenRow = Selectable<ApiTokensTable>;

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { escapeHtml, page, wantsJson } from '../../http/html.ts';
-import { ValidationError } from '../../http/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { errorResponses } from '../../http/schemas.ts';
 import type { PaymentRow } from './payments/settle.ts';
 import { WebhookSignatureError } from './payments/stripe.ts';

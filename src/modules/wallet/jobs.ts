@@ -4,11 +4,12 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { JobModule } from '../../jobs/queue.ts';
+import { TASKS } from '../../jobs/tasks.ts';
 import { createPaymentProviders } from './payments/index.ts';
 import { createWalletService } from './service.ts';
 
 // No dot: graphile-worker's crontab accepts only [_a-zA-Z0-9:/-] in task names.
-export const EXPIRE_PAYMENTS_TASK = 'wallet:expire-payments';
+export const EXPIRE_PAYMENTS_TASK = TASKS.expirePayments;
 
 /**
  * `wallet:expire-payments` (every 5 minutes, UTC crontab): closes pending payments past their

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config, CreditPackage } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, NotFoundError, ValidationError } from '../../http/errors.ts';
+import { NotFoundError, UpstreamError, ValidationError } from '../../lib/errors.ts';
 import type { PaymentProviders } from './payments/index.ts';
 import { PaymentProviderError } from './payments/provider.ts';
 import { closePayment, confirmPayment, type PaymentRow, type SettleOutcome } from './payments/settle.ts';
@@ -153,7 +153,7 @@ export function createWalletService(deps: WalletDeps) {
       } catch (e) {
         logger.error({ err: e, payment_ref: paymentRef }, 'checkout could not be created');
         await closePayment(db, { paymentRef, provider: provider.name, now: clock.now(), status: 'failed' });
-        if (e instanceof PaymentProviderError) throw new AppError(502, 'The payment provider is not available right now. Try again later.');
+        if (e instanceof PaymentProviderError) throw new UpstreamError('The payment provider is not available right now. Try again later.');
         throw e;
       }
       const payment = await db

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ValidationError } from '../../http/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { EVENT_SCOPES, EVENT_TYPES } from '../../registry/model.ts';
 import { parseEventFilters } from './event-filters.ts';
 

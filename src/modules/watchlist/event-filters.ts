@@ -1,4 +1,4 @@
-import { ValidationError } from '../../http/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { isIsoDate } from '../../registry/daily.ts';
 import { EVENT_SCOPES, EVENT_TYPES, type EventScope, type EventType } from '../../registry/model.ts';
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { AppError, NotFoundError, ValidationError } from '../../http/errors.ts';
+import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../../lib/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { ImportUnavailableError } from '../../registry/import.ts';
@@ -64,7 +64,7 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
       const fetchedAt = clock.now();
       if (q.after_id !== undefined) {
         const rows = await listFeedAfter(db, accountId, filters, q.after_id, q.per_page + 1).catch((e: unknown) => {
-          if (isLockTimeout(e)) throw new AppError(503, 'The feed is being written right now; poll again in a moment.');
+          if (isLockTimeout(e)) throw new TemporarilyUnavailableError('The feed is being written right now; poll again in a moment.');
           throw e;
         });
         const hasMore = rows.length > q.per_page;
@@ -93,7 +93,7 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
       let company = await findCompanyRef(db, identifier.type, identifier.value);
       if (!company) {
         const imported = await deps.importCompany(identifier).catch((e: unknown) => {
-          if (e instanceof ImportUnavailableError) throw new AppError(503, 'The registries could not be reached to look the company up. Try again later.');
+          if (e instanceof ImportUnavailableError) throw new TemporarilyUnavailableError('The registries could not be reached to look the company up. Try again later.');
           throw e;
         });
         if (imported.found) company = await findCompanyRef(db, identifier.type, identifier.value);

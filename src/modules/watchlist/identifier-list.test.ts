@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ValidationError } from '../../http/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { nipCheckDigit } from '../../lib/identifiers.ts';
 import { parseIdentifierList } from './identifier-list.ts';
 

@@ -1,6 +1,6 @@
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { IDENTIFIER_TYPES, type IdentifierType } from '../../registry/model.ts';
-import { ValidationError } from '../../http/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 
 /**
  * The body of POST /companies/add and DELETE /companies/watched (DECISIONS 5): an identifier

@@ -2,9 +2,11 @@ import type { Task } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import { refundCredits } from '../../http/pricing.ts';
+import { refundCredits } from '../wallet/credits.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { JobModule } from '../../jobs/queue.ts';
+import { parseJobPayload } from '../../jobs/payload.ts';
+import { WatchlistAddPayload } from '../../jobs/tasks.ts';
 import { importCompany as importFromRegistries, ImportUnavailableError } from '../../registry/import.ts';
 import { enqueueMail } from '../mail/outbox.ts';
 import type { ImportCompany } from './feed.ts';
@@ -95,8 +97,7 @@ export async function settleWatchRequest(deps: WatchlistJobDeps & { importCompan
 export function createWatchlistJobs(deps: WatchlistJobDeps): JobModule {
   const importCompany = deps.importCompany ?? defaultImportCompany(deps);
   const add: Task = async (payload, helpers) => {
-    const id = (payload as { request_id?: unknown } | null)?.request_id;
-    if ((typeof id !== 'string' && typeof id !== 'number') || !/^\d{1,19}$/.test(String(id))) throw new Error(`${WATCH_ADD_TASK}: payload.request_id missing`);
+    const { request_id: id } = parseJobPayload(WATCH_ADD_TASK, WatchlistAddPayload, payload);
     const finalAttempt = helpers.job.attempts >= helpers.job.max_attempts;
     const outcome = await settleWatchRequest({ ...deps, importCompany }, String(id), { finalAttempt });
     if (outcome === 'missing') deps.logger.warn({ request_id: id }, 'watchlist add: request not found (account deleted?)');

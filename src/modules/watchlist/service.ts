@@ -1,10 +1,11 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import { NotFoundError } from '../../http/errors.ts';
-import { chargeCredits, refundCredits } from '../../http/pricing.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { chargeCredits, refundCredits } from '../wallet/credits.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newRef } from '../../lib/ids.ts';
 import { addJob } from '../../jobs/queue.ts';
+import { TASKS } from '../../jobs/tasks.ts';
 import type { IdentifierType } from '../../registry/model.ts';
 import { enqueueMail } from '../mail/outbox.ts';
 import { parseIdentifierList } from './identifier-list.ts';
@@ -16,7 +17,7 @@ import {
 } from './repo.ts';
 import type { WatchItemStatus, WatchRequestStatus } from './tables.ts';
 
-export const WATCH_ADD_TASK = 'watchlist.add';
+export const WATCH_ADD_TASK = TASKS.watchlistAdd;
 
 /** graphile-worker retries a failing add with exponential backoff: about nine hours in all. */
 export const WATCH_ADD_MAX_ATTEMPTS = 10;

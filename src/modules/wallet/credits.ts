@@ -1,0 +1,92 @@
+import type { PriceKey } from '../../config.ts';
+import type { DbOrTrx } from '../../db/database.ts';
+import { InsufficientCreditsError } from '../../lib/errors.ts';
+import { applyLedgerEntry } from './ledger.ts';
+
+/**
+ * The credit API every priced operation uses, whoever calls it: a route (through the pricing hook
+ * in src/http/pricing.ts), a service with side effects (in its own transaction), a job, or the MCP
+ * server. Prices and the guarantees (charged once, only on success, never below zero) are in docs/credits.md.
+ */
+
+export type PriceTable = Readonly<Record<PriceKey, number>>;
+
+/** Credits an operation costs for `units` units. */
+export function priceOf(prices: PriceTable, operation: PriceKey, units = 1): number {
+  if (!Number.isInteger(units) || units < 0) throw new RangeError(`units must be a non-negative integer (got ${units})`);
+  return prices[operation] * units;
+}
+
+export async function readBalance(db: DbOrTrx, accountId: string): Promise<number> {
+  const w = await db.selectFrom('wallets').select('balance').where('account_id', '=', accountId).executeTakeFirst();
+  return Number(w?.balance ?? 0);
+}
+
+export interface ChargeArgs {
+  accountId: string;
+  operation: PriceKey;
+  /** The charge is price × units (e.g. identifiers newly queued); default 1. */
+  units?: number;
+  prices: PriceTable;
+  /** Idempotency key: a second charge with the same reference for the account takes nothing. */
+  reference?: string;
+}
+
+export interface ChargeResult {
+  /** Credits taken by this call (0 when free or already charged under the reference). */
+  charged: number;
+  /** Balance after the charge; null when nothing was written. */
+  balanceAfter: number | null;
+}
+
+/** What an attempt to charge came to: taken, or refused for too few credits (nothing written). */
+export type ChargeAttempt = { taken: true; charged: number; balanceAfter: number | null } | { taken: false; balance: number; required: number };
+
+/**
+ * Like chargeCredits, but a short balance is an answer, not an error: for callers that have already
+ * done the work and must decide what to answer (the pricing hook of src/http/pricing.ts).
+ */
+export async function tryChargeCredits(db: DbOrTrx, args: ChargeArgs): Promise<ChargeAttempt> {
+  const amount = priceOf(args.prices, args.operation, args.units ?? 1);
+  if (amount === 0) return { taken: true, charged: 0, balanceAfter: null };
+  const r = await applyLedgerEntry(db, { accountId: args.accountId, type: 'usage', amount: -amount, description: args.operation, reference: args.reference });
+  if (r.applied) return { taken: true, charged: amount, balanceAfter: r.balanceAfter };
+  if (r.reason === 'duplicate') return { taken: true, charged: 0, balanceAfter: null };
+  return { taken: false, balance: r.balance, required: amount };
+}
+
+/**
+ * Takes the price of an operation as one `usage` ledger row, atomically with the balance check
+ * (the wallet row update only applies when the balance stays >= 0). Pass the operation's own
+ * transaction so that the charge commits or rolls back with its side effects.
+ * Throws InsufficientCreditsError (402) when the balance is short: let it roll the transaction back.
+ */
+export async function chargeCredits(trx: DbOrTrx, args: ChargeArgs): Promise<ChargeResult> {
+  const r = await tryChargeCredits(trx, args);
+  if (!r.taken) throw new InsufficientCreditsError(r.balance, r.required);
+  return { charged: r.charged, balanceAfter: r.balanceAfter };
+}
+
+export interface RefundArgs {
+  accountId: string;
+  operation: PriceKey;
+  units?: number;
+  prices: PriceTable;
+  /** Required: a retried job must never refund twice. */
+  reference: string;
+  /** Defaults to `<operation> refund`. */
+  description?: string;
+}
+
+/** Gives back credits of a charged operation as one `refund` ledger row (idempotent by reference). */
+export async function refundCredits(trx: DbOrTrx, args: RefundArgs): Promise<{ refunded: number }> {
+  const amount = priceOf(args.prices, args.operation, args.units ?? 1);
+  if (amount === 0) return { refunded: 0 };
+  const r = await applyLedgerEntry(trx, {
+    accountId: args.accountId, type: 'refund', amount, description: args.description ?? `${args.operation} refund`, reference: args.reference,
+  });
+  if (r.applied) return { refunded: amount };
+  if (r.reason === 'duplicate') return { refunded: 0 };
+  // A positive entry fails only when the wallet does not exist.
+  throw new Error(`refund for account ${args.accountId} could not be applied: no wallet`);
+}

@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sql } from 'kysely';
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.ts';
+import { buildStandaloneApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDatabase, type DatabaseHandle } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
@@ -83,7 +83,7 @@ export async function startBenchApp(options: { engine?: 'memory' | 'sql' } = {})
   const t0 = performance.now();
   await engine.refresh();
   const buildMs = performance.now() - t0;
-  const app = await buildApp({ config, db: handle.db, logger, clock: systemClock, extras: { companySearch: engine } });
+  const app = await buildStandaloneApp({ config, db: handle.db, logger, clock: systemClock }, { overrides: { companySearch: engine } });
   app.get('/bench/bare', { config: { auth: 'none', rateLimitGroup: 'none' } }, async () => ({ status: 'success', data: { ok: true } }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

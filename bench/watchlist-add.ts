@@ -12,9 +12,9 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.ts';
+import { compose } from '../src/composition.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDatabase } from '../src/db/database.ts';
-import { createJobModules } from '../src/jobs/modules.ts';
 import { startWorker } from '../src/jobs/worker.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { hashSecret, newRef, newTokenSecret } from '../src/lib/ids.ts';
@@ -36,9 +36,9 @@ if (companies < SIZE * ROUNDS) throw new Error(`run bench/watchlist-feed.ts firs
 
 const config = loadConfig({ DATABASE_URL: dbUrl, REGISTRY_SOURCES: '', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000' });
 const logger = pino({ level: 'warn' });
-const jobs = createJobModules({ config, db, logger, clock: systemClock });
-const runner = await startWorker({ pool: h.pool, logger, modules: jobs.modules });
-const app = await buildApp({ config, db, logger, clock: systemClock });
+const parts = compose({ config, db, logger, clock: systemClock });
+const runner = await startWorker({ pool: h.pool, logger, modules: parts.jobs });
+const app = await buildApp(parts);
 await app.ready();
 
 const accepted: number[] = [];
@@ -73,5 +73,5 @@ const row = (label: string, xs: number[]) => `| ${label} | ${percentile(xs, 50).
 console.log(`\n${ROUNDS} adds of ${SIZE} known companies\n\n| ms | p50 | p95 | max |\n|---|---:|---:|---:|\n${row('202 answered', accepted)}\n${row('request settled', settled)}\n`);
 await app.close();
 await runner.stop();
-jobs.close();
+await parts.close();
 await h.close();

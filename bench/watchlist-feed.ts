@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import pino from 'pino';
 import { sql } from 'kysely';
-import { buildApp } from '../src/app.ts';
+import { buildStandaloneApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
@@ -164,7 +164,7 @@ async function main(): Promise<void> {
   const someCompany = String(1 + Math.floor(COMPANIES / WATCHED) * 17).padStart(10, '0');
 
   const config = loadConfig({ DATABASE_URL: dbUrl, REGISTRY_SOURCES: '', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000' });
-  const app = await buildApp({ config, db, logger: pino({ level: 'warn' }), clock: systemClock });
+  const app = await buildStandaloneApp({ config, db, logger: pino({ level: 'warn' }), clock: systemClock });
   await app.ready();
   const auth = { authorization: `Bearer ${token}` };
 

@@ -5,11 +5,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import type { Config } from './config.ts';
-import type { Db } from './db/database.ts';
-import type { Clock } from './lib/clock.ts';
+import { compose, type Composition, type Core, type PartOverrides } from './composition.ts';
 import { validatorCompiler } from './http/ajv.ts';
 import { installAuthEnforcement, installAuthResolution } from './http/auth.ts';
 import { installErrorHandling } from './http/error-handler.ts';
@@ -17,31 +14,23 @@ import { installMetrics } from './http/metrics.ts';
 import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
 import { sharedSchemas } from './http/schemas.ts';
-import { accountRoutes } from './modules/accounts/routes.ts';
-import { createAccountsService } from './modules/accounts/service.ts';
-import { tokenRoutes } from './modules/tokens/routes.ts';
-import { createTokensService } from './modules/tokens/service.ts';
-import { createUsageTracker, type UsageTracker } from './modules/tokens/usage.ts';
-import { extraRoutes, type ExtraRouteDeps } from './modules/index.ts';
 
-export interface AppDeps {
-  config: Config;
-  db: Db;
-  logger: Logger;
-  clock: Clock;
+export interface AppOptions {
   /** Set: rate-limit counters live in Redis, shared by every API process. */
   redis?: Redis;
-  /** Test seam: collaborators later modules need (payments, sources), passed through untouched. */
-  extras?: Partial<ExtraRouteDeps>;
 }
 
 export const API_PREFIX = '/api/v1';
 
-/** The one composition root: every route, hook and dependency of the HTTP service. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance & { usage: UsageTracker }> {
-  const { config, db, clock } = deps;
+/**
+ * The HTTP service over the parts the composition root built (src/composition.ts): the hooks
+ * every request goes through (request id, auth, rate limit, pricing, metrics, errors), the
+ * OpenAPI document, and every module's routes under /api/v1. The caller closes the composition.
+ */
+export async function buildApp(parts: Composition, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config, db } = parts;
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    loggerInstance: parts.logger as FastifyBaseLogger,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
@@ -59,9 +48,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance & { usage
   });
   installErrorHandling(app);
 
-  const usage = createUsageTracker(db, { onError: (e) => deps.logger.warn({ err: e }, 'token usage flush failed') });
-  app.addHook('onClose', async () => usage.stop());
-
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(swagger, {
     openapi: {
@@ -78,9 +64,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance & { usage
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
-  installAuthResolution(app, { db, clock, usage });
-  await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: deps.redis });
-  installAuthEnforcement(app, { clock, usage });
+  const { authenticator } = parts.modules.tokens;
+  installAuthResolution(app, { authenticator });
+  await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: options.redis });
+  installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices });
   installMetrics(app, { db });
 
@@ -96,15 +83,29 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance & { usage
     }
   });
 
-  const accounts = createAccountsService({ db, clock, publicBaseUrl: config.publicBaseUrl });
-  const tokens = createTokensService({ db, clock, usage });
-
   await app.register(async (api) => {
     api.get('/openapi.json', { config: { auth: 'none', rateLimitGroup: 'none' }, schema: { hide: true } }, async () => app.swagger());
-    await api.register(accountRoutes({ accounts }));
-    await api.register(tokenRoutes({ tokens, clock }));
-    await extraRoutes(api, { ...deps, usage, ...deps.extras });
+    for (const module of parts.list) if (module.routes) await api.register(module.routes);
   }, { prefix: API_PREFIX });
+  app.addHook('onReady', async () => {
+    for (const module of parts.list) await module.startServing?.();
+  });
 
-  return Object.assign(app, { usage }) as unknown as FastifyInstance & { usage: UsageTracker };
+  return app;
+}
+
+/**
+ * An HTTP app over parts of its own, closed with it: for a process that serves only HTTP
+ * (tests, benchmarks). The server composes once and shares the parts with its worker instead.
+ */
+export async function buildStandaloneApp(core: Core, options: AppOptions & { overrides?: PartOverrides } = {}): Promise<FastifyInstance> {
+  const parts = compose(core, options.overrides);
+  try {
+    const app = await buildApp(parts, options);
+    app.addHook('onClose', async () => parts.close());
+    return app;
+  } catch (e) {
+    await parts.close();
+    throw e;
+  }
 }

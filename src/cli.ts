@@ -1,40 +1,41 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 
-const USAGE = `Usage: regwatch <command> [options]
+/**
+ * The `regwatch` command (bin/regwatch.js). Parsing and usage are commander's; each command is a
+ * function taking the loaded configuration and typed options, imported only when it runs (so
+ * `regwatch daily` never loads Fastify). Exit codes: 0 success, 1 failure, 2 usage error,
+ * 78 invalid configuration (EX_CONFIG).
+ */
 
-Commands:
-  serve                                   run the service (API, workers and scheduler per ROLE)
-  migrate                                 apply database migrations and exit
-  daily --date YYYY-MM-DD --source SRC    run the daily change detection for a date
-                                          SRC: file:PATH | synthetic[:SEED] | krs | bir | ceidg | vat
-  seed --synthetic N [--seed S]           load N generated companies
-  wallet audit                            check that every wallet's ledger sums to its balance
+const EXIT_USAGE = 2;
+const EXIT_CONFIG = 78;
 
-Configuration comes from the environment (see docs/configuration.md).`;
-
-export interface CommandContext {
-  config: Config;
-  argv: string[];
+function integer(value: string): number {
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('Not an integer.');
+  return n;
 }
 
-type Command = (ctx: CommandContext) => Promise<number>;
-
-const commands: Record<string, () => Promise<Command>> = {
-  serve: async () => (await import('./server.ts')).serveCommand,
-  migrate: async () => migrateCommand,
-  daily: async () => (await import('./registry/commands.ts')).dailyCommand,
-  seed: async () => (await import('./registry/commands.ts')).seedCommand,
-  wallet: async () => (await import('./modules/wallet/commands.ts')).walletCommand,
-};
-
-async function migrateCommand({ config }: CommandContext): Promise<number> {
-  const { openRuntime } = await import('./runtime.ts');
-  const logger = createLogger(config.logLevel);
-  const rt = await openRuntime(config, logger, { migrate: false, poolSize: 2 });
+/** Loads the configuration, or reports every problem and exits 78. */
+function configOrExit(): Config {
   try {
-    const { migrateToLatest } = await import('./db/migrate.ts');
+    return loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(EXIT_CONFIG);
+    }
+    throw e;
+  }
+}
+
+async function migrateCommand(config: Config): Promise<number> {
+  const { openRuntime } = await import('./runtime.ts');
+  const { migrateToLatest } = await import('./db/migrate.ts');
+  const rt = await openRuntime(config, createLogger(config.logLevel), { migrate: false, poolSize: 2 });
+  try {
     const applied = await migrateToLatest(rt.database.db, rt.database.pool);
     console.log(applied.length ? `Applied ${applied.length} migration(s): ${applied.join(', ')}` : 'Database is up to date.');
     return 0;
@@ -43,41 +44,64 @@ async function migrateCommand({ config }: CommandContext): Promise<number> {
   }
 }
 
-export async function main(argv: string[]): Promise<void> {
-  const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(USAGE);
-    process.exitCode = name ? 0 : 2;
-    return;
-  }
-  const load = commands[name];
-  if (!load) {
-    console.error(`regwatch: unknown command "${name}"\n\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(e.message);
-      process.exitCode = 78; // EX_CONFIG
-      return;
-    }
-    throw e;
-  }
-  try {
-    const command = await load();
-    process.exitCode = await command({ config, argv: rest });
-  } catch (e) {
-    console.error(`regwatch ${name}: ${e instanceof Error ? e.message : String(e)}`);
-    if (process.env.LOG_LEVEL === 'debug' && e instanceof Error) console.error(e.stack);
-    process.exitCode = 1;
-  }
+function buildProgram(run: (name: string, command: (config: Config) => Promise<number>) => Promise<void>): Command {
+  const program = new Command('regwatch')
+    .description('The regwatch service and its operator commands. Configuration comes from the environment (see docs/configuration.md).')
+    .exitOverride()
+    .showHelpAfterError()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  program.command('serve').description('run the service (API, workers and scheduler per ROLE)')
+    .action(() => run('serve', async (config) => (await import('./server.ts')).serveCommand(config)));
+
+  program.command('migrate').description('apply database migrations and exit')
+    .action(() => run('migrate', migrateCommand));
+
+  program.command('daily').description('run the daily change detection for a date')
+    .option('--date <YYYY-MM-DD>', 'the day the run records as event_date')
+    .option('--source <SRC>', 'file:PATH | synthetic[:SEED] | krs | bir | ceidg | vat')
+    .option('--batch-size <N>', 'companies a transaction (1 to 50000)', integer)
+    .action((opts: { date?: string; source?: string; batchSize?: number }) =>
+      run('daily', async (config) => (await import('./registry/commands.ts')).dailyCommand(config, opts)));
+
+  program.command('seed').description('load N generated companies')
+    .option('--synthetic <N>', 'how many companies to generate')
+    .option('--seed <S>', 'the generator seed (default: a random one)')
+    .option('--date <YYYY-MM-DD>', 'the day the load records (default: today)')
+    .action((opts: { synthetic?: string; seed?: string; date?: string }) =>
+      run('seed', async (config) => (await import('./registry/commands.ts')).seedCommand(config, opts)));
+
+  program.command('wallet').description('wallet operations: `wallet audit` checks that every ledger sums to its balance')
+    .argument('[args...]')
+    .action((args: string[]) => run('wallet', async (config) => (await import('./modules/wallet/commands.ts')).walletCommand({ config, argv: args })));
+
+  return program;
 }
 
-/** Shared by commands: parse options strictly, so a typo is an error, not a silent default. */
-export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T) {
-  return parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+export async function main(argv: string[]): Promise<void> {
+  let logLevel = 'info';
+  const run = async (name: string, command: (config: Config) => Promise<number>) => {
+    const config = configOrExit();
+    logLevel = config.logLevel;
+    try {
+      process.exitCode = await command(config);
+    } catch (e) {
+      console.error(`regwatch ${name}: ${e instanceof Error ? e.message : String(e)}`);
+      if (logLevel === 'debug' && e instanceof Error) console.error(e.stack);
+      process.exitCode = 1;
+    }
+  };
+  const program = buildProgram(run);
+  if (argv.length === 0) {
+    program.outputHelp({ error: true });
+    process.exitCode = EXIT_USAGE;
+    return;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (!(e instanceof CommanderError)) throw e;
+    // Help and version are successes; anything else commander refused is a usage error.
+    process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.help' || e.code === 'commander.version' ? 0 : EXIT_USAGE;
+  }
 }

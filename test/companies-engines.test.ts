@@ -123,7 +123,7 @@ describe('search engines on a generated registry', () => {
         websites: [], vat_status: null, bank_accounts: [],
       }], persons: [] };
     } };
-    const imported = await importCompany({ db: db.db, config: testConfig(), logger, sources: [lookup] }, { type: 'NIP', value: nip(900) });
+    const imported = await importCompany({ db: db.db, logger, sources: [lookup] }, { type: 'NIP', value: nip(900) });
     assert.equal(imported.found, true);
     const found = await memory.search(f({ q: 'stocznia', city: 'gdansk', activity_code: '30.11.Z' }), 0, 20);
     assert.deepEqual(found, { total: 1, ids: [imported.companyId], engine: 'memory' });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { importCompany, ImportUnavailableError } from '../src/registry/import.ts';
 import { createKrsSource } from '../src/registry/sources/krs/krs-source.ts';
+import { createLiveSources } from '../src/registry/sources/index.ts';
 import { findCompanyByIdentifier } from '../src/registry/store.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { testConfig } from './helpers/app.ts';
@@ -23,7 +24,7 @@ describe('importCompany', () => {
 
   const deps = (env: Record<string, string> = {}) => ({
     db: db.db,
-    config: testConfig({ REGISTRY_SOURCES: 'krs', KRS_API_URL: server.url, ...env }),
+    sources: createLiveSources(testConfig({ REGISTRY_SOURCES: 'krs', KRS_API_URL: server.url, ...env })),
     logger,
     clock: createManualClock('2026-11-20T10:00:00Z'),
   });

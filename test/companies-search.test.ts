@@ -27,7 +27,7 @@ for (const mode of ['memory', 'sql'] as const) {
       const db = await createTestDatabase();
       await runDaily(db.db, { date: '2026-11-20', source: sourceOf(COMPANIES), sourceKey: 'file:search-test' });
       engine = createCompanySearchEngine({ db: db.db, logger: pino({ level: 'silent' }), mode });
-      t = await createTestApp({ db, extras: { companySearch: engine }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+      t = await createTestApp({ db, overrides: { companySearch: engine }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
       await engine.refresh();
       assert.equal(engine.status().engine, mode);
       account = await createAccount(t);
@@ -296,7 +296,7 @@ describe('GET /companies/search while the index is being built', () => {
       status: () => ({ engine: 'sql', companies: null, bytes: null, buildMs: null, builtAt: null, rebuilding: true }),
       async stop() {},
     };
-    const t = await createTestApp({ extras: { companySearch: slow } });
+    const t = await createTestApp({ overrides: { companySearch: slow } });
     const account = await createAccount(t);
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/companies/search?status=ACTIVE', headers: bearer(account.master) });
     assert.equal(res.statusCode, 503);

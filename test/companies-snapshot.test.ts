@@ -25,7 +25,7 @@ describe('POST /companies/snapshot', () => {
     await runDaily(db.db, { date: '2026-11-20', source: sourceOf(COMPANIES), sourceKey: 'file:snapshot-test' });
     engine = createCompanySearchEngine({ db: db.db, logger: pino({ level: 'silent' }) });
     const source = createKrsSource({ baseUrl: krs.url, retry: { retries: 0 }, timeoutMs: 2000 });
-    t = await createTestApp({ db, extras: { companySearch: engine, registrySources: [source] }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    t = await createTestApp({ db, overrides: { companySearch: engine, registrySources: [source] }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
     await engine.refresh();
     account = await createAccount(t);
     auth = bearer(account.master);
@@ -147,7 +147,7 @@ describe('POST /companies/snapshot', () => {
     const down = await startFixtureServer(() => ({ status: 503, body: 'maintenance' }));
     const db = t.db;
     const source = createKrsSource({ baseUrl: down.url, retry: { retries: 0 }, timeoutMs: 1000 });
-    const t2 = await createTestApp({ db, extras: { companySearch: engine, registrySources: [source] }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    const t2 = await createTestApp({ db, overrides: { companySearch: engine, registrySources: [source] }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
     try {
       const res = await t2.app.inject({ method: 'POST', url: '/api/v1/companies/snapshot', headers: auth, payload: { identifier_type: 'KRS', identifier_value: '121862' } });
       assert.equal(res.statusCode, 503);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { parseCrontab } from 'graphile-worker';
 import pino from 'pino';
 import { addJob } from '../src/jobs/queue.ts';
-import { createJobModules } from '../src/jobs/modules.ts';
+import { compose } from '../src/composition.ts';
 import { auditWallets } from '../src/modules/wallet/audit.ts';
 import { EXPIRE_PAYMENTS_TASK } from '../src/modules/wallet/jobs.ts';
 import { bearer, createAccount, createManualClock, createTestApp, drainJobs, testConfig, type TestApp } from './helpers/app.ts';
@@ -26,16 +26,16 @@ async function statusOf(t: TestApp, ref: string) {
   return t.db.db.selectFrom('payments').select(['status', 'completed_at']).where('payment_ref', '=', ref).executeTakeFirstOrThrow();
 }
 
-test('the expiry job is registered with a UTC crontab line that parses', () => {
-  const jobs = createJobModules({ config: testConfig(), db: undefined as never, logger: pino({ level: 'silent' }), clock: createManualClock('2026-01-01T00:00:00Z') });
-  const wallet = jobs.modules.find((m) => EXPIRE_PAYMENTS_TASK in m.tasks);
+test('the expiry job is registered with a UTC crontab line that parses', async () => {
+  const parts = compose({ config: testConfig(), db: undefined as never, logger: pino({ level: 'silent' }), clock: createManualClock('2026-01-01T00:00:00Z') });
+  const wallet = parts.jobs.find((m) => EXPIRE_PAYMENTS_TASK in m.tasks);
   assert.ok(wallet, 'a job module defines the expiry task');
   const items = parseCrontab(wallet.crontab!.join('\n'));
   assert.equal(items.length, 1);
   assert.equal(items[0].task, EXPIRE_PAYMENTS_TASK);
   assert.equal(items[0].options.maxAttempts, 3);
   assert.equal(items[0].options.jobKey, EXPIRE_PAYMENTS_TASK);
-  jobs.close();
+  await parts.close();
 });
 
 test('dev: pending payments past their expiry become expired; confirmed ones are untouched; the page and the form follow', async () => {

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import pino from 'pino';
-import { buildApp } from '../src/app.ts';
+import { buildStandaloneApp } from '../src/app.ts';
 import { NotFoundError, TemporarilyUnavailableError, UpstreamError, ValidationError } from '../src/lib/errors.ts';
 import { chargeCredits, refundCredits } from '../src/modules/wallet/credits.ts';
 import { systemClock } from '../src/lib/clock.ts';
@@ -20,7 +20,7 @@ import { createTestDatabase } from './helpers/db.ts';
 async function pricedApp(env: Record<string, string> = {}, options: { listen?: boolean } = {}) {
   const db = await createTestDatabase();
   const config = testConfig({ RATE_LIMIT_PER_MINUTE: '100000', ...env });
-  const app = await buildApp({ config, db: db.db, logger: pino({ level: 'silent' }), clock: systemClock });
+  const app = await buildStandaloneApp({ config, db: db.db, logger: pino({ level: 'silent' }), clock: systemClock });
   const calls = { search: 0, fail: 0, units: 0 };
   await app.register(async (api: FastifyInstance) => {
     api.get('/priced', { config: { auth: 'any', price: 'companies.search' } }, async () => {
@@ -257,7 +257,7 @@ test('a priced route without a credential, or with an unknown price, is a progra
   const db = await createTestDatabase();
   const configs: FastifyContextConfig[] = [{ auth: 'none', price: 'companies.search' }, { auth: 'any', price: 'companies.nope' as never }];
   for (const config of configs) {
-    const app = await buildApp({ config: testConfig(), db: db.db, logger: pino({ level: 'silent' }), clock: systemClock });
+    const app = await buildStandaloneApp({ config: testConfig(), db: db.db, logger: pino({ level: 'silent' }), clock: systemClock });
     await assert.rejects(async () => {
       app.get('/x', { config }, async () => ({}));
       await app.ready();

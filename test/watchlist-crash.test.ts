@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { settleWatchRequest } from '../src/modules/watchlist/jobs.ts';
-import type { ImportCompany } from '../src/modules/watchlist/feed.ts';
+import type { ImportCompany } from '../src/registry/import.ts';
 import { ImportUnavailableError } from '../src/registry/import.ts';
 import { bearer, createAccount, createTestApp } from './helpers/app.ts';
 import { nipFor } from './helpers/registry.ts';

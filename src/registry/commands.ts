@@ -10,22 +10,12 @@ import { seedSyntheticCompanies } from './demo.ts';
 
 /** `regwatch daily` and `regwatch seed`. Logs go to stderr; stdout carries only the summary line. */
 
-interface CommandContext {
-  config: Config;
-  argv: string[];
-}
-
 const DAILY_USAGE = 'Usage: regwatch daily --date YYYY-MM-DD --source file:PATH|synthetic[:SEED]|krs|bir|ceidg|vat';
 const SEED_USAGE = 'Usage: regwatch seed --synthetic N [--seed S] [--date YYYY-MM-DD]';
 
 function usageError(message: string, usage: string): number {
   console.error(`regwatch: ${message}\n${usage}`);
   return 2;
-}
-
-async function parse(argv: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
-  const { parseCommandArgs } = await import('../cli.ts');
-  return parseCommandArgs(argv, options);
 }
 
 function stderrLogger(config: Config) {
@@ -76,19 +66,11 @@ function abortOnSignals(): { signal: AbortSignal; dispose(): void } {
   };
 }
 
-export async function dailyCommand({ config, argv }: CommandContext): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = await parse(argv, { date: { type: 'string' }, source: { type: 'string' }, 'batch-size': { type: 'string' } }));
-  } catch (e) {
-    return usageError((e as Error).message, DAILY_USAGE);
-  }
-  const date = values.date as string | undefined;
-  const spec = values.source as string | undefined;
+export async function dailyCommand(config: Config, options: { date?: string; source?: string; batchSize?: number }): Promise<number> {
+  const { date, source: spec, batchSize } = options;
   if (!date) return usageError('--date is required', DAILY_USAGE);
   if (!isIsoDate(date)) return usageError(`--date must be a date written YYYY-MM-DD (got "${date}")`, DAILY_USAGE);
   if (!spec) return usageError('--source is required', DAILY_USAGE);
-  const batchSize = values['batch-size'] === undefined ? undefined : Number(values['batch-size']);
   if (batchSize !== undefined && (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 50_000)) {
     return usageError('--batch-size must be an integer from 1 to 50000', DAILY_USAGE);
   }
@@ -129,20 +111,14 @@ export async function dailyCommand({ config, argv }: CommandContext): Promise<nu
   return 0;
 }
 
-export async function seedCommand({ config, argv }: CommandContext): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = await parse(argv, { synthetic: { type: 'string' }, seed: { type: 'string' }, date: { type: 'string' } }));
-  } catch (e) {
-    return usageError((e as Error).message, SEED_USAGE);
-  }
+export async function seedCommand(config: Config, values: { synthetic?: string; seed?: string; date?: string }): Promise<number> {
   const count = Number(values.synthetic);
   if (values.synthetic === undefined || !Number.isInteger(count) || count < 1 || count > 10_000_000) {
     return usageError('--synthetic N is required: the number of companies, 1 to 10000000', SEED_USAGE);
   }
   const seed = values.seed === undefined ? undefined : Number(values.seed);
   if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0)) return usageError('--seed must be a non-negative integer', SEED_USAGE);
-  const date = (values.date as string | undefined) ?? new Date().toISOString().slice(0, 10);
+  const date = values.date ?? new Date().toISOString().slice(0, 10);
   if (!isIsoDate(date)) return usageError(`--date must be a date written YYYY-MM-DD (got "${date}")`, SEED_USAGE);
 
   const logger = stderrLogger(config);

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { Log } from '../logger.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RegistrySource } from './sources/source.ts';
 import { createSyntheticSource, type SyntheticSource } from './sources/synthetic.ts';
@@ -34,7 +35,7 @@ export interface SeedOptions {
   date: string;
   onProgress?: (p: DailyProgress) => void;
   signal?: AbortSignal;
-  logger?: { warn(obj: object, msg: string): void };
+  logger?: Log;
 }
 
 /**

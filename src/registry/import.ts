@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { Config } from '../config.ts';
+import type { Log } from '../logger.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { parseIdentifier } from '../lib/identifiers.ts';
 import { runDaily, RunInProgressError } from './daily.ts';
 import { mergeSnapshots } from './merge.ts';
 import type { CompanySnapshot, Identifier, SourceName } from './model.ts';
-import { createRegistrySources } from './sources/index.ts';
 import type { RegistrySource } from './sources/source.ts';
 import { findCompanyIdByIdentifier } from './store.ts';
 
@@ -17,21 +16,23 @@ import { findCompanyIdByIdentifier } from './store.ts';
  * Shared by POST /companies/snapshot and the watchlist's background import.
  */
 
-export interface ImportLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
-
 export interface ImportDeps {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   db: Kysely<any>;
-  config: Config;
-  logger: ImportLogger;
-  /** The live sources to ask; default: those of `config.registrySources` (never `synthetic`). */
-  sources?: RegistrySource[];
+  logger: Log;
+  /** The live sources to ask (built once by the composition root; `synthetic` and `file` are skipped). */
+  sources: readonly RegistrySource[];
   /** Decides the run's date (today, UTC); default: the system clock. */
   clock?: Clock;
   signal?: AbortSignal;
+}
+
+/** The on-demand import as its users (snapshot, feeds, watchlist jobs) need it: make sure a company is known. */
+export type ImportCompany = (identifier: Identifier) => Promise<ImportResult>;
+
+/** Binds the on-demand import to the process's database and live sources. */
+export function createCompanyImporter(deps: ImportDeps): ImportCompany {
+  return (identifier) => importCompany(deps, identifier);
 }
 
 export interface ImportResult {
@@ -56,20 +57,6 @@ const SOURCE_PRIORITY: readonly SourceName[] = ['krs', 'ceidg', 'bir', 'vat'];
 
 /** How long to wait for another process that is importing the same identifier right now. */
 const CONCURRENT_IMPORT_WAIT_MS = 30_000;
-
-// Live connectors hold HTTP agents and rate limiters: one set per configuration, for the process.
-const defaultSourcesByConfig = new WeakMap<Config, RegistrySource[]>();
-
-function defaultSources(config: Config, logger: ImportLogger): RegistrySource[] {
-  let sources = defaultSourcesByConfig.get(config);
-  if (!sources) {
-    const live = config.registrySources.filter((s) => s !== 'synthetic');
-    const sourceLogger = { debug() {}, info: logger.info.bind(logger), warn: logger.warn.bind(logger), error: logger.warn.bind(logger) };
-    sources = live.length === 0 ? [] : createRegistrySources(config, live, { logger: sourceLogger });
-    defaultSourcesByConfig.set(config, sources);
-  }
-  return sources;
-}
 
 /** The identifier as stored (NIP bare, KRS padded), or null when it is not valid. */
 function storedForm(identifier: Identifier): Identifier | null {
@@ -106,7 +93,7 @@ export async function importCompany(deps: ImportDeps, identifier: Identifier): P
   const known = await findCompanyIdByIdentifier(deps.db, wanted);
   if (known) return { found: true, companyId: known };
 
-  const sources = (deps.sources ?? defaultSources(deps.config, deps.logger)).filter(
+  const sources = deps.sources.filter(
     (s) => typeof s.lookup === 'function' && s.name !== 'synthetic' && s.name !== 'file',
   );
   if (sources.length === 0) return { found: false };

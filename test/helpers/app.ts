@@ -3,18 +3,17 @@ import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { buildApp, type AppDeps } from '../../src/app.ts';
+import { buildStandaloneApp } from '../../src/app.ts';
+import { compose, type PartOverrides } from '../../src/composition.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createManualClock, systemClock, type Clock } from '../../src/lib/clock.ts';
 import { startWorker } from '../../src/jobs/worker.ts';
-import { createJobModules } from '../../src/jobs/modules.ts';
-import type { UsageTracker } from '../../src/modules/tokens/usage.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export { createManualClock };
 
 export interface TestApp {
-  app: FastifyInstance & { usage: UsageTracker };
+  app: FastifyInstance;
   db: TestDatabase;
   config: Config;
   clock: Clock;
@@ -31,13 +30,13 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
  * The real app (every route and hook) on a fresh database of this test file. `inject()` drives it;
  * pass `listen: true` for a real socket (browser tests).
  */
-export async function createTestApp(options: { env?: Record<string, string | undefined>; clock?: Clock; db?: TestDatabase; redis?: Redis; extras?: AppDeps['extras']; listen?: boolean } = {}): Promise<TestApp & { baseUrl: string }> {
+export async function createTestApp(options: { env?: Record<string, string | undefined>; clock?: Clock; db?: TestDatabase; redis?: Redis; overrides?: PartOverrides; listen?: boolean } = {}): Promise<TestApp & { baseUrl: string }> {
   const db = options.db ?? (await createTestDatabase());
   const logLines: string[] = [];
   const logger = pino({ level: 'info', redact: (await import('../../src/logger.ts')).REDACT_PATHS }, { write: (s: string) => { logLines.push(s); } });
   let config = testConfig(options.env);
   const clock = options.clock ?? systemClock;
-  const app = await buildApp({ config, db: db.db, logger, clock, redis: options.redis, extras: options.extras });
+  const app = await buildStandaloneApp({ config, db: db.db, logger, clock }, { redis: options.redis, overrides: options.overrides });
   let baseUrl = '';
   if (options.listen) {
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -47,7 +46,7 @@ export async function createTestApp(options: { env?: Record<string, string | und
       // Links in mail must point at this server: rebuild with the real base URL.
       await app.close();
       config = testConfig({ ...options.env, PUBLIC_BASE_URL: baseUrl, PORT: String(addr.port) });
-      const app2 = await buildApp({ config, db: db.db, logger, clock, redis: options.redis, extras: options.extras });
+      const app2 = await buildStandaloneApp({ config, db: db.db, logger, clock }, { redis: options.redis, overrides: options.overrides });
       await app2.listen({ port: addr.port, host: '127.0.0.1' });
       defer(() => app2.close());
       return { app: app2, db, config, clock, logLines, baseUrl };
@@ -59,11 +58,11 @@ export async function createTestApp(options: { env?: Record<string, string | und
 
 /** Runs the real graphile-worker with every module's tasks against the test database. */
 export async function startTestWorker(t: { db: TestDatabase; config: Config; clock: Clock }, logger = pino({ level: 'warn' })): Promise<Runner> {
-  const jobs = createJobModules({ config: t.config, db: t.db.db, logger, clock: t.clock });
-  const runner = await startWorker({ pool: t.db.pool, logger, modules: jobs.modules, concurrency: 2, pollInterval: 100 });
+  const parts = compose({ config: t.config, db: t.db.db, logger, clock: t.clock });
+  const runner = await startWorker({ pool: t.db.pool, logger, modules: parts.jobs, concurrency: 2, pollInterval: 100 });
   defer(async () => {
     await runner.stop();
-    jobs.close();
+    await parts.close();
   });
   return runner;
 }
@@ -72,10 +71,10 @@ export async function startTestWorker(t: { db: TestDatabase; config: Config; clo
 export async function drainJobs(t: { db: TestDatabase; config: Config; clock: Clock }): Promise<void> {
   const { runOnce } = await import('graphile-worker');
   const logger = pino({ level: 'warn' });
-  const jobs = createJobModules({ config: t.config, db: t.db.db, logger, clock: t.clock });
-  const taskList = Object.assign({}, ...jobs.modules.map((m) => m.tasks));
+  const parts = compose({ config: t.config, db: t.db.db, logger, clock: t.clock });
+  const taskList = Object.assign({}, ...parts.jobs.map((m) => m.tasks));
   await runOnce({ pgPool: t.db.pool, taskList, noHandleSignals: true, logger: undefined as never });
-  jobs.close();
+  await parts.close();
 }
 
 export interface TestAccount {

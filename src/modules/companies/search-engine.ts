@@ -1,4 +1,5 @@
 import type { Identifier } from '../../registry/model.ts';
+import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
 import {
@@ -46,7 +47,7 @@ export interface CompanySearchEngine {
 
 export interface SearchEngineOptions {
   db: RegistryExecutor;
-  logger: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+  logger: Log;
   /** `sql` never builds an index (every search runs in PostgreSQL). Default `memory`. */
   mode?: 'memory' | 'sql';
   /** Rows read per query while building. */

@@ -1,10 +1,10 @@
 import type { Config } from '../../config.ts';
+import type { Log } from '../../logger.ts';
 import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../../lib/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
-import { importCompany, ImportUnavailableError, type ImportLogger } from '../../registry/import.ts';
+import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
 import type { CompanySnapshot, Contact, IdentifierType, Profile } from '../../registry/model.ts';
-import type { RegistrySource } from '../../registry/sources/source.ts';
 import { findCompanyByIdentifier, type RegistryExecutor } from '../../registry/store.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
 import { findResultRows, type ResultRow } from './repo.ts';
@@ -13,11 +13,11 @@ import type { CompanySearchEngine } from './search-engine.ts';
 export interface CompaniesServiceDeps {
   db: RegistryExecutor;
   config: Config;
-  logger: ImportLogger;
+  logger: Log;
   clock: Clock;
   search: CompanySearchEngine;
-  /** Live registry sources for on-demand imports; default: those configured. */
-  sources?: RegistrySource[];
+  /** The on-demand import from the live registries (src/registry/import.ts). */
+  importCompany: ImportCompany;
 }
 
 export interface SearchResult {
@@ -86,7 +86,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       if (!company) {
         let imported;
         try {
-          imported = await importCompany({ db, config: deps.config, logger: deps.logger, sources: deps.sources, clock }, identifier);
+          imported = await deps.importCompany(identifier);
         } catch (e) {
           if (e instanceof ImportUnavailableError) throw new TemporarilyUnavailableError('The company registry could not be reached. Try again later.');
           throw e;

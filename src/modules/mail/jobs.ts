@@ -12,7 +12,8 @@ export interface MailDeps {
   db: Db;
   logger: Logger;
   clock: Clock;
-  smtpUrl: string | undefined;
+  /** Null without SMTP_URL: mail stays in the outbox and is printed to the log. */
+  transport: Transporter | null;
   mailFrom: string;
 }
 
@@ -25,8 +26,8 @@ export function createMailTransport(smtpUrl: string): Transporter {
  * in the outbox and is printed to the log; when SMTP is configured later, the worker's start
  * queues every unsent mail again (see `requeueUnsentMail`).
  */
-export function createMailJobs(deps: MailDeps): JobModule & { close(): void } {
-  const transport = deps.smtpUrl ? createMailTransport(deps.smtpUrl) : null;
+export function createMailJobs(deps: MailDeps): JobModule {
+  const { transport } = deps;
   const send: Task = async (payload) => {
     const { id } = parseJobPayload(SEND_MAIL_TASK, SendMailPayload, payload);
     const mail = await deps.db.selectFrom('mail_outbox').selectAll().where('id', '=', String(id)).executeTakeFirst();
@@ -53,7 +54,7 @@ export function createMailJobs(deps: MailDeps): JobModule & { close(): void } {
       throw e;
     }
   };
-  return { tasks: { [SEND_MAIL_TASK]: send }, close: () => transport?.close() };
+  return { tasks: { [SEND_MAIL_TASK]: send } };
 }
 
 /** Queues a send job for every unsent mail (job keys dedupe the ones already queued). */

@@ -1,12 +1,8 @@
 import type { Task } from 'graphile-worker';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.ts';
-import type { Db } from '../../db/database.ts';
-import type { Clock } from '../../lib/clock.ts';
 import type { JobModule } from '../../jobs/queue.ts';
 import { TASKS } from '../../jobs/tasks.ts';
-import { createPaymentProviders } from './payments/index.ts';
-import { createWalletService } from './service.ts';
+import type { WalletService } from './service.ts';
 
 // No dot: graphile-worker's crontab accepts only [_a-zA-Z0-9:/-] in task names.
 export const EXPIRE_PAYMENTS_TASK = TASKS.expirePayments;
@@ -16,8 +12,8 @@ export const EXPIRE_PAYMENTS_TASK = TASKS.expirePayments;
  * expiry, asking the provider first. Safe to run twice or concurrently: every state change is
  * a conditional update of a pending row.
  */
-export function createWalletJobs(deps: { db: Db; clock: Clock; logger: Logger; config: Config }): JobModule {
-  const wallet = createWalletService({ ...deps, payments: createPaymentProviders(deps.config) });
+export function createWalletJobs(deps: { wallet: WalletService; logger: Logger }): JobModule {
+  const { wallet } = deps;
   const expire: Task = async () => {
     const counts = await wallet.expireStalePayments();
     if (counts.expired + counts.confirmed + counts.failed + counts.left > 0) deps.logger.info({ payments: counts }, 'stale payments handled');

@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../../lib/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
-import { ImportUnavailableError } from '../../registry/import.ts';
+import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
 import type { Identifier, IdentifierType } from '../../registry/model.ts';
 import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
 import {
@@ -10,8 +10,6 @@ import {
   type EventRow, type FeedEventRow,
 } from './repo.ts';
 
-/** The on-demand import (src/registry/import.ts) as the feeds need it: make sure a company is known. */
-export type ImportCompany = (identifier: Identifier) => Promise<{ found: boolean; companyId?: string }>;
 
 export interface FeedQuery extends EventFilterQuery {
   page: number;

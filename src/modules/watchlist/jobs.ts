@@ -7,9 +7,8 @@ import type { Clock } from '../../lib/clock.ts';
 import type { JobModule } from '../../jobs/queue.ts';
 import { parseJobPayload } from '../../jobs/payload.ts';
 import { WatchlistAddPayload } from '../../jobs/tasks.ts';
-import { importCompany as importFromRegistries, ImportUnavailableError } from '../../registry/import.ts';
+import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
 import { enqueueMail } from '../mail/outbox.ts';
-import type { ImportCompany } from './feed.ts';
 import { composeWatchlistMail } from './mail.ts';
 import { claimQueuedItems, findCompanyIds, findRequestById, listRequestItems, settleItems, watchCompanies, type Settlement } from './repo.ts';
 import { completeSettledRequest, WATCH_ADD_TASK } from './service.ts';
@@ -19,12 +18,8 @@ export interface WatchlistJobDeps {
   db: Db;
   logger: Logger;
   clock: Clock;
-  /** Default: the on-demand import from the configured live sources (REGISTRY_SOURCES). */
-  importCompany?: ImportCompany;
-}
-
-export function defaultImportCompany(deps: { config: Config; db: Db; logger: Logger; clock: Clock }): ImportCompany {
-  return (identifier) => importFromRegistries({ db: deps.db, config: deps.config, logger: deps.logger, clock: deps.clock }, identifier);
+  /** The on-demand import from the live sources (REGISTRY_SOURCES). */
+  importCompany: ImportCompany;
 }
 
 export interface SettleOptions {
@@ -40,7 +35,7 @@ export interface SettleOptions {
  * not watched (idempotent by reference) and queues the confirmation mail: a request completes,
  * refunds and mails exactly once, however often it runs.
  */
-export async function settleWatchRequest(deps: WatchlistJobDeps & { importCompany: ImportCompany }, requestId: string, options: SettleOptions = {}): Promise<'completed' | 'already_completed' | 'missing'> {
+export async function settleWatchRequest(deps: WatchlistJobDeps, requestId: string, options: SettleOptions = {}): Promise<'completed' | 'already_completed' | 'missing'> {
   const { db, clock, logger } = deps;
   const request = await findRequestById(db, requestId);
   if (!request) return 'missing';
@@ -95,11 +90,10 @@ export async function settleWatchRequest(deps: WatchlistJobDeps & { importCompan
 
 /** `watchlist.add {request_id}`: one job per add request (job key per request), safe to run twice. */
 export function createWatchlistJobs(deps: WatchlistJobDeps): JobModule {
-  const importCompany = deps.importCompany ?? defaultImportCompany(deps);
   const add: Task = async (payload, helpers) => {
     const { request_id: id } = parseJobPayload(WATCH_ADD_TASK, WatchlistAddPayload, payload);
     const finalAttempt = helpers.job.attempts >= helpers.job.max_attempts;
-    const outcome = await settleWatchRequest({ ...deps, importCompany }, String(id), { finalAttempt });
+    const outcome = await settleWatchRequest(deps, String(id), { finalAttempt });
     if (outcome === 'missing') deps.logger.warn({ request_id: id }, 'watchlist add: request not found (account deleted?)');
   };
   return { tasks: { [WATCH_ADD_TASK]: add } };

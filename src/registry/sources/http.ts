@@ -9,15 +9,7 @@ import { isAbortError, SourceUnavailableError, type EntityErrorHandler, isRunFat
  * limits so the documented upstream quotas are never exceeded by this process.
  */
 
-/** Structurally compatible with pino, so the application logger can be passed in as is. */
-export interface SourceLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export const silentLogger: SourceLogger = { debug() {}, info() {}, warn() {}, error() {} };
+import { silentLog, type Log } from '../../logger.ts';
 
 export interface RateLimitRule {
   limit: number;
@@ -48,7 +40,7 @@ export interface HttpClientOptions {
   rateLimits?: RateLimitRule[];
   maxConcurrent?: number;
   headers?: Record<string, string>;
-  logger?: SourceLogger;
+  logger?: Log;
   /** Tests pass a fixed sequence; production uses Math.random. */
   random?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -219,7 +211,7 @@ function describeNetworkError(error: unknown): { reason: 'timeout' | 'network'; 
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-  const logger = options.logger ?? silentLogger;
+  const logger = options.logger ?? silentLog;
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? defaultSleep;
   const now = options.now ?? Date.now;
@@ -351,7 +343,7 @@ export async function* fetchEntities<T, R>(
   }
 }
 
-export function defaultEntityErrorHandler(source: SourceName, logger: SourceLogger): EntityErrorHandler {
+export function defaultEntityErrorHandler(source: SourceName, logger: Log): EntityErrorHandler {
   return (identifier, error) =>
     logger.warn({ source, identifier, error: error.message, errorName: error.name }, 'registry entity skipped');
 }

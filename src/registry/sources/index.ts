@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
+import type { Log } from '../../logger.ts';
 import type { RegistrySource } from './source.ts';
 import { SourceConfigError, type EntityErrorHandler } from './errors.ts';
-import type { SourceLogger } from './http.ts';
 import { createKrsSource } from './krs/krs-source.ts';
 import { createBirSource } from './bir/bir-source.ts';
 import { createCeidgSource } from './ceidg/ceidg-source.ts';
@@ -26,7 +26,7 @@ export interface RegistrySourcesConfig {
 }
 
 export interface RegistrySourcesDeps {
-  logger?: SourceLogger;
+  logger?: Log;
   clock?: Clock;
   /** Entity-level problems of daily runs (default: a warning in the log). */
   onEntityError?: EntityErrorHandler;
@@ -83,6 +83,11 @@ export function createRegistrySources(config: RegistrySourcesConfig, names: read
     }
   }
   return sources;
+}
+
+/** The live connectors REGISTRY_SOURCES names (the on-demand import asks these); `synthetic` and `file:` are skipped. */
+export function createLiveSources(config: RegistrySourcesConfig & { registrySources: readonly string[] }, deps: RegistrySourcesDeps = {}): RegistrySource[] {
+  return createRegistrySources(config, config.registrySources.filter((name) => !isHandledElsewhere(name)), deps);
 }
 
 export { createKrsSource, createBirSource, createCeidgSource, createVatSource };

@@ -14,4 +14,6 @@ export interface RegistrySource {
   snapshotsForDate(date: string, options?: { signal?: AbortSignal }): AsyncIterable<CompanySnapshot>;
   /** Fetches one company by identifier; null when the source does not know it. */
   lookup?(identifier: Identifier, options?: { signal?: AbortSignal }): Promise<CompanySnapshot | null>;
+  /** Lets go of connections (live connectors hold HTTP agents). */
+  close?(): Promise<void>;
 }

@@ -1,7 +1,8 @@
 import type { Clock } from '../../../lib/clock.ts';
+import { silentLog, type Log } from '../../../logger.ts';
 import { systemClock } from '../../../lib/clock.ts';
 import { MalformedPayloadError, SourceConfigError, SourceDateOutOfRangeError, SourceUnavailableError } from '../errors.ts';
-import { backoffDelay, DEFAULT_RETRY_POLICY, headerValue, responseText, silentLogger, type HttpClient, type SourceLogger } from '../http.ts';
+import { backoffDelay, DEFAULT_RETRY_POLICY, headerValue, responseText, type HttpClient } from '../http.ts';
 import { birErrorOf, BirServiceError } from './bir-reports.ts';
 import { buildEnvelope, extractEnvelope, parseBirRows, readSoapResult, soapAction, type BirMethod, type BirRow, type SearchParameter } from './bir-soap.ts';
 
@@ -18,7 +19,7 @@ export interface BirClientOptions {
   apiKey: string;
   http: HttpClient;
   clock?: Clock;
-  logger?: SourceLogger;
+  logger?: Log;
   /** Log in again before GUS's 60-minute limit so calls never run into it. */
   sessionMaxAgeMs?: number;
   /** Waits between attempts when GUS reports too many concurrent summary reports (code 101). */
@@ -32,7 +33,7 @@ const SESSION_MAX_AGE_MS = 55 * 60_000;
 export class BirClient {
   readonly #opts: BirClientOptions;
   readonly #clock: Clock;
-  readonly #logger: SourceLogger;
+  readonly #logger: Log;
   #sid: string | null = null;
   #loggedInAt = 0;
   #login: Promise<string> | null = null;
@@ -40,7 +41,7 @@ export class BirClient {
   constructor(options: BirClientOptions) {
     this.#opts = options;
     this.#clock = options.clock ?? systemClock;
-    this.#logger = options.logger ?? silentLogger;
+    this.#logger = options.logger ?? silentLog;
   }
 
   get sessionId(): string | null {

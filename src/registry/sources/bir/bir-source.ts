@@ -1,4 +1,5 @@
 import type { Clock } from '../../../lib/clock.ts';
+import { silentLog, type Log } from '../../../logger.ts';
 import { parseIdentifier } from '../../../lib/identifiers.ts';
 import type { CompanySnapshot, Identifier } from '../../model.ts';
 import type { RegistrySource } from '../source.ts';
@@ -7,11 +8,9 @@ import {
   createHttpClient,
   defaultEntityErrorHandler,
   fetchEntities,
-  silentLogger,
   trimBaseUrl,
   type RateLimitRule,
   type RetryPolicy,
-  type SourceLogger,
 } from '../http.ts';
 import { BirClient } from './bir-client.ts';
 import {
@@ -60,7 +59,7 @@ export interface BirSourceOptions {
   includeLocalUnits?: boolean;
   sessionMaxAgeMs?: number;
   busyDelayMs?: number;
-  logger?: SourceLogger;
+  logger?: Log;
   clock?: Clock;
   onEntityError?: EntityErrorHandler;
 }
@@ -95,7 +94,7 @@ export function createBirSource(options: BirSourceOptions): BirSource {
   const endpoint = trimBaseUrl(options.baseUrl);
   const apiKey = options.apiKey?.trim() || (isTestEnvironment(endpoint) ? BIR_TEST_KEY : '');
   if (!apiKey) throw new SourceConfigError('bir', 'BIR_API_KEY (the GUS BIR user key) is not set');
-  const logger = options.logger ?? silentLogger;
+  const logger = options.logger ?? silentLog;
   const onEntityError = options.onEntityError ?? defaultEntityErrorHandler('bir', logger);
   const names = reportNames(options.reportVersion ?? 'BIR12');
   const includeUnits = options.includeLocalUnits ?? true;

@@ -1,4 +1,5 @@
 import type { Identifier } from '../../model.ts';
+import { silentLog, type Log } from '../../../logger.ts';
 import { parseIdentifier } from '../../../lib/identifiers.ts';
 import type { RegistrySource } from '../source.ts';
 import {
@@ -14,12 +15,10 @@ import {
   defaultEntityErrorHandler,
   joinUrl,
   responseText,
-  silentLogger,
   trimBaseUrl,
   type HttpResponse,
   type RateLimitRule,
   type RetryPolicy,
-  type SourceLogger,
 } from '../http.ts';
 import { ceidgStatus, mapCeidgEntry, normalizeEntryId, pickCurrentEntry } from './ceidg-mapper.ts';
 
@@ -46,7 +45,7 @@ export interface CeidgSourceOptions {
   batchSize?: number;
   /** Page size of `/zmiana`. */
   pageSize?: number;
-  logger?: SourceLogger;
+  logger?: Log;
   onEntityError?: EntityErrorHandler;
 }
 
@@ -80,7 +79,7 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
   if (!options.baseUrl?.trim()) throw new SourceConfigError('ceidg', 'CEIDG_API_URL (the CEIDG API base URL) is not set');
   if (!options.token?.trim()) throw new SourceConfigError('ceidg', 'CEIDG_API_TOKEN (the CEIDG bearer token) is not set');
   const root = trimBaseUrl(options.baseUrl);
-  const logger = options.logger ?? silentLogger;
+  const logger = options.logger ?? silentLog;
   const onEntityError = options.onEntityError ?? defaultEntityErrorHandler('ceidg', logger);
   const batchSize = Math.max(1, options.batchSize ?? 25);
   const pageSize = Math.max(1, options.pageSize ?? 100);

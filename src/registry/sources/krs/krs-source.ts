@@ -1,4 +1,5 @@
 import type { CompanySnapshot, Identifier } from '../../model.ts';
+import { silentLog, type Log } from '../../../logger.ts';
 import { normalizeKrs } from '../../../lib/identifiers.ts';
 import type { RegistrySource } from '../source.ts';
 import {
@@ -15,12 +16,10 @@ import {
   fetchEntities,
   joinUrl,
   responseText,
-  silentLogger,
   trimBaseUrl,
   type HttpClient,
   type HttpResponse,
   type RetryPolicy,
-  type SourceLogger,
 } from '../http.ts';
 import { mapKrsExtract, parseBulletin } from './krs-extract.ts';
 
@@ -44,7 +43,7 @@ export interface KrsSourceOptions {
    * restructuring by their register entries when the decision date is not written out.
    */
   extract?: 'current' | 'full';
-  logger?: SourceLogger;
+  logger?: Log;
   onEntityError?: EntityErrorHandler;
 }
 
@@ -78,7 +77,7 @@ function parseJson(response: HttpResponse, identifier: string): unknown {
 export function createKrsSource(options: KrsSourceOptions): KrsSource {
   if (!options.baseUrl?.trim()) throw new SourceConfigError('krs', 'KRS_API_URL (the KRS API base URL) is not set');
   const root = apiRoot(options.baseUrl);
-  const logger = options.logger ?? silentLogger;
+  const logger = options.logger ?? silentLog;
   const onEntityError = options.onEntityError ?? defaultEntityErrorHandler('krs', logger);
   const concurrency = options.concurrency ?? 2;
   const http: HttpClient = createHttpClient({

@@ -1,4 +1,5 @@
 import type { Clock } from '../../../lib/clock.ts';
+import { silentLog, type Log } from '../../../logger.ts';
 import { systemClock } from '../../../lib/clock.ts';
 import { parseIdentifier, isValidNip, stripNipFormatting } from '../../../lib/identifiers.ts';
 import type { CompanySnapshot, Identifier } from '../../model.ts';
@@ -19,12 +20,10 @@ import {
   joinUrl,
   polishDate,
   responseText,
-  silentLogger,
   trimBaseUrl,
   type HttpResponse,
   type RateLimitRule,
   type RetryPolicy,
-  type SourceLogger,
 } from '../http.ts';
 import { mapVatSubject } from './vat-mapper.ts';
 
@@ -63,7 +62,7 @@ export interface VatSourceOptions {
   retry?: Partial<RetryPolicy>;
   rateLimits?: RateLimitRule[];
   clock?: Clock;
-  logger?: SourceLogger;
+  logger?: Log;
   onEntityError?: EntityErrorHandler;
   /** Every answer's request id, for whoever must keep proof of the check. */
   onRequestId?: (record: VatRequestRecord) => void;
@@ -121,7 +120,7 @@ export function createVatSource(options: VatSourceOptions): VatSource {
   if (!options.baseUrl?.trim()) throw new SourceConfigError('vat', 'VAT_API_URL (the white-list API base URL) is not set');
   const root = apiRoot(options.baseUrl);
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? silentLogger;
+  const logger = options.logger ?? silentLog;
   const onEntityError = options.onEntityError ?? defaultEntityErrorHandler('vat', logger);
   const batchSize = Math.min(VAT_BATCH_LIMIT, Math.max(1, options.batchSize ?? VAT_BATCH_LIMIT));
   const budgets = { search: options.searchRequestsPerDay ?? 100, check: options.checkRequestsPerDay ?? 5_000 };

@@ -1,0 +1,112 @@
+import type { Transporter } from 'nodemailer';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Db } from './db/database.ts';
+import type { Clock } from './lib/clock.ts';
+import type { JobModule } from './jobs/queue.ts';
+import { createAccountsModule } from './modules/accounts/module.ts';
+import { createCompaniesModule } from './modules/companies/module.ts';
+import { createCompanySearchEngine, type CompanySearchEngine } from './modules/companies/search-engine.ts';
+import { createDictionariesModule } from './modules/dictionaries/module.ts';
+import { createMailTransport } from './modules/mail/jobs.ts';
+import { createMailModule } from './modules/mail/module.ts';
+import type { AppModule } from './modules/module.ts';
+import { createStatsModule } from './modules/stats/module.ts';
+import { createTokensModule } from './modules/tokens/module.ts';
+import { createUsageTracker, type UsageTracker } from './modules/tokens/usage.ts';
+import { createWalletModule } from './modules/wallet/module.ts';
+import { createPaymentProviders, type PaymentProviders } from './modules/wallet/payments/index.ts';
+import { createWatchlistModule } from './modules/watchlist/module.ts';
+import { createCompanyImporter } from './registry/import.ts';
+import { createRegistryModule } from './registry/module.ts';
+import { createLiveSources } from './registry/sources/index.ts';
+import type { RegistrySource } from './registry/sources/source.ts';
+
+/**
+ * The one composition root. Every entry point (the server, the CLI, tests, benchmarks) hands it
+ * the process's core (config, database, logger, clock) and gets back each part built once: the
+ * payment providers, the live registry connectors, the search engine, the mail transport, the
+ * token usage tracker, and every domain module. The HTTP app (src/app.ts) registers the modules'
+ * routes, the worker (src/jobs/worker.ts) runs their jobs; `close()` lets go of what was built here.
+ *
+ * Tests and benchmarks swap parts through `overrides`, never through branches deeper inside. A
+ * part passed in is left to its owner to close.
+ */
+
+export interface Core {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+}
+
+export interface PartOverrides {
+  /** Live registry connectors for on-demand imports (default: those REGISTRY_SOURCES names). */
+  registrySources?: RegistrySource[];
+  /** The company search engine (default: one over the database, its index built once serving). */
+  companySearch?: CompanySearchEngine;
+  payments?: PaymentProviders;
+  /** Mail transport (default: SMTP_URL's, or none: mail stays in the outbox). */
+  mailTransport?: Transporter | null;
+}
+
+export interface Composition extends Core {
+  usage: UsageTracker;
+  companySearch: CompanySearchEngine;
+  modules: ReturnType<typeof createModules>;
+  /** The same modules as a list, in registration order: what the app and the worker consume. */
+  list: AppModule[];
+  /** Every module's jobs, for the worker. */
+  jobs: JobModule[];
+  close(): Promise<void>;
+}
+
+function createModules(core: Core, parts: { usage: UsageTracker; payments: PaymentProviders; sources: readonly RegistrySource[]; search: CompanySearchEngine; ownsSearch: boolean; transport: Transporter | null }) {
+  const { config, db, logger, clock } = core;
+  const importCompany = createCompanyImporter({ db, logger, clock, sources: parts.sources });
+  return {
+    accounts: createAccountsModule({ db, clock, publicBaseUrl: config.publicBaseUrl }),
+    tokens: createTokensModule({ db, clock, usage: parts.usage }),
+    wallet: createWalletModule({ db, clock, logger, config, payments: parts.payments }),
+    stats: createStatsModule({ db }),
+    companies: createCompaniesModule({ db, config, logger, clock, search: parts.search, ownsSearch: parts.ownsSearch, importCompany }),
+    dictionaries: createDictionariesModule(),
+    watchlist: createWatchlistModule({ db, config, clock, logger, importCompany }),
+    mail: createMailModule({ db, logger, clock, transport: parts.transport, mailFrom: config.mailFrom }),
+    registry: createRegistryModule({ config, db, logger, clock }),
+  };
+}
+
+export function compose(core: Core, overrides: PartOverrides = {}): Composition {
+  const { config, db, logger } = core;
+  const usage = createUsageTracker(db, { onError: (e) => logger.warn({ err: e }, 'token usage flush failed') });
+  const payments = overrides.payments ?? createPaymentProviders(config);
+  const sourceLogger = { debug() {}, info: logger.info.bind(logger), warn: logger.warn.bind(logger), error: logger.warn.bind(logger) };
+  const ownedSources = overrides.registrySources ? [] : createLiveSources(config, { logger: sourceLogger, clock: core.clock });
+  const sources = overrides.registrySources ?? ownedSources;
+  const search = overrides.companySearch ?? createCompanySearchEngine({ db, logger });
+  const ownsSearch = !overrides.companySearch;
+  const ownedTransport = overrides.mailTransport === undefined && config.smtpUrl ? createMailTransport(config.smtpUrl) : null;
+  const transport = overrides.mailTransport === undefined ? ownedTransport : overrides.mailTransport;
+
+  const modules = createModules(core, { usage, payments, sources, search, ownsSearch, transport });
+  const list: AppModule[] = Object.values(modules);
+  let closed: Promise<void> | null = null;
+  return {
+    ...core,
+    usage,
+    companySearch: search,
+    modules,
+    list,
+    jobs: list.flatMap((m) => (m.jobs ? [m.jobs] : [])),
+    close() {
+      closed ??= (async () => {
+        await usage.stop();
+        if (ownsSearch) await search.stop();
+        await Promise.allSettled(ownedSources.map((s) => s.close?.()));
+        ownedTransport?.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -31,6 +31,14 @@ export const REDACT_PATHS = [
   '*.password',
 ];
 
+/**
+ * The process logger: JSON lines (what log collectors read), or pino-pretty's readable lines when
+ * the output is a terminal a person watches. `destination` (tests, the CLI's stderr) is kept as given.
+ */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'regwatch' } }, destination);
+  const options: pino.LoggerOptions = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'regwatch' } };
+  if (!destination && process.stdout.isTTY) {
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+  }
+  return pino(options, destination);
 }

@@ -1,5 +1,6 @@
 import { watchedNips } from './vat-refresh.ts';
 import type { RegistryExecutor } from './store.ts';
+import { Presets, SingleBar } from 'cli-progress';
 import pino from 'pino';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
@@ -22,33 +23,28 @@ function stderrLogger(config: Config) {
   return createLogger(config.logLevel, pino.destination({ dest: 2, sync: true }));
 }
 
-/** A single self-rewriting line on a terminal; nothing at all when stderr is not one. */
+/** A progress bar on a terminal (cli-progress); nothing at all when stderr is not one. */
 function progressPrinter(): { onProgress?: (p: DailyProgress) => void; done(): void } {
   if (!process.stderr.isTTY) return { done: () => {} };
-  let last = 0;
-  let shown = false;
+  let bar: SingleBar | null = null;
+  const values = (p: DailyProgress) => ({
+    rate: Math.round(p.rate).toLocaleString('en'), created: p.new, updated: p.updated, events: p.events,
+    of: p.expectedTotal === null ? '' : ` of ${p.expectedTotal.toLocaleString('en')}`,
+  });
   return {
     onProgress: (p) => {
-      const t = Date.now();
-      if (t - last < 250) return;
-      last = t;
-      shown = true;
-      const eta = p.etaMs === null ? '' : `, ${formatDuration(p.etaMs)} left`;
-      const of = p.expectedTotal === null ? '' : ` of ${p.expectedTotal.toLocaleString('en')}`;
-      process.stderr.write(`\r\x1b[K${p.processed.toLocaleString('en')}${of} companies, ${Math.round(p.rate).toLocaleString('en')}/s${eta} (new ${p.new}, updated ${p.updated}, events ${p.events})`);
+      if (!bar) {
+        const format = `${p.expectedTotal === null ? '' : '{bar} {percentage}% '}{value}{of} companies, {rate}/s, ETA {eta_formatted} (new {created}, updated {updated}, events {events})`;
+        bar = new SingleBar({ stream: process.stderr, format, fps: 4, hideCursor: true, clearOnComplete: true, etaBuffer: 50 }, Presets.shades_classic);
+        bar.start(p.expectedTotal ?? 0, p.processed, values(p));
+      }
+      bar.update(p.processed, values(p));
     },
     done: () => {
-      if (shown) process.stderr.write('\r\x1b[K');
+      bar?.stop();
+      bar = null;
     },
   };
-}
-
-function formatDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = s % 60;
-  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(sec).padStart(2, '0')}s` : `${sec}s`;
 }
 
 /** Stops the run cleanly on Ctrl-C: the committed batches stay, and the next run resumes. */

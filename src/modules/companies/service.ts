@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import { pageMeta } from '../../lib/pagination.ts';
 import type { Log } from '../../logger.ts';
 import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../../lib/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -116,10 +117,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       return {
         status: 'success' as const,
         data: {
-          total: answer.total,
-          per_page: SEARCH_PAGE_SIZE,
-          current_page: page,
-          last_page: Math.max(1, Math.ceil(answer.total / SEARCH_PAGE_SIZE)),
+          ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE),
           results: rows.map(searchResultOf),
         },
       };

@@ -1,4 +1,5 @@
 import { foldText, normalizeActivityCode } from '../../lib/text.ts';
+import { pageMeta } from '../../lib/pagination.ts';
 import { legalForms, pkdActivities, voivodeships, type PkdEntry, type PkdLevel, type PkdVersion } from '../../registry/dictionaries.ts';
 
 /**
@@ -73,6 +74,6 @@ export function listActivities(query: ActivityQuery) {
   const start = (query.page - 1) * query.perPage;
   return {
     data: matches.slice(start, start + query.perPage),
-    meta: { total, per_page: query.perPage, current_page: query.page, last_page: Math.max(1, Math.ceil(total / query.perPage)) },
+    meta: pageMeta(total, query.page, query.perPage),
   };
 }

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { pageMetaWithLinks } from '../../lib/pagination.ts';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config, CreditPackage } from '../../config.ts';
@@ -27,27 +28,7 @@ export function formatMoney(amount: number): string {
   return (amount / 100).toFixed(2);
 }
 
-export interface PageMeta {
-  total: number;
-  per_page: number;
-  current_page: number;
-  last_page: number;
-  next_page: number | null;
-  prev_page: number | null;
-}
 
-/** Page-numbered list meta; past the end, prev_page points at the last page that has rows. */
-export function pageMeta(total: number, page: number, perPage: number): PageMeta {
-  const lastPage = Math.max(1, Math.ceil(total / perPage));
-  return {
-    total,
-    per_page: perPage,
-    current_page: page,
-    last_page: lastPage,
-    next_page: page < lastPage ? page + 1 : null,
-    prev_page: page > 1 ? Math.min(page - 1, lastPage) : null,
-  };
-}
 
 export function packageView(p: CreditPackage) {
   return { slug: p.slug, credits: p.credits, price: formatMoney(p.amount), currency: p.currency.toUpperCase() };
@@ -122,7 +103,7 @@ export function createWalletService(deps: WalletDeps) {
           .execute(),
         db.selectFrom('wallet_transactions').select((eb) => eb.fn.countAll<string>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
       ]);
-      return { data: rows, meta: pageMeta(Number(count.n), page, perPage) };
+      return { data: rows, meta: pageMetaWithLinks(Number(count.n), page, perPage) };
     },
 
     listPackages() {

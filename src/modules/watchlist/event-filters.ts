@@ -4,8 +4,9 @@ import { EVENT_SCOPES, EVENT_TYPES, type EventScope, type EventType } from '../.
 
 /** The filters both event feeds take (DECISIONS 5), as the query string gives them. */
 export interface EventFilterQuery {
-  event_type?: string;
-  scope?: string;
+  /** One value, a comma list, or the parameter repeated (each item may be a comma list too). */
+  event_type?: string | readonly string[];
+  scope?: string | readonly string[];
   from_date?: string;
   to_date?: string;
 }
@@ -19,8 +20,9 @@ export interface EventFilters {
 
 const SCOPES = Object.keys(EVENT_SCOPES) as EventScope[];
 
-function commaList(raw: string): string[] {
-  return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+function commaList(raw: string | readonly string[]): string[] {
+  const items = typeof raw === 'string' ? [raw] : raw;
+  return items.flatMap((item) => item.split(',')).map((s) => s.trim()).filter((s) => s !== '');
 }
 
 /**
@@ -32,14 +34,16 @@ export function parseEventFilters(q: EventFilterQuery): EventFilters {
   const fail = (key: string, text: string) => (errors[key] ??= []).push(text);
 
   let types: Set<EventType> | null = null;
-  if (q.event_type !== undefined && q.event_type.trim() !== '') {
-    const requested = commaList(q.event_type).map((s) => s.toUpperCase());
+  const requestedTypes = q.event_type === undefined ? [] : commaList(q.event_type);
+  if (requestedTypes.length > 0) {
+    const requested = requestedTypes.map((s) => s.toUpperCase());
     const unknown = requested.filter((s) => !(EVENT_TYPES as readonly string[]).includes(s));
     if (unknown.length > 0) fail('event_type', `The selected event type is invalid: ${unknown.slice(0, 5).join(', ')}.`);
     else types = new Set(requested as EventType[]);
   }
-  if (q.scope !== undefined && q.scope.trim() !== '') {
-    const requested = commaList(q.scope).map((s) => s.toLowerCase());
+  const requestedScopes = q.scope === undefined ? [] : commaList(q.scope);
+  if (requestedScopes.length > 0) {
+    const requested = requestedScopes.map((s) => s.toLowerCase());
     const unknown = requested.filter((s) => !(SCOPES as string[]).includes(s));
     if (unknown.length > 0) fail('scope', `The selected scope is invalid. Use one of ${SCOPES.join(', ')}.`);
     else {

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { pageMeta, type PageMeta } from '../../lib/pagination.ts';
 import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../../lib/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
@@ -17,13 +18,7 @@ export interface FeedQuery extends EventFilterQuery {
   after_id?: number;
 }
 
-export interface PageMeta {
-  total: number;
-  per_page: number;
-  current_page: number;
-  last_page: number;
-  fetched_at: string;
-}
+export type EventPageMeta = PageMeta & { fetched_at: string };
 
 export interface CursorMeta {
   per_page: number;
@@ -42,12 +37,12 @@ export interface CompanyEventsQuery extends EventFilterQuery {
 }
 
 export interface EventsService {
-  feed(accountId: string, q: FeedQuery): Promise<{ data: FeedEventRow[]; meta: PageMeta | CursorMeta }>;
-  companyEvents(q: CompanyEventsQuery): Promise<{ data: { company: { primary_identifier: string; identifier_type: IdentifierType; name: string }; events: EventRow[] }; meta: PageMeta }>;
+  feed(accountId: string, q: FeedQuery): Promise<{ data: FeedEventRow[]; meta: EventPageMeta | CursorMeta }>;
+  companyEvents(q: CompanyEventsQuery): Promise<{ data: { company: { primary_identifier: string; identifier_type: IdentifierType; name: string }; events: EventRow[] }; meta: EventPageMeta }>;
 }
 
-function pageMeta(total: number, page: number, perPage: number, fetchedAt: Date): PageMeta {
-  return { total, per_page: perPage, current_page: page, last_page: Math.max(1, Math.ceil(total / perPage)), fetched_at: fetchedAt.toISOString() };
+function eventPageMeta(total: number, page: number, perPage: number, fetchedAt: Date): EventPageMeta {
+  return { ...pageMeta(total, page, perPage), fetched_at: fetchedAt.toISOString() };
 }
 
 export function createEventsService(deps: { db: Db; clock: Clock; importCompany: ImportCompany }): EventsService {
@@ -79,7 +74,7 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
         const n = await countFeed(trx, accountId, filters);
         return { total: n, data: await listFeedPage(trx, accountId, filters, q.per_page, (q.page - 1) * q.per_page, n) };
       });
-      return { data, meta: pageMeta(total, q.page, q.per_page, fetchedAt) };
+      return { data, meta: eventPageMeta(total, q.page, q.per_page, fetchedAt) };
     },
 
     /** All of a known company's events, watched or not; unknown after the on-demand import: 404. */
@@ -105,7 +100,7 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
       }));
       return {
         data: { company: { primary_identifier: company.primary_identifier, identifier_type: company.primary_identifier_type, name: company.name }, events },
-        meta: pageMeta(total, q.page, q.per_page, fetchedAt),
+        meta: eventPageMeta(total, q.page, q.per_page, fetchedAt),
       };
     },
   };

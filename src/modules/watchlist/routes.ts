@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { parseIdentifierList } from './identifier-list.ts';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DateSchema, errorResponses, TimestampSchema } from '../../http/schemas.ts';
 import { EVENT_SCOPES, EVENT_TYPES, IDENTIFIER_TYPES } from '../../registry/model.ts';
@@ -64,8 +65,6 @@ const PageQuery = {
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
 };
 
-const joinList = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
-
 function addMessage(o: AddOutcome): string {
   const parts = [`${o.queued} identifier${o.queued === 1 ? '' : 's'} queued for monitoring`];
   if (o.already_watched > 0) parts.push(`${o.already_watched} already watched`);
@@ -98,7 +97,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
         },
       },
     }, async (req, reply) => {
-      const out = await watchlist.add(req.auth!.accountId, req.body);
+      const out = await watchlist.add(req.auth!.accountId, parseIdentifierList(req.body));
       return reply.code(202).send({ success: true as const, message: addMessage(out), ...out });
     });
 
@@ -140,7 +139,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
         },
       },
     }, async (req) => {
-      const r = await watchlist.remove(req.auth!.accountId, req.body);
+      const r = await watchlist.remove(req.auth!.accountId, parseIdentifierList(req.body));
       return {
         success: true as const,
         data: { removed: r.removed, not_found: r.not_found, not_watched: r.not_watched },
@@ -195,7 +194,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
       },
     }, async (req) => {
       const q = req.query;
-      const r = await events.companyEvents({ ...q, event_type: joinList(q.event_type), scope: joinList(q.scope) });
+      const r = await events.companyEvents(q);
       return { status: 'success' as const, data: r.data, meta: r.meta };
     });
 
@@ -217,7 +216,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
       },
     }, async (req) => {
       const q = req.query;
-      const r = await events.feed(req.auth!.accountId, { ...q, event_type: joinList(q.event_type), scope: joinList(q.scope) });
+      const r = await events.feed(req.auth!.accountId, q);
       return { status: 'success' as const, data: r.data, meta: r.meta };
     });
   };

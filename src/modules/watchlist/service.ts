@@ -1,4 +1,5 @@
 import type { Config } from '../../config.ts';
+import { pageMeta, type PageMeta } from '../../lib/pagination.ts';
 import type { Db } from '../../db/database.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { chargeCredits, refundCredits } from '../wallet/credits.ts';
@@ -8,7 +9,7 @@ import { addJob } from '../../jobs/queue.ts';
 import { TASKS } from '../../jobs/tasks.ts';
 import type { IdentifierType } from '../../registry/model.ts';
 import { enqueueMail } from '../mail/outbox.ts';
-import { parseIdentifierList } from './identifier-list.ts';
+import type { IdentifierList } from './identifier-list.ts';
 import { composeWatchlistMail } from './mail.ts';
 import {
   accountEmail, cancelQueuedItems, completeRequest, countWatched, findActiveWatches, findCompanyIds, findQueuedValues, findRequestById,
@@ -66,9 +67,9 @@ export interface RequestView {
 }
 
 export interface WatchlistService {
-  add(accountId: string, body: unknown): Promise<AddOutcome>;
-  remove(accountId: string, body: unknown): Promise<RemoveOutcome>;
-  listWatched(accountId: string, page: number, perPage: number): Promise<{ data: WatchedRow[]; meta: { total: number; per_page: number; current_page: number; last_page: number } }>;
+  add(accountId: string, list: IdentifierList): Promise<AddOutcome>;
+  remove(accountId: string, list: IdentifierList): Promise<RemoveOutcome>;
+  listWatched(accountId: string, page: number, perPage: number): Promise<{ data: WatchedRow[]; meta: PageMeta }>;
   getRequest(accountId: string, requestRef: string): Promise<RequestView>;
 }
 
@@ -79,8 +80,7 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
      * Takes the request in one transaction: the request and its items, the charge for the values
      * newly queued, and the job that settles them commit together, or (402) none of them does.
      */
-    async add(accountId, body) {
-      const list = parseIdentifierList(body);
+    async add(accountId, list) {
       const ref = newRef();
       const now = clock.now();
       return db.transaction().execute(async (trx) => {
@@ -117,8 +117,7 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
      * yet is `removed` too, and will not be watched (docs/watchlist.md). Serialised with the
      * account's adds by the same lock, so an add and a removal of one value apply in one order.
      */
-    async remove(accountId, body) {
-      const list = parseIdentifierList(body);
+    async remove(accountId, list) {
       const at = clock.now();
       return db.transaction().execute(async (trx) => {
         await lockAccountWatchlist(trx, accountId);
@@ -149,7 +148,7 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
 
     async listWatched(accountId, page, perPage) {
       const [total, data] = await Promise.all([countWatched(db, accountId), listWatched(db, accountId, perPage, (page - 1) * perPage)]);
-      return { data, meta: { total, per_page: perPage, current_page: page, last_page: Math.max(1, Math.ceil(total / perPage)) } };
+      return { data, meta: pageMeta(total, page, perPage) };
     },
 
     async getRequest(accountId, requestRef) {

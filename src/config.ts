@@ -1,11 +1,13 @@
 import { resolve } from 'node:path';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 
 export type Role = 'all' | 'api' | 'worker';
 export type PaymentProviderName = 'dev' | 'stripe';
 
 export const KNOWN_SOURCES = ['krs', 'bir', 'ceidg', 'vat', 'synthetic'] as const;
 
-/** Credits per operation (DECISIONS section 3); every data route declares one of these keys. */
+/** Credits per operation (docs/credits.md); every data route declares one of these keys. */
 export const DEFAULT_PRICES = {
   'companies.search': 1,
   'companies.snapshot': 1,
@@ -70,149 +72,156 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+const Url = (protocols: readonly string[]) =>
+  Type.String({ pattern: `^(${protocols.map((p) => p.replace(':', '')).join('|')}):`, description: `a ${protocols.join(' or ')} URL` });
+const Int = (min: number, max: number) => Type.String({ pattern: '^-?[0-9]+$', description: `an integer from ${min} to ${max}`, min, max });
+const OneOf = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)), { description: `one of ${values.join(', ')}` });
+
+/**
+ * Every variable the service reads, as TypeBox schemas over the raw strings: one place that lists
+ * them (docs/configuration.md explains each), checked all at once so an operator sees every problem.
+ */
+const EnvSchema = Type.Object({
+  PORT: Type.Optional(Int(0, 65535)),
+  HOST: Type.Optional(Type.String()),
+  DATABASE_URL: Type.Optional(Url(['postgres:', 'postgresql:'])),
+  DATA_DIR: Type.Optional(Type.String()),
+  REDIS_URL: Type.Optional(Url(['redis:', 'rediss:'])),
+  SMTP_URL: Type.Optional(Url(['smtp:', 'smtps:'])),
+  MAIL_FROM: Type.Optional(Type.String()),
+  PUBLIC_BASE_URL: Type.Optional(Url(['http:', 'https:'])),
+  PAYMENT_PROVIDER: Type.Optional(OneOf(['dev', 'stripe'])),
+  STRIPE_SECRET_KEY: Type.Optional(Type.String()),
+  STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String()),
+  STRIPE_API_BASE: Type.Optional(Url(['http:', 'https:'])),
+  ROLE: Type.Optional(OneOf(['all', 'api', 'worker'])),
+  KRS_API_URL: Type.Optional(Url(['http:', 'https:'])),
+  BIR_API_URL: Type.Optional(Url(['http:', 'https:'])),
+  BIR_API_KEY: Type.Optional(Type.String()),
+  CEIDG_API_URL: Type.Optional(Url(['http:', 'https:'])),
+  CEIDG_API_TOKEN: Type.Optional(Type.String()),
+  VAT_API_URL: Type.Optional(Url(['http:', 'https:'])),
+  PRICES: Type.Optional(Type.String({ description: 'a JSON object of operation to credits' })),
+  CREDIT_PACKAGES: Type.Optional(Type.String({ description: 'a JSON array of packages' })),
+  DEMO_COMPANIES: Type.Optional(Int(0, 10_000_000)),
+  RATE_LIMIT_PER_MINUTE: Type.Optional(Int(1, 1_000_000)),
+  RATE_LIMIT_STATS_PER_MINUTE: Type.Optional(Int(1, 1_000_000)),
+  TRUST_PROXY: Type.Optional(OneOf(['0', '1', 'true', 'false'])),
+  LOG_LEVEL: Type.Optional(OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+});
+type RawEnv = Static<typeof EnvSchema>;
+
+const PricesSchema = Type.Record(Type.String(), Type.Integer({ minimum: 0 }));
+const PackagesSchema = Type.Array(Type.Object({
+  slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }),
+  credits: Type.Integer({ minimum: 1 }),
+  amount: Type.Integer({ minimum: 1, description: 'the price in the smallest currency unit' }),
+  currency: Type.String({ pattern: '^[a-z]{3}$' }),
+}), { minItems: 1 });
+
+function describe(schema: TSchema, raw: unknown): string {
+  return `must be ${String(schema.description ?? 'valid')} (got ${JSON.stringify(raw)})`;
+}
+
+/** Problems with a JSON-valued variable, checked against its schema. */
+function parseJson<T extends TSchema>(name: string, raw: string | undefined, schema: T, problems: string[]): Static<T> | undefined {
+  if (raw === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    problems.push(`${name} is not valid JSON`);
+    return undefined;
+  }
+  const first = Value.Errors(schema, value).First();
+  if (!first) return value as Static<T>;
+  problems.push(`${name}: ${first.path ? `${first.path.slice(1).replaceAll('/', '.')} ` : ''}${first.message.toLowerCase()}`);
+  return undefined;
+}
+
 /**
  * Parses the environment once into a frozen Config. Every problem is collected so that an
  * operator sees all of them at start, each naming its variable.
  */
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
-  const str = (name: string): string | undefined => {
-    const v = env[name];
-    return v === undefined || v.trim() === '' ? undefined : v.trim();
-  };
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = str(name);
-    if (raw === undefined) return fallback;
+  // An empty or blank variable counts as unset; values are trimmed.
+  const given: Record<string, string> = {};
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const v = env[key]?.trim();
+    if (v) given[key] = v;
+  }
+  for (const error of Value.Errors(EnvSchema, given)) {
+    const name = error.path.slice(1);
+    problems.push(`${name} ${describe(error.schema, error.value)}`);
+  }
+  const ints = (Object.entries(EnvSchema.properties) as [string, TSchema & { min?: number; max?: number }][]).filter(([, s]) => s.min !== undefined);
+  for (const [name, schema] of ints) {
+    const raw = given[name];
+    if (raw === undefined || !/^-?[0-9]+$/.test(raw)) continue;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return n;
-  };
-  const url = (name: string, protocols: string[]): string | undefined => {
-    const raw = str(name);
-    if (raw === undefined) return undefined;
-    try {
-      const u = new URL(raw);
-      if (!protocols.includes(u.protocol)) {
-        problems.push(`${name} must be a ${protocols.join(' or ')} URL (got "${u.protocol}")`);
-      }
-    } catch {
-      problems.push(`${name} is not a valid URL`);
-    }
-    return raw;
-  };
-  const oneOf = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
-    const raw = str(name);
-    if (raw === undefined) return fallback;
-    if (!(values as readonly string[]).includes(raw)) {
-      problems.push(`${name} must be one of ${values.join(', ')} (got "${raw}")`);
-      return fallback;
-    }
-    return raw as T;
-  };
-  const json = <T>(name: string, fallback: T, check: (v: unknown) => string | null): T => {
-    const raw = str(name);
-    if (raw === undefined) return fallback;
-    try {
-      const v = JSON.parse(raw) as unknown;
-      const err = check(v);
-      if (err) {
-        problems.push(`${name}: ${err}`);
-        return fallback;
-      }
-      return v as T;
-    } catch {
-      problems.push(`${name} is not valid JSON`);
-      return fallback;
-    }
-  };
+    if (n < schema.min! || n > schema.max!) problems.push(`${name} ${describe(schema, raw)}`);
+  }
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'PUBLIC_BASE_URL', 'STRIPE_API_BASE', 'KRS_API_URL', 'BIR_API_URL', 'CEIDG_API_URL', 'VAT_API_URL']) {
+    if (given[name] !== undefined && !URL.canParse(given[name])) problems.push(`${name} is not a valid URL`);
+  }
+  const e = given as RawEnv;
+  const int = (raw: string | undefined, fallback: number) => (raw !== undefined && /^-?[0-9]+$/.test(raw) ? Number(raw) : fallback);
 
-  const port = int('PORT', 3000, 0, 65535);
-  const host = str('HOST') ?? '127.0.0.1';
-  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
-  const dataDir = resolve(str('DATA_DIR') ?? './.data');
-  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
-  const smtpUrl = url('SMTP_URL', ['smtp:', 'smtps:']);
-  const mailFrom = str('MAIL_FROM') ?? 'regwatch <no-reply@regwatch.local>';
-  const publicBaseUrl = (url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
-  const paymentProvider = oneOf<PaymentProviderName>('PAYMENT_PROVIDER', ['dev', 'stripe'], 'dev');
-  const stripeSecretKey = str('STRIPE_SECRET_KEY');
-  const stripeWebhookSecret = str('STRIPE_WEBHOOK_SECRET');
-  const stripeApiBase = url('STRIPE_API_BASE', ['http:', 'https:']);
+  const port = int(e.PORT, 3000);
+  const host = e.HOST ?? '127.0.0.1';
+  const databaseUrl = e.DATABASE_URL;
+  const paymentProvider = (e.PAYMENT_PROVIDER ?? 'dev') as PaymentProviderName;
   if (paymentProvider === 'stripe') {
-    if (!stripeSecretKey) problems.push('STRIPE_SECRET_KEY is required when PAYMENT_PROVIDER=stripe');
-    if (!stripeWebhookSecret) problems.push('STRIPE_WEBHOOK_SECRET is required when PAYMENT_PROVIDER=stripe');
+    if (!e.STRIPE_SECRET_KEY) problems.push('STRIPE_SECRET_KEY is required when PAYMENT_PROVIDER=stripe');
+    if (!e.STRIPE_WEBHOOK_SECRET) problems.push('STRIPE_WEBHOOK_SECRET is required when PAYMENT_PROVIDER=stripe');
   }
-  const role = oneOf<Role>('ROLE', ['all', 'api', 'worker'], 'all');
 
-  let registrySources: string[];
+  // Unset: synthetic on the embedded database, none on a server's; set but empty: none.
   const rawSources = env.REGISTRY_SOURCES;
-  if (rawSources === undefined) {
-    registrySources = databaseUrl ? [] : ['synthetic'];
-  } else {
-    registrySources = rawSources.split(',').map((s) => s.trim()).filter(Boolean);
-    for (const s of registrySources) {
-      if (!(KNOWN_SOURCES as readonly string[]).includes(s)) {
-        problems.push(`REGISTRY_SOURCES: unknown source "${s}" (known: ${KNOWN_SOURCES.join(', ')})`);
-      }
-    }
+  const registrySources = rawSources === undefined ? (databaseUrl ? [] : ['synthetic']) : rawSources.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const source of registrySources) {
+    if (!(KNOWN_SOURCES as readonly string[]).includes(source)) problems.push(`REGISTRY_SOURCES: unknown source "${source}" (known: ${KNOWN_SOURCES.join(', ')})`);
   }
-  const krsApiUrl = url('KRS_API_URL', ['http:', 'https:']);
-  const birApiUrl = url('BIR_API_URL', ['http:', 'https:']);
-  const birApiKey = str('BIR_API_KEY');
-  const ceidgApiUrl = url('CEIDG_API_URL', ['http:', 'https:']);
-  const ceidgApiToken = str('CEIDG_API_TOKEN');
-  const vatApiUrl = url('VAT_API_URL', ['http:', 'https:']);
-  const needs: Record<string, [string, string | undefined][]> = {
-    krs: [['KRS_API_URL', krsApiUrl]],
-    bir: [['BIR_API_URL', birApiUrl], ['BIR_API_KEY', birApiKey]],
-    ceidg: [['CEIDG_API_URL', ceidgApiUrl], ['CEIDG_API_TOKEN', ceidgApiToken]],
-    vat: [['VAT_API_URL', vatApiUrl]],
-  };
-  for (const s of registrySources) {
-    for (const [name, value] of needs[s] ?? []) {
-      if (!value) problems.push(`${name} is required when REGISTRY_SOURCES includes ${s}`);
-    }
+  const needs: Record<string, (keyof RawEnv)[]> = { krs: ['KRS_API_URL'], bir: ['BIR_API_URL', 'BIR_API_KEY'], ceidg: ['CEIDG_API_URL', 'CEIDG_API_TOKEN'], vat: ['VAT_API_URL'] };
+  for (const source of registrySources) {
+    for (const name of needs[source] ?? []) if (!e[name]) problems.push(`${name} is required when REGISTRY_SOURCES includes ${source}`);
   }
 
-  const prices = {
-    ...DEFAULT_PRICES,
-    ...json<Partial<Record<PriceKey, number>>>('PRICES', {}, (v) => {
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'must be an object of operation to credits';
-      for (const [k, n] of Object.entries(v)) {
-        if (!(k in DEFAULT_PRICES)) return `unknown operation "${k}" (known: ${Object.keys(DEFAULT_PRICES).join(', ')})`;
-        if (!Number.isInteger(n) || (n as number) < 0) return `price of ${k} must be a non-negative integer`;
-      }
-      return null;
-    }),
-  };
-  const packages = json<CreditPackage[]>('CREDIT_PACKAGES', DEFAULT_PACKAGES, (v) => {
-    if (!Array.isArray(v) || v.length === 0) return 'must be a non-empty array';
-    for (const p of v as CreditPackage[]) {
-      if (typeof p?.slug !== 'string' || !/^[a-z0-9-]{1,64}$/.test(p.slug)) return 'each package needs a slug of a-z, 0-9 and dashes';
-      if (!Number.isInteger(p.credits) || p.credits <= 0) return `package ${p.slug}: credits must be a positive integer`;
-      if (!Number.isInteger(p.amount) || p.amount <= 0) return `package ${p.slug}: amount must be a positive integer (smallest currency unit)`;
-      if (typeof p.currency !== 'string' || !/^[a-z]{3}$/.test(p.currency)) return `package ${p.slug}: currency must be a 3-letter code`;
-    }
-    return null;
-  });
-
-  const demoCompanies = int('DEMO_COMPANIES', 50_000, 0, 10_000_000);
-  const rateLimit = {
-    perMinute: int('RATE_LIMIT_PER_MINUTE', 180, 1, 1_000_000),
-    statsPerMinute: int('RATE_LIMIT_STATS_PER_MINUTE', 10, 1, 1_000_000),
-  };
-  const trustProxy = oneOf('TRUST_PROXY', ['0', '1', 'true', 'false'], '0');
-  const logLevel = oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info');
+  const priceOverrides = parseJson('PRICES', e.PRICES, PricesSchema, problems) ?? {};
+  for (const key of Object.keys(priceOverrides)) {
+    if (!(key in DEFAULT_PRICES)) problems.push(`PRICES: unknown operation "${key}" (known: ${Object.keys(DEFAULT_PRICES).join(', ')})`);
+  }
+  const packages = parseJson('CREDIT_PACKAGES', e.CREDIT_PACKAGES, PackagesSchema, problems) ?? DEFAULT_PACKAGES;
 
   if (problems.length > 0) throw new ConfigError(problems);
+  const trustProxy = e.TRUST_PROXY ?? '0';
   return Object.freeze({
-    port, host, databaseUrl, dataDir, redisUrl, smtpUrl, mailFrom, publicBaseUrl, paymentProvider,
-    stripeSecretKey, stripeWebhookSecret, stripeApiBase, role, registrySources: Object.freeze(registrySources),
-    krsApiUrl, birApiUrl, birApiKey, ceidgApiUrl, ceidgApiToken, vatApiUrl, logLevel,
-    prices: Object.freeze(prices), packages: Object.freeze(packages), demoCompanies, rateLimit: Object.freeze(rateLimit),
+    port,
+    host,
+    databaseUrl,
+    dataDir: resolve(e.DATA_DIR ?? './.data'),
+    redisUrl: e.REDIS_URL,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM ?? 'regwatch <no-reply@regwatch.local>',
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    paymentProvider,
+    stripeSecretKey: e.STRIPE_SECRET_KEY,
+    stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,
+    stripeApiBase: e.STRIPE_API_BASE,
+    role: (e.ROLE ?? 'all') as Role,
+    registrySources: Object.freeze(registrySources),
+    krsApiUrl: e.KRS_API_URL,
+    birApiUrl: e.BIR_API_URL,
+    birApiKey: e.BIR_API_KEY,
+    ceidgApiUrl: e.CEIDG_API_URL,
+    ceidgApiToken: e.CEIDG_API_TOKEN,
+    vatApiUrl: e.VAT_API_URL,
+    logLevel: e.LOG_LEVEL ?? 'info',
+    prices: Object.freeze({ ...DEFAULT_PRICES, ...priceOverrides } as Record<PriceKey, number>),
+    packages: Object.freeze(packages),
+    demoCompanies: int(e.DEMO_COMPANIES, 50_000),
+    rateLimit: Object.freeze({ perMinute: int(e.RATE_LIMIT_PER_MINUTE, 180), statsPerMinute: int(e.RATE_LIMIT_STATS_PER_MINUTE, 10) }),
     trustProxy: trustProxy === '1' || trustProxy === 'true',
   });
 }

@@ -1,110 +1,106 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
 /**
- * The company model: the specification's snapshot shape plus the DECISIONS section 5 additions.
- * Every source (KRS, BIR, CEIDG, VAT, synthetic, file) produces `CompanySnapshot`s in this shape.
+ * The company model: the specification's snapshot shape plus the profile additions of
+ * docs/registry.md (`source`, `vat_status`, `bank_accounts`). Every source (KRS, BIR, CEIDG, VAT,
+ * synthetic, file) produces `CompanySnapshot`s in this shape. One TypeBox schema per part: the
+ * types below derive from it, and the API's snapshot and search schemas use it as is.
  */
 
-export type IdentifierType = 'NIP' | 'REGON9' | 'KRS';
-export const IDENTIFIER_TYPES: readonly IdentifierType[] = ['NIP', 'REGON9', 'KRS'];
+/** A string enum: one `enum` in JSON Schema (serialised as a plain string, one error when it fails). */
+export const StringEnum = <T extends string>(values: readonly T[], options: { description?: string; default?: T } = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 
-export type SourceName = 'krs' | 'bir' | 'ceidg' | 'vat' | 'synthetic' | 'file';
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
-export interface Identifier {
-  type: IdentifierType;
-  value: string;
-}
+export const IDENTIFIER_TYPES = ['NIP', 'REGON9', 'KRS'] as const;
+export type IdentifierType = (typeof IDENTIFIER_TYPES)[number];
 
-export interface Address {
-  street: string;
-  building: string;
-  apartment: string;
-  city: string;
-  postal_code: string;
-  voivodeship: string;
-  country_code: string;
-}
+export const SOURCE_NAMES = ['krs', 'bir', 'ceidg', 'vat', 'synthetic', 'file'] as const;
+export type SourceName = (typeof SOURCE_NAMES)[number];
 
-export type DateType =
-  | 'registration'
-  | 'activity_start'
-  | 'suspension'
-  | 'resumption'
-  | 'closure'
-  | 'deletion'
-  | 'bankruptcy_start'
-  | 'bankruptcy_end'
-  | 'liquidation_start'
-  | 'liquidation_end'
-  | 'restructuring_start'
-  | 'restructuring_end';
-
-export const DATE_TYPES: readonly DateType[] = [
+export const DATE_TYPES = [
   'registration', 'activity_start', 'suspension', 'resumption', 'closure', 'deletion',
   'bankruptcy_start', 'bankruptcy_end', 'liquidation_start', 'liquidation_end',
   'restructuring_start', 'restructuring_end',
-];
+] as const;
+export type DateType = (typeof DATE_TYPES)[number];
 
-export interface DatedEntry {
-  type: DateType;
-  /** YYYY-MM-DD */
-  date: string;
-}
+export const CONTACT_TYPES = ['phone', 'email', 'fax'] as const;
+export type ContactType = (typeof CONTACT_TYPES)[number];
 
-export interface LocalUnit {
-  /** REGON14 of the local unit (or another stable identifier the source gives). */
-  identifier: string;
-  name: string;
-  address: Address | null;
-  /** A unit closes by disappearing from `units[]` or by gaining a `closure` date. */
-  dates: DatedEntry[];
-}
+export const IdentifierSchema = Type.Object({
+  type: Type.Union(IDENTIFIER_TYPES.map((t) => Type.Literal(t))),
+  value: Type.String(),
+});
+export type Identifier = Static<typeof IdentifierSchema>;
 
-export type ContactType = 'phone' | 'email' | 'fax';
-export interface Contact {
-  type: ContactType;
-  value: string;
-}
+export const AddressSchema = Type.Object({
+  street: Type.String(), building: Type.String(), apartment: Type.String(), city: Type.String(),
+  postal_code: Type.String(), voivodeship: Type.String(), country_code: Type.String(),
+});
+export type Address = Static<typeof AddressSchema>;
 
-export interface Activity {
-  /** PKD code without dots, e.g. `6201Z`. */
-  code: string;
-  name: string;
-  is_primary: boolean;
-}
+export const DatedEntrySchema = Type.Object({
+  type: StringEnum(DATE_TYPES, { description: DATE_TYPES.join(', ') + '.' }),
+  date: Type.String({ description: 'YYYY-MM-DD' }),
+});
+export type DatedEntry = Static<typeof DatedEntrySchema>;
 
-export interface Person {
-  full_name: string;
-  role: string;
-}
+export const LocalUnitSchema = Type.Object({
+  identifier: Type.String({ description: 'REGON14 of the local unit (or another stable identifier the source gives).' }),
+  name: Type.String(),
+  address: Nullable(AddressSchema),
+  dates: Type.Array(DatedEntrySchema, { description: 'A unit closes by disappearing from `units[]` or by gaining a `closure` date.' }),
+});
+export type LocalUnit = Static<typeof LocalUnitSchema>;
 
-export interface Profile {
-  source: SourceName;
-  name: string;
-  /** Registry-language label, e.g. `aktywny`, `zawieszony`, `wykreślony`. */
-  status: string;
-  legal_form: string;
-  address: Address | null;
-  units: LocalUnit[];
-  contacts: Contact[];
-  activities: Activity[];
-  dates: DatedEntry[];
-  /** URL strings. */
-  websites: string[];
-  vat_status: string | null;
-  bank_accounts: string[];
-}
+export const ContactSchema = Type.Object({
+  type: StringEnum(CONTACT_TYPES, { description: '`phone`, `email` or `fax`.' }),
+  value: Type.String(),
+});
+export type Contact = Static<typeof ContactSchema>;
 
-export interface CompanyIdentity {
-  identifiers: Identifier[];
-  company_type: string;
-  country_code: string;
-}
+export const ActivitySchema = Type.Object({
+  code: Type.String({ description: 'PKD code without dots, e.g. `6201Z`.' }),
+  name: Type.String(),
+  is_primary: Type.Boolean(),
+});
+export type Activity = Static<typeof ActivitySchema>;
+
+export const PersonSchema = Type.Object({ full_name: Type.String(), role: Type.String() });
+export type Person = Static<typeof PersonSchema>;
+
+export const ProfileSchema = Type.Object({
+  source: StringEnum(SOURCE_NAMES, { description: 'The registry this profile comes from: `krs`, `bir`, `ceidg`, `vat`, `synthetic` or `file`.' }),
+  name: Type.String(),
+  status: Type.String({ description: 'Registry-language label, e.g. `aktywny`, `zawieszony`, `wykreślony`.' }),
+  legal_form: Type.String({ description: 'Registry-language label.' }),
+  address: Nullable(AddressSchema),
+  units: Type.Array(LocalUnitSchema),
+  contacts: Type.Array(ContactSchema),
+  activities: Type.Array(ActivitySchema),
+  dates: Type.Array(DatedEntrySchema),
+  websites: Type.Array(Type.String(), { description: 'URL strings.' }),
+  vat_status: Nullable(Type.String({ description: 'VAT white-list status label; null when the source does not say.' })),
+  bank_accounts: Type.Array(Type.String()),
+});
+export type Profile = Static<typeof ProfileSchema>;
+
+export const CompanyIdentitySchema = Type.Object({
+  identifiers: Type.Array(IdentifierSchema),
+  company_type: Type.String(),
+  country_code: Type.String(),
+});
+export type CompanyIdentity = Static<typeof CompanyIdentitySchema>;
 
 /** `data` of POST /companies/snapshot without `meta`; also one line of the NDJSON file source. */
-export interface CompanySnapshot {
-  identity: CompanyIdentity;
-  profiles: Profile[];
-  persons: Person[];
-}
+export const CompanySnapshotSchema = Type.Object({
+  identity: CompanyIdentitySchema,
+  profiles: Type.Array(ProfileSchema),
+  persons: Type.Array(PersonSchema),
+});
+export type CompanySnapshot = Static<typeof CompanySnapshotSchema>;
 
 export type CompanyStatus = 'ACTIVE' | 'SUSPENDED' | 'DELETED';
 

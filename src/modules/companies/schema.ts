@@ -1,61 +1,11 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { DateSchema, TimestampSchema } from '../../http/schemas.ts';
+import { CompanySnapshotSchema, ContactSchema, IdentifierSchema, StringEnum } from '../../registry/model.ts';
 import { MAX_SEARCH_PAGE } from './filters.ts';
 
 /** TypeBox schemas of the companies routes: they validate requests and shape every response. */
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
-
-export const IdentifierSchema = Type.Object({
-  type: Type.Union([Type.Literal('NIP'), Type.Literal('REGON9'), Type.Literal('KRS')]),
-  value: Type.String(),
-});
-
-export const AddressSchema = Type.Object({
-  street: Type.String(), building: Type.String(), apartment: Type.String(), city: Type.String(),
-  postal_code: Type.String(), voivodeship: Type.String(), country_code: Type.String(),
-});
-
-const DatedSchema = Type.Object({
-  type: Type.String({ description: 'registration, activity_start, suspension, resumption, closure, deletion, bankruptcy_start, bankruptcy_end, liquidation_start, liquidation_end, restructuring_start or restructuring_end.' }),
-  date: Type.String({ description: 'YYYY-MM-DD' }),
-});
-
-export const ContactSchema = Type.Object({
-  type: Type.String({ description: '`phone`, `email` or `fax`.' }),
-  value: Type.String(),
-});
-
-const ProfileSchema = Type.Object({
-  source: Type.String({ description: 'The registry this profile comes from: `krs`, `bir`, `ceidg`, `vat`, `synthetic` or `file`.' }),
-  name: Type.String(),
-  status: Type.String({ description: 'Registry-language label, e.g. `aktywny`.' }),
-  legal_form: Type.String({ description: 'Registry-language label.' }),
-  address: Nullable(AddressSchema),
-  units: Type.Array(Type.Object({
-    identifier: Type.String(), name: Type.String(), address: Nullable(AddressSchema), dates: Type.Array(DatedSchema),
-  })),
-  contacts: Type.Array(ContactSchema),
-  activities: Type.Array(Type.Object({ code: Type.String(), name: Type.String(), is_primary: Type.Boolean() })),
-  dates: Type.Array(DatedSchema),
-  websites: Type.Array(Type.String()),
-  vat_status: Nullable(Type.String({ description: 'VAT white-list status label; null when the source does not say.' })),
-  bank_accounts: Type.Array(Type.String()),
-});
-
-export const SnapshotSchema = Type.Object({
-  identity: Type.Object({
-    identifiers: Type.Array(IdentifierSchema),
-    company_type: Type.String(),
-    country_code: Type.String(),
-  }),
-  profiles: Type.Array(ProfileSchema),
-  persons: Type.Array(Type.Object({ full_name: Type.String(), role: Type.String() })),
-});
-
-/** A string enum (one `enum` error when it fails, where a union of literals reports one per member). */
-export const StringEnum = <T extends string>(values: readonly T[], options: { description?: string; default?: T } = {}) =>
-  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 
 export const SnapshotBodySchema = Type.Object({
   identifier_type: StringEnum(['NIP', 'REGON9', 'KRS'] as const, { description: 'NIP, REGON9 or KRS.' }),
@@ -68,7 +18,7 @@ export const SnapshotBodySchema = Type.Object({
 
 export const SnapshotResponseSchema = Type.Object({
   status: Type.Literal('success'),
-  data: SnapshotSchema,
+  data: CompanySnapshotSchema,
   meta: Type.Object({
     fetched_at: TimestampSchema,
     first_seen_date: Type.String({ description: 'Extension: the day the service first stored the company (YYYY-MM-DD).' }),

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../http/schemas.ts';
-import { StringEnum } from '../companies/schema.ts';
+import { StringEnum } from '../../registry/model.ts';
 import { listActivities, listLegalForms, listVoivodeships } from './service.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);

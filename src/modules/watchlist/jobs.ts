@@ -2,13 +2,10 @@ import type { Task } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import { refundCredits } from '../../http/pricing.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { JobModule } from '../../jobs/queue.ts';
 import { importCompany as importFromRegistries, ImportUnavailableError } from '../../registry/import.ts';
-import { enqueueMail } from '../mail/outbox.ts';
 import type { ImportCompany } from './feed.ts';
-import { composeWatchlistMail } from './mail.ts';
 import { claimQueuedItems, findCompanyIds, findRequestById, listRequestItems, settleItems, watchCompanies, type Settlement } from './repo.ts';
 import { completeSettledRequest, WATCH_ADD_TASK } from './service.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The company model: the specification's snapshot shape plus the DECISIONS section 5 additions.
+ * The company model: the specification's snapshot shape plus the additions in docs/api-contract.md.
  * Every source (KRS, BIR, CEIDG, VAT, synthetic, file) produces `CompanySnapshot`s in this shape.
  */
 

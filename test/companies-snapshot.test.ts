@@ -36,7 +36,7 @@ describe('POST /companies/snapshot', () => {
 
   const snapshot = (payload: unknown, headers = auth) => t.app.inject({ method: 'POST', url: '/api/v1/companies/snapshot', headers, payload: payload as object });
 
-  test('200: the stored snapshot with the DECISIONS 5 additions, and meta.fetched_at', async () => {
+  test('200: the stored snapshot with its model additions, and meta.fetched_at', async () => {
     const res = await snapshot({ identifier_type: 'NIP', identifier_value: ALFA });
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json();
@@ -62,7 +62,7 @@ describe('POST /companies/snapshot', () => {
     assert.equal(body.meta.last_changed_date, null);
   });
 
-  test('formatting variants DECISIONS 4 accepts: NIP with spaces, dashes, a PL prefix; KRS with or without zeros; REGON9', async () => {
+  test('formatting variants the identifiers accept: NIP with spaces, dashes, a PL prefix; KRS with or without zeros; REGON9', async () => {
     const dashed = `${ALFA.slice(0, 3)}-${ALFA.slice(3, 6)}-${ALFA.slice(6, 8)}-${ALFA.slice(8)}`;
     const spaced = `${ALFA.slice(0, 3)} ${ALFA.slice(3, 6)} ${ALFA.slice(6, 8)} ${ALFA.slice(8)}`;
     for (const value of [ALFA, dashed, spaced, `PL${ALFA}`, `pl ${dashed}`, `  ${ALFA}  `]) {

@@ -4,7 +4,7 @@ import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createCeidgSource, type CeidgSourceOptions } from '../src/registry/sources/ceidg/ceidg-source.ts';
 import { mapCeidgEntry, pickCurrentEntry } from '../src/registry/sources/ceidg/ceidg-mapper.ts';
 import { EntityNotFoundError, MalformedPayloadError, SourceConfigError, SourceUnavailableError } from '../src/registry/sources/errors.ts';
-import { jsonFixtureReply, jsonReply, readFixtureJson, startFixtureServer, type FixtureServer, type Handler, withServer,
+import { jsonFixtureReply, jsonReply, readFixtureJson, type FixtureServer, type Handler, withServer,
 } from './helpers/fixture-server.ts';
 
 const FIRMA = 'ceidg/v2-doc-example-firma-31F87519-wylacznie-w-formie-spolki-test-env.json';

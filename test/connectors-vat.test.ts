@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createVatSource, VatQuotaExceededError, type VatRequestRecord, type VatSourceOptions } from '../src/registry/sources/vat/vat-source.ts';
 import { parseWhiteListAddress } from '../src/registry/sources/vat/vat-mapper.ts';
-import { SourceDateOutOfRangeError, SourceUnavailableError, UpstreamResponseError } from '../src/registry/sources/errors.ts';
-import { jsonFixtureReply, jsonReply, readFixtureJson, startFixtureServer, type FixtureServer, type Handler, withServer,
+import { SourceDateOutOfRangeError, SourceUnavailableError, type UpstreamResponseError } from '../src/registry/sources/errors.ts';
+import { jsonFixtureReply, jsonReply, readFixtureJson, type FixtureServer, withServer,
 } from './helpers/fixture-server.ts';
 
 const DIR = 'vat-whitelist/';

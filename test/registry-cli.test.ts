@@ -84,13 +84,13 @@ test('a daily run killed with SIGKILL mid-way, then run again, loses and doubles
   const changed = writeNdjson(join(dir, 'big-changed.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 100_000 + i, name: `NOWA ${i}` })));
   const args = ['daily', '--date', '2026-11-11', '--source', `file:${changed}`, '--batch-size', '500'];
   const killed = await regwatch(args, (child) => {
-    const poll = setInterval(async () => {
+    const poll = setInterval(() => void (async () => {
       const done = await scalar(sql<{ n: number }>`SELECT coalesce(max(events_count), 0)::int AS n FROM daily_runs WHERE run_date = '2026-11-11'`);
       if (done >= 1000) {
         clearInterval(poll);
         child.kill('SIGKILL');
       }
-    }, 20);
+    })(), 20);
     child.on('exit', () => clearInterval(poll));
   });
   assert.equal(killed.signal, 'SIGKILL', `the run finished before it could be killed: ${killed.stdout}`);

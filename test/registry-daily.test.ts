@@ -50,7 +50,7 @@ const b2: CompanySpec = { ...b, status: 'wykreślony', dates: [{ type: 'registra
 const d: CompanySpec = { n: 14, withoutKrs: true };
 let day2File = '';
 
-test('day 2: changed companies get exact events; absent ones are unchanged; counts per DECISIONS 6', async () => {
+test('day 2: changed companies get exact events; absent ones are unchanged; counts as docs/api-contract.md defines them', async () => {
   day2File = writeNdjson(join(dir, 'day2.ndjson'), [a2, b2, d].map(companySnapshot));
   const s = await runDaily(t.db, { date: '2026-11-02', source: createFileSource(day2File), sourceKey: `file:${day2File}` });
   assert.deepEqual({ new: s.new, updated: s.updated, deleted: s.deleted, events: s.events, total: s.total }, { new: 1, updated: 2, deleted: 1, events: 4, total: 4 });

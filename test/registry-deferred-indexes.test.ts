@@ -200,13 +200,13 @@ test('a first load killed with SIGKILL leaves its indexes recorded; run again, i
     const file = writeNdjson(join(dir, 'first.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i })));
     const args = ['daily', '--date', '2026-11-01', '--source', `file:${file}`, '--batch-size', '500'];
     const killed = await regwatch(t.url, args, (child) => {
-      const poll = setInterval(async () => {
+      const poll = setInterval(() => void (async () => {
         const { rows } = await sql<{ n: number }>`SELECT coalesce(max(new_count), 0)::int AS n FROM daily_runs`.execute(t.db);
         if (rows[0]!.n >= 2000) {
           clearInterval(poll);
           child.kill('SIGKILL');
         }
-      }, 20);
+      })(), 20);
       child.on('exit', () => clearInterval(poll));
     });
     assert.equal(killed.signal, 'SIGKILL', `the run finished before it could be killed: ${killed.stdout}`);

@@ -2,7 +2,7 @@ import type { IdentifierType } from '../registry/model.ts';
 
 /**
  * Polish registry identifiers: NIP (tax number), REGON (9-digit entity / 14-digit local unit
- * statistical number) and KRS (court register number). Validation follows DECISIONS section 4.
+ * statistical number) and KRS (court register number). Validation: docs/api-contract.md, "Identifiers".
  */
 
 export type ParseResult = { ok: true; value: string } | { ok: false; error: string };

@@ -17,7 +17,7 @@ import { compareStrings, formatAddress, formatPerson, formatUnit, joinSorted } f
 import { foldText } from '../lib/text.ts';
 
 /**
- * Change detection: the events between two states of one company (DECISIONS section 5).
+ * Change detection: the events between two states of one company (docs/api-contract.md, "Events").
  *
  * Why this is fast enough for the daily run (10,000+ companies a second on one core):
  * - Nearly every company in a day's run is unchanged in nearly every field. Each field is first

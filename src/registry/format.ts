@@ -1,7 +1,7 @@
 import type { Address, LocalUnit, Person } from './model.ts';
 
 /**
- * The one-line value formats of DECISIONS section 5. Event values are compared and stored in these
+ * The one-line value formats of docs/api-contract.md, "Values". Event values are compared and stored in these
  * forms, so they must be deterministic: sorting is by UTF-16 code unit, never locale-dependent.
  */
 

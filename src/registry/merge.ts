@@ -104,7 +104,7 @@ function isProfileSuspended(p: Profile): boolean {
 }
 
 /**
- * DECISIONS 5: DELETED once deleted or closed, SUSPENDED while suspended, otherwise ACTIVE. Any
+ * Status (docs/api-contract.md): DELETED once deleted or closed, SUSPENDED while suspended, otherwise ACTIVE. Any
  * one registry saying so is enough, because registries lag each other by days, never lead.
  */
 export function deriveStatus(snapshot: CompanySnapshot): CompanyStatus {

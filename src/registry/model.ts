@@ -1,8 +1,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /**
- * The company model: the specification's snapshot shape plus the profile additions of
- * docs/registry.md (`source`, `vat_status`, `bank_accounts`). Every source (KRS, BIR, CEIDG, VAT,
+ * The company model: the specification's snapshot shape plus the additions in docs/api-contract.md
+ * (`source`, `vat_status`, `bank_accounts` per profile). Every source (KRS, BIR, CEIDG, VAT,
  * synthetic, file) produces `CompanySnapshot`s in this shape. One TypeBox schema per part: the
  * types below derive from it, and the API's snapshot and search schemas use it as is.
  */

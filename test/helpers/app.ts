@@ -1,7 +1,7 @@
 import { defer } from './cleanup.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { buildStandaloneApp } from '../../src/app.ts';
 import { compose, type PartOverrides } from '../../src/composition.ts';

@@ -79,7 +79,8 @@ export async function startFakeStripe(options: { secretKey?: string } = {}): Pro
   const requests: RecordedRequest[] = [];
   const state = { failing: false };
 
-  const server = createServer(async (req, res) => {
+  // node:http does not await a handler; `void` below says so (a throw stays an unhandled rejection, failing the test).
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = await readBody(req);
     const path = (req.url ?? '').split('?')[0];
     const form = Object.fromEntries(new URLSearchParams(body));
@@ -147,7 +148,8 @@ export async function startFakeStripe(options: { secretKey?: string } = {}): Pro
       }
     }
     return send(res, 404, invalid(`Unrecognized request URL (${req.method}: ${path}).`));
-  });
+  };
+  const server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const fake: FakeStripe = {

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { defer } from './cleanup.ts';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
@@ -28,8 +29,8 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
       }, callback);
     },
   });
-  const sockets = new Set<import('node:net').Socket>();
-  server.server.on('connection', (sock: import('node:net').Socket) => {
+  const sockets = new Set<Socket>();
+  server.server.on('connection', (sock: Socket) => {
     sockets.add(sock);
     sock.on('close', () => sockets.delete(sock));
   });

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 // 10^10 plus the value's digits (NIP 1, REGON9 2, KRS 3; every stored value is 9 or 10 digits).
 // A first load inserts about three identifiers a company and a day's run probes them for every
 // line; the text key's B-tree took half as long again per entry and a third more space
-// (docs/benchmarks.md, "Eighth pass"). The three functions below are the mapping in SQL; the
+// (docs/benchmarks-history.md, "no data checksums, a bigint identifier key, a fairer start"). The three functions below are the mapping in SQL; the
 // service computes the same key in src/lib/identifiers.ts (identifierKey), and docs/registry.md
 // shows how to query by hand.
 //

@@ -64,7 +64,6 @@ const CONTACT_TYPES: readonly ContactType[] = ['phone', 'email', 'fax'];
 const ACTIVITY_CODE = /^\d{2,4}[A-Z]?$/;
 const ACTIVITY_PREFIX = /^\d{1,4}[A-Z]?$/;
 const WORD_SPLIT = /[^a-z0-9]+/;
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 type Errors = Record<string, string[]>;

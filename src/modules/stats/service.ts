@@ -2,7 +2,7 @@ import { completedRunDays, type RegistryExecutor, type RunDayRow } from '../../r
 import { isIsoDate } from '../../registry/daily.ts';
 
 /**
- * Registry statistics (DECISIONS section 6), computed from the completed daily runs: a run's
+ * Registry statistics (docs/api-contract.md, "Registry statistics"), computed from the completed daily runs: a run's
  * counters are committed with its rows, so they are exact without counting events again.
  */
 

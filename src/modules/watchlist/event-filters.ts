@@ -2,7 +2,7 @@ import { ValidationError } from '../../lib/errors.ts';
 import { isIsoDate } from '../../registry/daily.ts';
 import { EVENT_SCOPES, EVENT_TYPES, type EventScope, type EventType } from '../../registry/model.ts';
 
-/** The filters both event feeds take (DECISIONS 5), as the query string gives them. */
+/** The filters both event feeds take (docs/watchlist.md, "Feeds"), as the query string gives them. */
 export interface EventFilterQuery {
   /** One value, a comma list, or the parameter repeated (each item may be a comma list too). */
   event_type?: string | readonly string[];

@@ -3,7 +3,7 @@ import { IDENTIFIER_TYPES, type IdentifierType } from '../../registry/model.ts';
 import { ValidationError } from '../../lib/errors.ts';
 
 /**
- * The body of POST /companies/add and DELETE /companies/watched (DECISIONS 5): an identifier
+ * The body of POST /companies/add and DELETE /companies/watched (docs/watchlist.md): an identifier
  * type and a list of values, under their names or the aliases `name` / `value`. Every value is
  * checked before anything happens, so one 422 names every invalid one by its index.
  */

@@ -2,7 +2,7 @@ import type { IdentifierType } from '../../registry/model.ts';
 import type { WatchItemStatus } from './tables.ts';
 
 /**
- * The confirmation of a watchlist add (DECISIONS 1): which identifiers are now watched and which
+ * The confirmation of a watchlist add (docs/api-contract.md, "Mail"): which identifiers are now watched and which
  * could not be found (and which were removed before they were watched). One line per identifier, `TYPE value`, so a reader (or a program) finds each.
  */
 

@@ -23,7 +23,7 @@ import type { RegistrySource } from './source.ts';
 
 /**
  * The `file:PATH` source: a snapshot NDJSON file, one company a line in the shape of
- * `CompanySnapshot` (DECISIONS section 1). Every day's run reads the whole file; a company that
+ * `CompanySnapshot` (docs/api-contract.md, "Snapshot NDJSON"). Every day's run reads the whole file; a company that
  * is not in it is unchanged that day.
  *
  * The file is streamed line by line, so memory stays flat whatever its size. A line that cannot

@@ -103,30 +103,4 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { paths: processEnv, patterns: [testOrBench, httpLayer] }],
     },
   },
-  // TEMPORARY (issue 16): violations in files being restructured on other branches. Delete each
-  // entry as its file is fixed, and this whole block once it is empty.
-  {
-    files: [
-      'src/modules/accounts/service.ts', // ../../http/errors.ts
-      'src/modules/companies/filters.ts', // ../../http/errors.ts
-      'src/modules/companies/service.ts', // ../../http/errors.ts
-      'src/modules/tokens/service.ts', // ../../http/errors.ts
-      'src/modules/wallet/service.ts', // ../../http/errors.ts
-      'src/modules/watchlist/event-filters.ts', // ../../http/errors.ts
-      'src/modules/watchlist/feed.ts', // ../../http/errors.ts
-      'src/modules/watchlist/identifier-list.ts', // ../../http/errors.ts
-      'src/modules/watchlist/service.ts', // ../../http/errors.ts, ../../http/pricing.ts
-    ],
-    rules: { 'no-restricted-imports': ['error', { paths: processEnv, patterns: [testOrBench] }] },
-  },
-  {
-    // The cycle cli.ts -> registry/commands.ts -> cli.ts (both through dynamic imports).
-    files: ['src/cli.ts', 'src/registry/commands.ts'],
-    rules: { 'import-x/no-cycle': 'off' },
-  },
-  {
-    // Unused imports: src/server.ts (Config), src/registry/daily.ts (Kysely).
-    files: ['src/server.ts', 'src/registry/daily.ts'],
-    rules: { '@typescript-eslint/no-unused-vars': 'off' },
-  },
 );

@@ -103,7 +103,7 @@ export function compose(core: Core, overrides: PartOverrides = {}): Composition 
       closed ??= (async () => {
         await usage.stop();
         if (ownsSearch) await search.stop();
-        await Promise.allSettled(ownedSources.map((s) => s.close?.()));
+        await Promise.allSettled(ownedSources.map(async (s) => s.close?.()));
         ownedTransport?.close();
       })();
       return closed;

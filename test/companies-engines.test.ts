@@ -10,7 +10,6 @@ import { searchCompaniesSql } from '../src/modules/companies/repo.ts';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import { importCompany } from '../src/registry/import.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
-import { testConfig } from './helpers/app.ts';
 import { COMPANIES, nip, sourceOf } from './companies-dataset.test.ts';
 import { seededRandom } from '../src/lib/random.ts';
 

@@ -6,7 +6,7 @@ import {
 import { validationErrorsFromAjv } from './validation.ts';
 
 /**
- * Maps every failure to the specification's bodies (spec "Errors", DECISIONS 7). Nothing internal
+ * Maps every failure to the bodies of docs/api-contract.md and docs/authentication.md ("Other errors"). Nothing internal
  * ever reaches a client: a 500 says `Server Error`, and the cause is logged with the request id.
  */
 export function installErrorHandling(app: FastifyInstance): void {

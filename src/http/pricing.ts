@@ -7,7 +7,7 @@ import { priceOf, readBalance, tryChargeCredits, type PriceTable } from '../modu
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The operation this route sells (DECISIONS 3); its credits come from `config.prices`. */
+    /** The operation this route sells (docs/credits.md, "Prices"); its credits come from `config.prices`. */
     price?: PriceKey;
     /**
      * `route` (default): the HTTP layer takes `price × request.chargeUnits` once the response is

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { CompanySnapshot, CompanyStatus, DetectedEvent } from './model.ts';
 import type { RegistrySource } from './sources/source.ts';

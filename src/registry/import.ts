@@ -9,7 +9,7 @@ import type { RegistrySource } from './sources/source.ts';
 import { findCompanyIdByIdentifier } from './store.ts';
 
 /**
- * On-demand import (DECISIONS 4 and 5): a valid identifier of no known company is looked up in
+ * On-demand import (docs/search.md, "On-demand import"): a valid identifier of no known company is looked up in
  * every configured live registry, what they return is merged into one snapshot, and that snapshot
  * is stored by the ordinary daily run (one run of today under the key `import:<sources>:<type>:<value>`),
  * so a company imported on demand is stored, diffed and counted exactly like one a daily run brings.

@@ -21,7 +21,7 @@ export function createCompaniesModule(deps: { db: Db; config: Config; logger: Lo
       await api.register(companyRoutes({ companies: service }));
     },
     startServing: async () => {
-      if (deps.ownsSearch) await deps.search.start();
+      if (deps.ownsSearch) deps.search.start();
     },
   } satisfies AppModule & { service: unknown };
 }

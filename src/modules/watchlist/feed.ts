@@ -4,7 +4,7 @@ import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
-import type { Identifier, IdentifierType } from '../../registry/model.ts';
+import type { IdentifierType } from '../../registry/model.ts';
 import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
 import {
   countCompanyEvents, countFeed, findCompanyRef, inSnapshot, isLockTimeout, listCompanyEventsPage, listFeedAfter, listFeedPage,

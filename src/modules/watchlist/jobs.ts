@@ -2,14 +2,11 @@ import type { Task } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
-import { refundCredits } from '../wallet/credits.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { JobModule } from '../../jobs/queue.ts';
 import { parseJobPayload } from '../../jobs/payload.ts';
 import { WatchlistAddPayload } from '../../jobs/tasks.ts';
 import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
-import { enqueueMail } from '../mail/outbox.ts';
-import { composeWatchlistMail } from './mail.ts';
 import { claimQueuedItems, findCompanyIds, findRequestById, listRequestItems, settleItems, watchCompanies, type Settlement } from './repo.ts';
 import { completeSettledRequest, WATCH_ADD_TASK } from './service.ts';
 

@@ -1,5 +1,5 @@
 import { watchedNips } from './vat-refresh.ts';
-import type { RegistryExecutor } from './store.ts';
+import type { RegistryExecutor } from './store/executor.ts';
 import pino from 'pino';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';

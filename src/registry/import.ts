@@ -5,9 +5,10 @@ import { parseIdentifier } from '../lib/identifiers.ts';
 import { runDaily, RunInProgressError } from './daily.ts';
 import { mergeSnapshots } from './merge.ts';
 import type { CompanySnapshot, Identifier, SourceName } from './model.ts';
+import { sourceRank } from './sources/display-order.ts';
 import { createRegistrySources } from './sources/index.ts';
 import type { RegistrySource } from './sources/source.ts';
-import { findCompanyIdByIdentifier } from './store.ts';
+import { findCompanyIdByIdentifier } from './store/companies-repo.ts';
 
 /**
  * On-demand import (DECISIONS 4 and 5): a valid identifier of no known company is looked up in
@@ -50,9 +51,6 @@ export class ImportUnavailableError extends Error {
     this.name = 'ImportUnavailableError';
   }
 }
-
-/** Which registry speaks first when several answer: the run is recorded under its name. */
-const SOURCE_PRIORITY: readonly SourceName[] = ['krs', 'ceidg', 'bir', 'vat'];
 
 /** How long to wait for another process that is importing the same identifier right now. */
 const CONCURRENT_IMPORT_WAIT_MS = 30_000;
@@ -131,11 +129,8 @@ export async function importCompany(deps: ImportDeps, identifier: Identifier): P
     return { found: false };
   }
 
-  const rank = (s: SourceName) => {
-    const i = SOURCE_PRIORITY.indexOf(s);
-    return i < 0 ? SOURCE_PRIORITY.length : i;
-  };
-  found.sort((a, b) => rank(a.source) - rank(b.source));
+  // The registry that speaks first (sources/display-order.ts) names the run.
+  found.sort((a, b) => sourceRank(a.source) - sourceRank(b.source));
   let merged: CompanySnapshot | null = null;
   for (const f of found) merged = mergeSnapshots(merged, f.snapshot);
   const snapshot = merged!;

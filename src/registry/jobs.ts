@@ -6,7 +6,7 @@ import { watchedNips } from './vat-refresh.ts';
 import { addJob, type JobModule } from '../jobs/queue.ts';
 import { formatSummary, isIsoDate, runDaily, RunInProgressError } from './daily.ts';
 import { resolveSource } from './sources/resolve.ts';
-import type { RegistryExecutor } from './store.ts';
+import type { RegistryExecutor } from './store/executor.ts';
 import type { RegistrySourcesDeps } from './sources/index.ts';
 
 /**

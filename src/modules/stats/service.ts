@@ -1,4 +1,5 @@
-import { completedRunDays, type RegistryExecutor, type RunDayRow } from '../../registry/store.ts';
+import type { RegistryExecutor } from '../../registry/store.ts';
+import { completedRunDays, type RunDayRow } from './repo.ts';
 import { isIsoDate } from '../../registry/daily.ts';
 
 /**

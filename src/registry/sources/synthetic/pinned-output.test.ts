@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import type { CompanySnapshot } from '../model.ts';
-import { createSyntheticSource } from './synthetic.ts';
+import type { CompanySnapshot } from '../../model.ts';
+import { createSyntheticSource } from '../synthetic.ts';
 
 /**
  * Pins what the synthetic source generates for a fixed seed: tests and benchmarks (bench/, and

@@ -7,7 +7,7 @@ import { advisoryLockHeldSql } from '../db/advisory-locks.ts';
  * A first load into an empty registry builds the secondary indexes of `companies` and
  * `company_identifiers` once, at its end, instead of entry by entry as each batch lands: what
  * `pg_restore` does, and about an eighth faster at 1,000,000 companies (the median of the runs
- * measured), index builds included (docs/benchmarks.md, "Sixth pass"). Only indexes that enforce nothing are deferred: the primary
+ * measured), index builds included (docs/benchmarks.md). Only indexes that enforce nothing are deferred: the primary
  * keys, and the identifiers' uniqueness that tells a new company from a known one, stay in place.
  *
  * The run records each index's definition in `deferred_indexes` in the transaction that drops it,

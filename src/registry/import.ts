@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { parseIdentifier } from '../lib/identifiers.ts';
-import { runDaily, RunInProgressError } from './daily.ts';
+import { runDaily, RunInProgressError } from './daily/run.ts';
 import { mergeSnapshots } from './merge.ts';
 import type { CompanySnapshot, Identifier, SourceName } from './model.ts';
 import { sourceRank } from './sources/display-order.ts';
@@ -11,7 +11,7 @@ import type { RegistrySource } from './sources/source.ts';
 import { findCompanyIdByIdentifier } from './store/companies-repo.ts';
 
 /**
- * On-demand import (DECISIONS 4 and 5): a valid identifier of no known company is looked up in
+ * On-demand import (docs/search.md, "On-demand import"): a valid identifier of no known company is looked up in
  * every configured live registry, what they return is merged into one snapshot, and that snapshot
  * is stored by the ordinary daily run (one run of today under the key `import:<sources>:<type>:<value>`),
  * so a company imported on demand is stored, diffed and counted exactly like one a daily run brings.
@@ -145,7 +145,7 @@ export async function importCompany(deps: ImportDeps, identifier: Identifier): P
   const sourceKey = `import:${names.join('+')}:${wanted.type}:${wanted.value}`;
 
   try {
-    const summary = await runDaily(deps.db, { date, source, sourceKey, batchSize: 1, logger: deps.logger, signal: deps.signal });
+    const summary = await runDaily(deps.db, { date, source, sourceKey, importIdentifier: wanted, batchSize: 1, logger: deps.logger, signal: deps.signal });
     deps.logger.info({ identifier: wanted, sources: names, new: summary.new, run_id: summary.runId }, 'on-demand import stored');
   } catch (e) {
     if (!(e instanceof RunInProgressError)) throw e;

@@ -14,7 +14,7 @@ export interface RunDayRow {
 
 /**
  * Completed runs summed per day, for `from`..`to` inclusive, oldest first. On-demand imports
- * (src/registry/import.ts, keys `import:…`) store through runs too, but a day that had only
+ * (src/registry/import.ts, runs of kind 'import') store through runs too, but a day that had only
  * those had no daily run.
  */
 export async function completedRunDays(db: RegistryExecutor, from: string, to: string): Promise<RunDayRow[]> {
@@ -23,7 +23,7 @@ export async function completedRunDays(db: RegistryExecutor, from: string, to: s
       sum(new_count)::float8 AS new, sum(updated_count)::float8 AS updated, sum(deleted_count)::float8 AS deleted,
       coalesce(max(total), 0)::float8 AS total
     FROM daily_runs
-    WHERE status = 'completed' AND run_date BETWEEN ${from}::date AND ${to}::date AND source_key NOT LIKE 'import:%'
+    WHERE status = 'completed' AND run_date BETWEEN ${from}::date AND ${to}::date AND kind = 'daily'
     GROUP BY run_date ORDER BY run_date`.execute(db);
   return rows;
 }

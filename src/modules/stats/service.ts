@@ -1,9 +1,9 @@
 import type { RegistryExecutor } from '../../registry/store.ts';
 import { completedRunDays, type RunDayRow } from './repo.ts';
-import { isIsoDate } from '../../registry/daily.ts';
+import { isIsoDate } from '../../lib/dates.ts';
 
 /**
- * Registry statistics (DECISIONS section 6), computed from the completed daily runs: a run's
+ * Registry statistics (docs/registry.md, "daily_runs"), computed from the completed daily runs: a run's
  * counters are committed with its rows, so they are exact without counting events again.
  */
 

@@ -1,8 +1,8 @@
 import { ValidationError } from '../../http/errors.ts';
-import { isIsoDate } from '../../registry/daily.ts';
+import { isIsoDate } from '../../lib/dates.ts';
 import { EVENT_SCOPES, EVENT_TYPES, type EventScope, type EventType } from '../../registry/model.ts';
 
-/** The filters both event feeds take (DECISIONS 5), as the query string gives them. */
+/** The filters both event feeds take (docs/watchlist.md), as the query string gives them. */
 export interface EventFilterQuery {
   event_type?: string;
   scope?: string;

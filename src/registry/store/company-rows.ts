@@ -91,7 +91,7 @@ export interface RowsParameter {
  * in binary, and the `::text[]` cast makes PostgreSQL read it with array_recv), and their ids.
  * Each element is its length and its UTF-8 bytes, so PostgreSQL copies the snapshots without
  * scanning them for a separator: splitting one text parameter at U+001E and each row at U+001F
- * had cost it about 3 µs a row more (docs/benchmarks.md, "Eighth pass"). Rows the worker built
+ * had cost it about 3 µs a row more (docs/benchmarks.md). Rows the worker built
  * are copied once here, never decoded or encoded again.
  */
 export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }[]): RowsParameter {

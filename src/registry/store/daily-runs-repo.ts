@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { DailyRunStatus } from '../tables.ts';
+import type { Identifier } from '../model.ts';
+import type { DailyRunKind, DailyRunStatus } from '../tables.ts';
 import type { RegistryExecutor } from './executor.ts';
 
 /** Bookkeeping of daily runs (docs/registry.md): one row per (date, source key), its counters committed with each batch. */
@@ -9,6 +10,7 @@ export interface DailyRun {
   run_date: string;
   source: string;
   source_key: string;
+  kind: DailyRunKind;
   status: DailyRunStatus;
   new_count: number;
   updated_count: number;
@@ -23,7 +25,7 @@ export interface DailyRun {
   error: string | null;
 }
 
-const RUN_COLUMNS = sql`id, run_date::text AS run_date, source, source_key, status, new_count, updated_count, deleted_count,
+const RUN_COLUMNS = sql`id, run_date::text AS run_date, source, source_key, kind, status, new_count, updated_count, deleted_count,
   events_count::float8 AS events_count, processed_count::float8 AS processed_count, skipped_count, total::float8 AS total,
   attempts, started_at, finished_at, error`;
 
@@ -39,12 +41,14 @@ export async function findRunById(db: RegistryExecutor, id: string): Promise<Dai
 
 /**
  * Opens the run of (date, source key): a new one, or the unfinished one again (its counters
- * cover the batches that committed). A completed run is returned as it is.
+ * cover the batches that committed). A completed run is returned as it is. With `importIdentifier`
+ * a new run is an on-demand import's, for that identifier (kind 'import').
  */
-export async function beginRun(db: RegistryExecutor, date: string, source: string, sourceKey: string): Promise<{ run: DailyRun; resumed: boolean }> {
+export async function beginRun(db: RegistryExecutor, date: string, source: string, sourceKey: string, importIdentifier: Identifier | null = null): Promise<{ run: DailyRun; resumed: boolean }> {
   const { rows } = await sql<DailyRun & { inserted: boolean }>`
-    INSERT INTO daily_runs (run_date, source, source_key, status)
-    VALUES (${date}::date, ${source}, ${sourceKey}, 'running')
+    INSERT INTO daily_runs (run_date, source, source_key, kind, import_identifier_type, import_identifier_value, status)
+    VALUES (${date}::date, ${source}, ${sourceKey}, ${importIdentifier === null ? 'daily' : 'import'},
+      ${importIdentifier?.type ?? null}, ${importIdentifier?.value ?? null}, 'running')
     ON CONFLICT (run_date, source_key) DO UPDATE SET
       status = CASE WHEN daily_runs.status = 'completed' THEN 'completed' ELSE 'running' END,
       attempts = daily_runs.attempts + CASE WHEN daily_runs.status = 'completed' THEN 0 ELSE 1 END,

@@ -6,7 +6,7 @@ import { arraySource, companySnapshot, type CompanySpec } from './helpers/regist
 import { runDaily } from '../src/registry/daily.ts';
 
 // A batch that writes no events commits without waiting for the WAL flush; a batch with events
-// waits (src/registry/daily.ts writeBatch, docs/registry.md "Durability of a batch").
+// waits (src/registry/daily/writer.ts writeBatch, docs/registry.md "Durability of a batch").
 
 const t = await createTestDatabase();
 

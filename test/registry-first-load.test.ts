@@ -12,7 +12,7 @@ import { createFileSource } from '../src/registry/sources/file.ts';
 import type { CompanySnapshot } from '../src/registry/model.ts';
 
 // A first load into an empty registry skips the per-batch lookup and takes every line as new
-// (src/registry/daily.ts planBatch `assumeNew`); these cases are the ones that assumption gets
+// (src/registry/daily/planner.ts planBatch `assumeNew`); these cases are the ones that assumption gets
 // wrong, and the run must still store each company once, with the last line winning.
 // Each test gets an empty registry of its own.
 

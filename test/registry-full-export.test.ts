@@ -10,7 +10,7 @@ import { estimateLines, isFullExport, runDaily } from '../src/registry/daily.ts'
 import { createFileSource } from '../src/registry/sources/file.ts';
 
 // A day's full export (every company, most unchanged) is prepared in the worker thread by default
-// (src/registry/daily.ts looksLikeFullExport); it must detect exactly what this thread detects.
+// (src/registry/daily/full-export-heuristics.ts looksLikeFullExport); it must detect exactly what this thread detects.
 
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-full-export-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -56,6 +56,6 @@ test('malformed dates are refused', async () => {
 });
 
 test('on-demand import runs do not make a day of their own', async () => {
-  await runDaily(t.db, { date: '2026-10-02', source: arraySource([companySnapshot({ n: 50 })]), sourceKey: 'import:krs:NIP:123' });
+  await runDaily(t.db, { date: '2026-10-02', source: arraySource([companySnapshot({ n: 50 })]), sourceKey: 'import:krs:NIP:123', importIdentifier: { type: 'NIP', value: '123' } });
   assert.equal(await getDayStats(t.db, '2026-10-02'), null);
 });

@@ -71,7 +71,7 @@ interface LastRunRow {
 }
 
 /**
- * The daily runs an operator alerts on (on-demand imports, keyed `import:…`, are not daily runs):
+ * The daily runs an operator alerts on (on-demand imports, runs of kind 'import', are not daily runs):
  * the date of each source's latest completed run (alert when `time()` runs ahead of it by more than
  * a day or two), that run's duration and counts, and the runs that are still running or failed.
  */
@@ -85,7 +85,7 @@ function installRegistryRunMetrics(registry: client.Registry, db: Db): void {
         extract(epoch FROM finished_at - started_at)::float8 AS duration_seconds,
         new_count, updated_count, deleted_count, events_count::float8 AS events_count, skipped_count
       FROM daily_runs
-      WHERE status = 'completed' AND source_key NOT LIKE 'import:%'
+      WHERE status = 'completed' AND kind = 'daily'
       ORDER BY source, run_date DESC, id DESC`.execute(db).then((r) => r.rows, () => []).finally(() => {
       setImmediate(() => { last = null; });
     });
@@ -137,7 +137,7 @@ function installRegistryRunMetrics(registry: client.Registry, db: Db): void {
       try {
         const { rows } = await sql<{ source: string; status: string; n: number }>`
           SELECT source, status, count(*)::int AS n FROM daily_runs
-          WHERE status <> 'completed' AND source_key NOT LIKE 'import:%'
+          WHERE status <> 'completed' AND kind = 'daily'
           GROUP BY source, status`.execute(db);
         for (const r of rows) this.set({ source: r.source, status: r.status }, r.n);
       } catch {

@@ -1,11 +1,14 @@
 import { watchedNips } from './vat-refresh.ts';
-import type { RegistryExecutor } from './store.ts';
+import type { RegistryExecutor } from './store/executor.ts';
 import { Presets, SingleBar } from 'cli-progress';
 import pino from 'pino';
 import type { Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
 import { openRuntime } from '../runtime.ts';
-import { formatSummary, isIsoDate, runDaily, type DailyProgress, type DailyRunSummary } from './daily.ts';
+import { isIsoDate } from '../lib/dates.ts';
+import type { DailyProgress } from './daily/options.ts';
+import { runDaily } from './daily/run.ts';
+import { formatSummary, type DailyRunSummary } from './daily/summary.ts';
 import { resolveSource, SourceSpecError, DEFAULT_SYNTHETIC_SEED } from './sources/resolve.ts';
 import { seedSyntheticCompanies } from './demo.ts';
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { RUN_LOCK_CLASS, type RegistryExecutor } from './store.ts';
+import type { RegistryExecutor } from './store/executor.ts';
+import { RUN_LOCK_CLASS } from './store/locks.ts';
 import { advisoryLockHeldSql } from '../db/advisory-locks.ts';
 
 /**

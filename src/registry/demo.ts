@@ -3,8 +3,11 @@ import type { Log } from '../logger.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RegistrySource } from './sources/source.ts';
 import { createSyntheticSource, type SyntheticSource } from './sources/synthetic.ts';
-import { runDaily, type DailyProgress, type DailyRunSummary } from './daily.ts';
-import { hasAnyCompany, type RegistryExecutor } from './store.ts';
+import type { DailyProgress } from './daily/options.ts';
+import { runDaily } from './daily/run.ts';
+import type { DailyRunSummary } from './daily/summary.ts';
+import { hasAnyCompany } from './store/companies-repo.ts';
+import type { RegistryExecutor } from './store/executor.ts';
 import { DEFAULT_SYNTHETIC_SEED, syntheticRegistrySize } from './sources/resolve.ts';
 
 /**

@@ -2,11 +2,12 @@ import type { Kysely } from 'kysely';
 import type { Log } from '../logger.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { parseIdentifier } from '../lib/identifiers.ts';
-import { runDaily, RunInProgressError } from './daily.ts';
+import { runDaily, RunInProgressError } from './daily/run.ts';
 import { mergeSnapshots } from './merge.ts';
 import type { CompanySnapshot, Identifier, SourceName } from './model.ts';
+import { sourceRank } from './sources/display-order.ts';
 import type { RegistrySource } from './sources/source.ts';
-import { findCompanyIdByIdentifier } from './store.ts';
+import { findCompanyIdByIdentifier } from './store/companies-repo.ts';
 
 /**
  * On-demand import (docs/search.md, "On-demand import"): a valid identifier of no known company is looked up in
@@ -51,9 +52,6 @@ export class ImportUnavailableError extends Error {
     this.name = 'ImportUnavailableError';
   }
 }
-
-/** Which registry speaks first when several answer: the run is recorded under its name. */
-const SOURCE_PRIORITY: readonly SourceName[] = ['krs', 'ceidg', 'bir', 'vat'];
 
 /** How long to wait for another process that is importing the same identifier right now. */
 const CONCURRENT_IMPORT_WAIT_MS = 30_000;
@@ -118,11 +116,8 @@ export async function importCompany(deps: ImportDeps, identifier: Identifier): P
     return { found: false };
   }
 
-  const rank = (s: SourceName) => {
-    const i = SOURCE_PRIORITY.indexOf(s);
-    return i < 0 ? SOURCE_PRIORITY.length : i;
-  };
-  found.sort((a, b) => rank(a.source) - rank(b.source));
+  // The registry that speaks first (sources/display-order.ts) names the run.
+  found.sort((a, b) => sourceRank(a.source) - sourceRank(b.source));
   let merged: CompanySnapshot | null = null;
   for (const f of found) merged = mergeSnapshots(merged, f.snapshot);
   const snapshot = merged!;
@@ -137,7 +132,7 @@ export async function importCompany(deps: ImportDeps, identifier: Identifier): P
   const sourceKey = `import:${names.join('+')}:${wanted.type}:${wanted.value}`;
 
   try {
-    const summary = await runDaily(deps.db, { date, source, sourceKey, batchSize: 1, logger: deps.logger, signal: deps.signal });
+    const summary = await runDaily(deps.db, { date, source, sourceKey, importIdentifier: wanted, batchSize: 1, logger: deps.logger, signal: deps.signal });
     deps.logger.info({ identifier: wanted, sources: names, new: summary.new, run_id: summary.runId }, 'on-demand import stored');
   } catch (e) {
     if (!(e instanceof RunInProgressError)) throw e;

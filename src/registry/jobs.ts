@@ -6,9 +6,11 @@ import { watchedNips } from './vat-refresh.ts';
 import { addJob, type JobModule } from '../jobs/queue.ts';
 import { parseJobPayload } from '../jobs/payload.ts';
 import { CronPayload, RegistryDailyPayload, TASKS } from '../jobs/tasks.ts';
-import { formatSummary, isIsoDate, runDaily, RunInProgressError } from './daily.ts';
+import { isIsoDate } from '../lib/dates.ts';
+import { runDaily, RunInProgressError } from './daily/run.ts';
+import { formatSummary } from './daily/summary.ts';
 import { resolveSource } from './sources/resolve.ts';
-import type { RegistryExecutor } from './store.ts';
+import type { RegistryExecutor } from './store/executor.ts';
 import type { RegistrySourcesDeps } from './sources/index.ts';
 
 /**

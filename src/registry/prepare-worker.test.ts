@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CompanySnapshot } from './model.ts';
 import { isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
-import { companyRow } from './store.ts';
+import { companyRow } from './store/company-rows.ts';
 import { prepareFileInWorker } from './prepare-worker.ts';
 import { createFileSource, parseSnapshotLine } from './sources/file.ts';
 

@@ -1,7 +1,7 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Identifier } from './model.ts';
 import { canonicalEntry, isSkip, newRowFields, type PreparedEntry } from './prepare.ts';
-import { contentHash } from './store.ts';
+import { contentHash } from './store/content-hash.ts';
 import { createFileSource, type FileSourceOptions } from './sources/file.ts';
 
 /**

@@ -1,7 +1,9 @@
 import type { CompanySnapshot, Identifier } from './model.ts';
 import { parseIdentifier } from '../lib/identifiers.ts';
 import { canonicalizeOwned, mergeSnapshots } from './merge.ts';
-import { companyRowFields, contentHash, deriveCompanyColumns } from './store.ts';
+import { companyRowFields } from './store/company-rows.ts';
+import { contentHash } from './store/content-hash.ts';
+import { deriveCompanyColumns } from './store/search-columns.ts';
 
 /**
  * Step 1 of a daily run's batch (docs/registry.md): a source's snapshot made ready before its

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
-import type { EventType, Severity } from './model.ts';
+import type { EventType, IdentifierType, Severity } from './model.ts';
 
 /** Kysely table shapes of migration 20261121000200_registry; merged into src/db/schema.ts `Database`. */
 
@@ -57,11 +57,17 @@ export interface EventsTable {
 
 export type DailyRunStatus = 'running' | 'completed' | 'failed';
 
+/** A daily run of a source, or an on-demand import's one-company run (src/registry/import.ts). */
+export type DailyRunKind = 'daily' | 'import';
+
 export interface DailyRunsTable {
   id: Generated<string>;
   run_date: DateColumn;
   source: string;
   source_key: string;
+  kind: Generated<DailyRunKind>;
+  import_identifier_type: IdentifierType | null;
+  import_identifier_value: string | null;
   status: DailyRunStatus;
   new_count: Generated<number>;
   updated_count: Generated<number>;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { RegistryExecutor } from './store.ts';
+import type { RegistryExecutor } from './store/executor.ts';
 
 /**
  * The NIPs the VAT white list re-checks on a daily run. The list has no change feed and a small

@@ -2,7 +2,7 @@ import { ValidationError } from '../../lib/errors.ts';
 import { findVoivodeship, legalFormBySlug } from '../../registry/dictionaries.ts';
 import type { CompanyStatus, ContactType } from '../../registry/model.ts';
 import { foldText, normalizeActivityCode, normalizePostalCode, stripLegalFormWords } from '../../lib/text.ts';
-import { isIsoDate } from '../../registry/daily.ts';
+import { isIsoDate } from '../../lib/dates.ts';
 
 /**
  * The search query as the client sends it (every value bounded by the route's schema) and the

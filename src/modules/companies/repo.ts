@@ -157,13 +157,15 @@ export interface RunState {
   id: number;
   status: 'running' | 'completed' | 'failed';
   attempts: number;
-  source_key: string;
+  /** Set for an on-demand import's run (daily_runs.kind 'import'): the identifier it imported. */
+  import_identifier_type: IdentifierType | null;
+  import_identifier_value: string | null;
 }
 
 /** Runs from id `fromId` on, every unfinished run, and the runs in `watch`. */
 export async function findRunChanges(db: RegistryExecutor, fromId: number, watch: readonly number[]): Promise<RunState[]> {
   const { rows } = await sql<RunState>`
-    SELECT id::float8 AS id, status, attempts, source_key FROM daily_runs
+    SELECT id::float8 AS id, status, attempts, import_identifier_type, import_identifier_value FROM daily_runs
     WHERE id >= ${fromId}::bigint OR status <> 'completed' OR id = ANY(${watch}::bigint[])
     ORDER BY id`.execute(db);
   return rows;
@@ -173,12 +175,11 @@ export async function findRunChanges(db: RegistryExecutor, fromId: number, watch
 export async function readRunWatermark(db: RegistryExecutor): Promise<{ nextId: number; unfinished: RunState[] }> {
   const { rows } = await sql<{ max: number | null }>`SELECT max(id)::float8 AS max FROM daily_runs`.execute(db);
   const { rows: unfinished } = await sql<RunState>`
-    SELECT id::float8 AS id, status, attempts, source_key FROM daily_runs WHERE status <> 'completed' ORDER BY id`.execute(db);
+    SELECT id::float8 AS id, status, attempts, import_identifier_type, import_identifier_value FROM daily_runs WHERE status <> 'completed' ORDER BY id`.execute(db);
   return { nextId: (rows[0]!.max ?? 0) + 1, unfinished };
 }
 
-/** `import:<sources>:<TYPE>:<VALUE>` (src/registry/import.ts): the identifier an import run was for. */
-export function identifierOfImportKey(sourceKey: string): Identifier | null {
-  const m = /^import:[^:]*:(NIP|REGON9|KRS):(\d{1,14})$/.exec(sourceKey);
-  return m ? { type: m[1] as IdentifierType, value: m[2]! } : null;
+/** The identifier an on-demand import's run (src/registry/import.ts) was for; null for any other run. */
+export function importedIdentifierOf(run: RunState): Identifier | null {
+  return run.import_identifier_type === null || run.import_identifier_value === null ? null : { type: run.import_identifier_type, value: run.import_identifier_value };
 }

@@ -3,7 +3,7 @@ import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
 import {
-  findRunChanges, identifierOfImportKey, readIndexRowsByIdentifiers, readIndexRowsInOrder, readRunWatermark, searchCompaniesSql,
+  findRunChanges, importedIdentifierOf, readIndexRowsByIdentifiers, readIndexRowsInOrder, readRunWatermark, searchCompaniesSql,
 } from './repo.ts';
 import { SearchIndexBuilder, type IndexAnswer, type SearchIndex } from './search-index.ts';
 
@@ -11,10 +11,10 @@ import { SearchIndexBuilder, type IndexAnswer, type SearchIndex } from './search
  * Keeps the in-memory search index of this process in step with the database, and answers
  * searches from it, or from SQL while there is none yet.
  *
- * Companies change only through daily runs (src/registry/daily.ts), and every run leaves a row in
+ * Companies change only through daily runs (src/registry/daily/), and every run leaves a row in
  * daily_runs, so that table says when the index is out of date. Before each search the runs
  * since the index was built are read (one small query):
- * - an on-demand import (a run keyed `import:…`) changes one company: its row is read and put in
+ * - an on-demand import (a run of kind 'import') changes one company: its row is read and put in
  *   the index's delta at once, so an imported company is searchable from the next request on;
  * - any other run that has finished (completed, or failed after committing some batches) starts
  *   a rebuild in the background; until it is swapped in, searches see the registry as it was
@@ -147,7 +147,7 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       if (current.watch.get(run.id) === key) continue;
       if (run.status === 'failed') current.watch.set(run.id, key);
       else current.watch.delete(run.id);
-      const identifier = identifierOfImportKey(run.source_key);
+      const identifier = importedIdentifierOf(run);
       if (identifier) imported.push(identifier);
       else rebuild = true;
     }

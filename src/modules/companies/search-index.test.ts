@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { SearchFilters } from './filters.ts';
-import { identifierKey, rowMatches, SearchIndex, type IndexRow } from './search-index.ts';
+import { identifierSortKey, rowMatches, SearchIndex, type IndexRow } from './search-index.ts';
 
 /** The index must answer exactly what filtering and sorting every row answers. */
 
@@ -49,15 +49,15 @@ const filtersArb: fc.Arbitrary<SearchFilters> = fc.record({
 function reference(rows: readonly IndexRow[], f: SearchFilters, offset: number, limit: number) {
   const day = (r: IndexRow) => (r.activityStart === null ? -Infinity : Date.parse(r.activityStart));
   const matching = rows.filter((r) => rowMatches(r, f)).sort((a, b) =>
-    day(b) - day(a) || identifierKey(a.primaryIdentifier) - identifierKey(b.primaryIdentifier) || Number(a.id) - Number(b.id));
+    day(b) - day(a) || identifierSortKey(a.primaryIdentifier) - identifierSortKey(b.primaryIdentifier) || Number(a.id) - Number(b.id));
   return { total: matching.length, ids: matching.slice(offset, offset + limit).map((r) => r.id) };
 }
 
 describe('SearchIndex', async () => {
-  test('identifierKey orders like text comparison of digit strings', async () => {
+  test('identifierSortKey orders like text comparison of digit strings', async () => {
     fc.assert(fc.property(fc.stringMatching(/^\d{1,10}$/), fc.stringMatching(/^\d{1,10}$/), (a, b) => {
       const byText = a < b ? -1 : a > b ? 1 : 0;
-      assert.equal(Math.sign(identifierKey(a) - identifierKey(b)), byText);
+      assert.equal(Math.sign(identifierSortKey(a) - identifierSortKey(b)), byText);
     }), { numRuns: 2000 });
   });
 
@@ -116,7 +116,7 @@ describe('SearchIndex', async () => {
   test('rows given in result order are taken as they are; a pausing build gives the same index', async () => {
     await fc.assert(fc.asyncProperty(rowsArb, filtersArb, async (rows, f) => {
       const day = (r: IndexRow) => (r.activityStart === null ? -Infinity : Date.parse(r.activityStart));
-      const ordered = [...rows].sort((a, b) => day(b) - day(a) || identifierKey(a.primaryIdentifier) - identifierKey(b.primaryIdentifier) || Number(a.id) - Number(b.id));
+      const ordered = [...rows].sort((a, b) => day(b) - day(a) || identifierSortKey(a.primaryIdentifier) - identifierSortKey(b.primaryIdentifier) || Number(a.id) - Number(b.id));
       let pauses = 0;
       const index = await SearchIndex.fromRows(ordered, () => { pauses++; });
       assert.deepEqual(index.query(f, 0, 50), reference(rows, f, 0, 50));

@@ -58,7 +58,7 @@ function dayOf(date: string | null): number {
  * end) or digit + 1, in base 11, so `12` < `123` < `13` as with text comparison. Anything else
  * (never seen: identifiers are stored as digits) sorts after every digit.
  */
-export function identifierKey(s: string): number {
+export function identifierSortKey(s: string): number {
   let key = 0;
   for (let i = 0; i < 10; i++) {
     let d = 0;
@@ -247,7 +247,7 @@ export class SearchIndexBuilder {
   }
 
   add(r: IndexRow): void {
-    const here = { day: dayOf(r.activityStart), key: identifierKey(r.primaryIdentifier), id: Number(r.id) };
+    const here = { day: dayOf(r.activityStart), key: identifierSortKey(r.primaryIdentifier), id: Number(r.id) };
     if (this.ids.length > 0 && compareRows(this.last, here) > 0) this.inOrder = false;
     this.last = here;
     this.ids.push(here.id);
@@ -570,7 +570,7 @@ export class SearchIndex {
   /** Replaces (or adds) one company: its main row, if any, is masked and the new row kept in the delta. */
   upsert(row: IndexRow): void {
     this.maskMain(Number(row.id));
-    this.delta.set(row.id, { row, day: dayOf(row.activityStart), key: identifierKey(row.primaryIdentifier), id: Number(row.id) });
+    this.delta.set(row.id, { row, day: dayOf(row.activityStart), key: identifierSortKey(row.primaryIdentifier), id: Number(row.id) });
   }
 
   private maskMain(id: number): void {

@@ -6,6 +6,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
 import type { CompanySnapshot, Contact, IdentifierType, Profile } from '../../registry/model.ts';
+import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import { findCompanyByIdentifier, type RegistryExecutor } from '../../registry/store.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
 import { findResultRows, type ResultRow } from './repo.ts';
@@ -30,17 +31,6 @@ export interface SearchResult {
   activity_main: string | null;
   status: 'ACTIVE' | 'SUSPENDED' | 'DELETED';
   contacts: Contact[];
-}
-
-/** Which registry's address and contacts a result shows first (the order src/registry/store.ts derives search columns in). */
-const DISPLAY_ORDER = ['krs', 'ceidg', 'bir', 'vat', 'file', 'synthetic'];
-
-function byDisplayOrder(profiles: readonly Profile[]): Profile[] {
-  const rank = (p: Profile) => {
-    const i = DISPLAY_ORDER.indexOf(p.source);
-    return i < 0 ? DISPLAY_ORDER.length : i;
-  };
-  return [...profiles].sort((a, b) => rank(a) - rank(b));
 }
 
 /** A search result from a stored company: the address that drives the search columns, contacts of every profile. */

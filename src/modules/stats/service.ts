@@ -1,5 +1,6 @@
-import { completedRunDays, type RegistryExecutor, type RunDayRow } from '../../registry/store.ts';
-import { isIsoDate } from '../../registry/daily.ts';
+import type { RegistryExecutor } from '../../registry/store.ts';
+import { completedRunDays, type RunDayRow } from './repo.ts';
+import { isIsoDate } from '../../lib/dates.ts';
 
 /**
  * Registry statistics (docs/api-contract.md, "Registry statistics"), computed from the completed daily runs: a run's

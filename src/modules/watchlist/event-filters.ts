@@ -1,5 +1,5 @@
 import { ValidationError } from '../../lib/errors.ts';
-import { isIsoDate } from '../../registry/daily.ts';
+import { isIsoDate } from '../../lib/dates.ts';
 import { EVENT_SCOPES, EVENT_TYPES, type EventScope, type EventType } from '../../registry/model.ts';
 
 /** The filters both event feeds take (docs/watchlist.md, "Feeds"), as the query string gives them. */

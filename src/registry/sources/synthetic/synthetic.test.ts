@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EVENT_TYPES, type CompanySnapshot, type EventType } from '../model.ts';
-import { isValidRegon14, parseIdentifier } from '../../lib/identifiers.ts';
-import { diffSnapshots } from '../diff.ts';
-import { cities, legalFormBySlug, legalFormSlugForLabel, pkdEntry, pkdName, voivodeships } from '../dictionaries.ts';
-import { createSyntheticSource, parseSyntheticSourceSpec, SYNTHETIC_DEFAULTS } from './synthetic.ts';
-import { FARM_COOP_TRADE, HOUSING_COOP_TRADE, NONPROFIT_TRADE, SPORTS_CLUB_TRADE, TRADES } from './synthetic-data.ts';
+import { EVENT_TYPES, type CompanySnapshot, type EventType } from '../../model.ts';
+import { isValidRegon14, parseIdentifier } from '../../../lib/identifiers.ts';
+import { diffSnapshots } from '../../diff.ts';
+import { cities, legalFormBySlug, legalFormSlugForLabel, pkdEntry, pkdName, voivodeships } from '../../dictionaries.ts';
+import { createSyntheticSource, parseSyntheticSourceSpec, SYNTHETIC_DEFAULTS } from '../synthetic.ts';
+import { FARM_COOP_TRADE, HOUSING_COOP_TRADE, NONPROFIT_TRADE, SPORTS_CLUB_TRADE, TRADES } from './data.ts';
 
 async function collect(iterable: AsyncIterable<CompanySnapshot>, limit = Infinity): Promise<CompanySnapshot[]> {
   const out: CompanySnapshot[] = [];

@@ -1,0 +1,51 @@
+import type { Identifier } from '../model.ts';
+import type { RegistrySource } from '../sources/source.ts';
+
+/** What a daily run is given and what it reports while it runs (run.ts, pipeline.ts). */
+
+export interface DailyProgress {
+  processed: number;
+  new: number;
+  updated: number;
+  deleted: number;
+  events: number;
+  elapsedMs: number;
+  /** Companies a second since this attempt started. */
+  rate: number;
+  /** When the source's size is known. */
+  expectedTotal: number | null;
+  etaMs: number | null;
+}
+
+export interface RunDailyOptions {
+  date: string;
+  source: RegistrySource;
+  /**
+   * Read and prepare a `file:` source in a worker thread (see prepare-worker.ts). Default: when
+   * the file is at least WORKER_MIN_FILE_BYTES (below which starting the worker costs more than
+   * it saves) and either the registry is still empty (a first load) or the file is a full export
+   * (looksLikeFullExport: mostly unchanged lines). A delta file of changed companies is faster on
+   * this thread, which would otherwise parse each changed line's JSON a second time to merge it.
+   */
+  prepareInWorker?: boolean;
+  /**
+   * Build the secondary indexes once at the end instead of during the run (deferred-indexes.ts).
+   * Only ever done for a run that starts on an empty registry. Default: when the run prepares in
+   * the worker, i.e. a first load of a large file.
+   */
+  deferIndexes?: boolean;
+  /** What identifies the input, so the same date can be run from another file. Default: the source's name. */
+  sourceKey?: string;
+  /**
+   * Set by an on-demand import (src/registry/import.ts): the run is recorded as an import for this
+   * identifier (daily_runs.kind), which statistics and metrics leave out.
+   */
+  importIdentifier?: Identifier;
+  batchSize?: number;
+  expectedTotal?: number | null;
+  onProgress?: (p: DailyProgress) => void;
+  signal?: AbortSignal;
+  logger?: { warn(obj: object, msg: string): void };
+  now?: () => number;
+}
+

@@ -1,0 +1,262 @@
+import { sql } from 'kysely';
+import type { CompanyStatus, CompanySnapshot, Identifier, IdentifierType } from '../model.ts';
+import { identifierKey, storedIdentifierKey } from '../../lib/identifiers.ts';
+import type { RegistryExecutor } from './executor.ts';
+import { column } from './batch-column.ts';
+import { FIELD_SEP, NULL_FIELD, rowsParameter, splitRows, type NewCompanyRow } from './company-rows.ts';
+
+/**
+ * Data access of companies and their identifiers. Functions take `db` or a transaction first.
+ * Batch writes pass parallel arrays to `unnest`, so a batch of any size is one statement and one
+ * round trip per table.
+ */
+
+export interface StoredCompany {
+  id: string;
+  primary_identifier_type: IdentifierType;
+  primary_identifier: string;
+  name: string;
+  status: CompanyStatus;
+  snapshot: CompanySnapshot;
+  first_seen_date: string;
+  last_changed_date: string | null;
+  updated_at: Date;
+}
+
+/** The company any of whose identifiers is this one (values as stored: NIP bare, KRS padded). */
+export async function findCompanyByIdentifier(db: RegistryExecutor, identifier: Identifier): Promise<StoredCompany | null> {
+  const key = identifierKey(identifier.type, identifier.value);
+  if (key === null) return null;
+  const { rows } = await sql<StoredCompany>`
+    SELECT c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot::json AS snapshot,
+           c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date, c.updated_at
+    FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id
+    WHERE ci.key = ${key}::bigint`.execute(db);
+  return rows[0] ?? null;
+}
+
+export async function findCompanyIdByIdentifier(db: RegistryExecutor, identifier: Identifier): Promise<string | null> {
+  const key = identifierKey(identifier.type, identifier.value);
+  if (key === null) return null;
+  const { rows } = await sql<{ company_id: string }>`SELECT company_id FROM company_identifiers WHERE key = ${key}::bigint`.execute(db);
+  return rows[0]?.company_id ?? null;
+}
+
+export async function countCompanies(db: RegistryExecutor): Promise<number> {
+  const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM companies`.execute(db);
+  return Number(rows[0]!.n);
+}
+
+/** The registry's size from the per-day counts: no scan of `companies`. */
+export async function registrySize(db: RegistryExecutor): Promise<number> {
+  const { rows } = await sql<{ n: string }>`SELECT coalesce(sum(companies), 0) AS n FROM company_counts`.execute(db);
+  return Number(rows[0]!.n);
+}
+
+export async function hasAnyCompany(db: RegistryExecutor): Promise<boolean> {
+  const { rows } = await sql<{ any: boolean }>`SELECT EXISTS (SELECT 1 FROM companies) AS any`.execute(db);
+  return rows[0]!.any;
+}
+
+/** One incoming snapshot of a batch: its identifiers and the fingerprint of what the source sent. */
+export interface BatchLookupItem {
+  identifiers: readonly Identifier[];
+  fingerprint: string;
+}
+
+export interface MatchedCompany {
+  id: string;
+  revision: number;
+  /** Base64, as fingerprints are: compared as text, without a Buffer per row. */
+  contentHash: string;
+  status: CompanyStatus;
+  firstSeenDate: string;
+  lastChangedDate: string | null;
+  /** The source delivered exactly this before: nothing to do. */
+  sameFingerprint: boolean;
+  /**
+   * The stored snapshot's JSON, loaded only when the fingerprint differs. Text, parsed by the
+   * caller one company at a time: parsed by the driver, a batch's snapshots would all be alive
+   * together until planned, and garbage collection was a quarter of detection's CPU.
+   */
+  snapshotJson: string | null;
+}
+
+/**
+ * One query for a whole batch: each item's company (matched by any identifier; when identifiers
+ * point at different companies, NIP wins, then KRS, then REGON9) with its stored state. The stored
+ * snapshot travels only for items whose fingerprint differs from the source's last delivery.
+ */
+export async function lookupCompaniesForBatch(db: RegistryExecutor, source: string, items: readonly BatchLookupItem[]): Promise<(MatchedCompany | null)[]> {
+  const first = (item: BatchLookupItem, type: IdentifierType) => {
+    const id = item.identifiers.find((x) => x.type === type);
+    return id === undefined ? null : identifierKey(type, id.value);
+  };
+  const out: (MatchedCompany | null)[] = items.map(() => null);
+  if (items.length === 0) return out;
+  // COALESCE stops at the first identifier found, so a known company costs one index probe
+  // (NIP first, then KRS, then REGON9: the order in which two of them naming different
+  // companies is settled); only a new one costs a probe per identifier.
+  const { rows } = await sql<{
+    idx: number; id: string; revision: number; content_hash: string; status: CompanyStatus;
+    first_seen_date: string; last_changed_date: string | null; same_fingerprint: boolean;
+    snapshot: string | null;
+  }>`
+    -- MATERIALIZED: inlined, the COALESCE was evaluated again inside the lateral probe below.
+    WITH matched AS MATERIALIZED (
+      SELECT i.idx, i.fp, COALESCE(
+        (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.nip),
+        (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.krs),
+        (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.regon)
+      ) AS company_id
+      FROM unnest(${column(items.map((_, i) => i), 'int')}, ${column(items.map((it) => first(it, 'NIP')), 'bigint')},
+        ${column(items.map((it) => first(it, 'KRS')), 'bigint')}, ${column(items.map((it) => first(it, 'REGON9')), 'bigint')},
+        ${column(items.map((it) => it.fingerprint), 'text')}) AS i(idx, nip, krs, regon, fp)
+    )
+    SELECT m.idx, c.*
+    FROM matched m
+    -- A primary-key probe per match, whatever the statistics say: while a first load grows the
+    -- table faster than autovacuum analyses it, a plain join was planned as a hash join over a
+    -- sequential scan of companies, once per batch (quadratic in the load's size).
+    CROSS JOIN LATERAL (
+      SELECT c.id, c.revision, encode(c.content_hash, 'base64') AS content_hash, c.status,
+             c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
+             coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
+             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
+      FROM companies c WHERE c.id = m.company_id LIMIT 1
+    ) c
+    WHERE m.company_id IS NOT NULL`.execute(db);
+  for (const r of rows) {
+    out[r.idx] = {
+      id: r.id,
+      revision: r.revision,
+      contentHash: r.content_hash,
+      status: r.status,
+      firstSeenDate: r.first_seen_date,
+      lastChangedDate: r.last_changed_date,
+      sameFingerprint: r.same_fingerprint,
+      snapshotJson: r.snapshot,
+    };
+  }
+  return out;
+}
+
+/** Ids for new companies, taken before the write transaction so it stays short. */
+export async function allocateCompanyIds(db: RegistryExecutor, count: number): Promise<string[]> {
+  if (count === 0) return [];
+  // One row back rather than `count`: parsing 2,000 result rows cost this thread more than the ids.
+  const { rows } = await sql<{ ids: string }>`SELECT array_to_string(array_agg(nextval('companies_id_seq')), ',') AS ids FROM generate_series(1, ${count}::int)`.execute(db);
+  return rows[0]!.ids.split(',');
+}
+
+
+/** Inserts new companies, all first seen on `firstSeenDate`, and counts them in company_counts. */
+export async function insertCompanies(trx: RegistryExecutor, source: string, firstSeenDate: string, rows: readonly NewCompanyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    WITH inserted AS (
+      INSERT INTO companies (id, primary_identifier_type, primary_identifier, name, status, snapshot, content_hash,
+        source_fingerprints, name_folded, city_folded, voivodeship_folded, postal_code, legal_form, activity_codes,
+        main_activity, activity_start, has_phone, has_email, has_fax, first_seen_date)
+      SELECT u.id, u.pit, u.pi, u.name, u.status, u.snapshot, u.hash, jsonb_build_object(${source}::text, u.fp), u.name_folded,
+        u.city, u.voiv, u.postal, u.legal, u.codes, u.main, u.start, u.phone, u.email, u.fax, ${firstSeenDate}::date
+      FROM ${splitRows(rowsParameter(rows))}
+      RETURNING 1
+    )
+    INSERT INTO company_counts (first_seen_date, companies)
+    SELECT ${firstSeenDate}::date, count(*) FROM inserted
+    ON CONFLICT (first_seen_date) DO UPDATE SET companies = company_counts.companies + EXCLUDED.companies`.execute(trx);
+}
+
+export interface CompanyUpdateRow {
+  id: string;
+  /** The revision read; the update applies only if nobody wrote the company since. */
+  revision: number;
+  snapshotJson: string;
+  /** companyRowFields of the merged snapshot. */
+  fields: string;
+  /** Set when the update recorded events: the date of the run. */
+  lastChangedDate: string | null;
+}
+
+/** Updates companies still at the revision read; returns the ids that were written. */
+export async function updateCompanies(trx: RegistryExecutor, source: string, rows: readonly CompanyUpdateRow[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const lines = rowsParameter(rows.map((r) => ({ id: r.id, row: { snapshot: r.snapshotJson, fields: `${r.fields}${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}` } })));
+  const { rows: written } = await sql<{ id: string }>`
+    UPDATE companies c SET
+      primary_identifier_type = u.pit, primary_identifier = u.pi, name = u.name, status = u.status,
+      snapshot = u.snapshot, content_hash = u.hash,
+      source_fingerprints = c.source_fingerprints || jsonb_build_object(${source}::text, u.fp),
+      revision = c.revision + 1,
+      name_folded = u.name_folded, city_folded = u.city, voivodeship_folded = u.voiv, postal_code = u.postal,
+      legal_form = u.legal, activity_codes = u.codes, main_activity = u.main,
+      activity_start = u.start, has_phone = u.phone, has_email = u.email, has_fax = u.fax,
+      last_changed_date = coalesce(u.changed, c.last_changed_date), updated_at = now()
+    FROM ${splitRows(lines, sql`, f[18]::int AS revision, f[19]::date AS changed`)}
+    -- The ANY() gives the planner an index path to companies whatever its statistics say.
+    WHERE c.id = u.id AND c.revision = u.revision AND c.id = ANY(string_to_array(${lines.ids}::text, ',')::bigint[])
+    RETURNING c.id`.execute(trx);
+  return new Set(written.map((r) => r.id));
+}
+
+/**
+ * Records that a source delivered something whose merge changed nothing: the next identical
+ * delivery is then skipped without loading the snapshot. Losing this to a race costs only a
+ * recomputation, so it needs no revision check.
+ */
+export async function updateFingerprints(trx: RegistryExecutor, source: string, rows: readonly { id: string; fingerprint: string }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`
+    UPDATE companies c SET source_fingerprints = c.source_fingerprints || jsonb_build_object(${source}::text, u.fp)
+    FROM unnest(${column(rows.map((r) => r.id), 'bigint')}, ${column(rows.map((r) => r.fingerprint), 'text')}) AS u(id, fp)
+    WHERE c.id = u.id AND c.id = ANY(${column(rows.map((r) => r.id), 'bigint')})`.execute(trx);
+}
+
+export interface IdentifierRow {
+  companyId: string;
+  type: IdentifierType;
+  value: string;
+}
+
+/**
+ * Adds identifiers; one already held by another company stays with it. Returns the rows that
+ * were not inserted because another company holds them. The plain INSERT is tried first under a
+ * savepoint (ON CONFLICT costs half as much again per row); a clash, which only a concurrent
+ * writer causes, falls back to the row-by-row check.
+ */
+export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly IdentifierRow[]): Promise<IdentifierRow[]> {
+  if (rows.length === 0) return [];
+  const keys = rows.map((r) => storedIdentifierKey(r.type, r.value));
+  const ids = rows.map((r) => r.companyId);
+  await sql`SAVEPOINT identifiers`.execute(trx);
+  try {
+    await sql`
+      INSERT INTO company_identifiers (key, company_id)
+      SELECT * FROM unnest(${column(keys, 'bigint')}, ${column(ids, 'bigint')})`.execute(trx);
+    await sql`RELEASE SAVEPOINT identifiers`.execute(trx);
+    return [];
+  } catch (e) {
+    if ((e as { code?: string }).code !== '23505') throw e;
+    await sql`ROLLBACK TO SAVEPOINT identifiers`.execute(trx);
+  }
+  const { rows: inserted } = await sql<{ key: string }>`
+    INSERT INTO company_identifiers (key, company_id)
+    SELECT * FROM unnest(${column(keys, 'bigint')}, ${column(ids, 'bigint')})
+    ON CONFLICT (key) DO NOTHING
+    RETURNING key`.execute(trx);
+  const done = new Set(inserted.map((r) => r.key));
+  return rows.filter((_, i) => !done.has(keys[i]!));
+}
+
+/** Only for companies inserted by the same transaction (a lost race): they have no events yet. */
+export async function deleteCompanies(trx: RegistryExecutor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`DELETE FROM company_identifiers WHERE company_id = ANY(${column(ids, 'bigint')})`.execute(trx);
+  await sql`
+    WITH deleted AS (DELETE FROM companies WHERE id = ANY(${column(ids, 'bigint')}) RETURNING first_seen_date)
+    UPDATE company_counts c SET companies = c.companies - d.n
+    FROM (SELECT first_seen_date, count(*) AS n FROM deleted GROUP BY first_seen_date) d
+    WHERE c.first_seen_date = d.first_seen_date`.execute(trx);
+}
+

@@ -1,0 +1,134 @@
+import { sql } from 'kysely';
+import type { CompanyColumns } from './search-columns.ts';
+import { binaryTextArray } from './pg-binary-array.ts';
+
+/**
+ * A company's row as a batch write sends it: its snapshot's JSON and its other fields joined into
+ * one string (companyRowFields), and a batch of rows as binary `text[]` parameters (rowsParameter)
+ * that SQL takes apart again (splitRows).
+ */
+
+/**
+ * A company's row: the UTF-8 bytes of companyRow(canonical JSON, fields) as the file-preparing
+ * worker builds them, or the canonical JSON and the fields as text, apart.
+ */
+export type CompanyRowData = Buffer | { snapshot: string; fields: string };
+
+/** A new company: its id and its row (companyRowFields for its fields). */
+export interface NewCompanyRow {
+  id: string;
+  row: CompanyRowData;
+}
+
+/*
+ * A row's fields are joined with U+001F, U+001D standing for NULL (companyRowFields). The
+ * file-preparing worker builds a new company's whole row as UTF-8 bytes, its snapshot's canonical
+ * JSON, U+001F and its fields (companyRow), which this thread passes on without decoding them;
+ * the main thread keeps the two apart. JSON text never holds a raw control character; in the
+ * other text fields a control character (which no registry means) is sent as a space, so no value
+ * can contain a separator (PostgreSQL text cannot hold U+0000 either).
+ *
+ * A batch's rows travel as two `text[]` parameters in PostgreSQL's binary array format, the
+ * snapshots in one and the rows' other fields in the other (rowsParameter), and PostgreSQL splits
+ * only the short fields (string_to_array). The ids travel beside them, in a parameter of their own.
+ */
+export const FIELD_SEP = '\x1f';
+const FIELD_BYTE = 0x1f;
+export const NULL_FIELD = '\x1d';
+const CONTROL_CHARS = /[\x00-\x1f]/g;
+const HAS_CONTROL_CHAR = /[\x00-\x1f]/;
+
+function field(value: string | null): string {
+  if (value === null) return NULL_FIELD;
+  return HAS_CONTROL_CHAR.test(value) ? value.replace(CONTROL_CHARS, ' ') : value;
+}
+
+const flag = (b: boolean) => (b ? 't' : 'f');
+
+/**
+ * The fields of a company row after its snapshot (companyRow), in the order insertCompanies and
+ * updateCompanies read them: search columns, content hash and the source's fingerprint.
+ */
+export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerprint: string): string {
+  return field(c.primary_identifier_type) + FIELD_SEP + field(c.primary_identifier) + FIELD_SEP + field(c.name) + FIELD_SEP
+    + field(c.status) + FIELD_SEP + hashBase64 + FIELD_SEP + fingerprint + FIELD_SEP + field(c.name_folded) + FIELD_SEP
+    + field(c.city_folded) + FIELD_SEP + field(c.voivodeship_folded) + FIELD_SEP + field(c.postal_code) + FIELD_SEP
+    + field(c.legal_form) + FIELD_SEP + field(c.activity_codes.join(',')) + FIELD_SEP + field(c.main_activity) + FIELD_SEP
+    + field(c.activity_start) + FIELD_SEP + flag(c.has_phone) + FIELD_SEP + flag(c.has_email) + FIELD_SEP + flag(c.has_fax);
+}
+
+/** A company's whole row as the worker builds it (in UTF-8): its canonical JSON, then companyRowFields. */
+export function companyRow(snapshotJson: string, fields: string): string {
+  return snapshotJson + FIELD_SEP + fields;
+}
+
+/**
+ * The FROM clause that takes a rowsParameter back apart into rows `u`: the id, the snapshot,
+ * companyRowFields from f[1], then `extra` (expressions over f) for fields appended after those.
+ * string_to_array stands in FROM so that it runs once per row, not once per field.
+ */
+export function splitRows(rows: RowsParameter, extra = sql``) {
+  return sql`unnest(${rows.snapshots}::text[], ${rows.fields}::text[], string_to_array(${rows.ids}::text, ',')::bigint[]) AS r(snapshot, line, id)
+    CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
+    CROSS JOIN LATERAL (SELECT r.id, r.snapshot, ${ROW_COLUMNS}${extra}) u`;
+}
+
+const ROW_COLUMNS = sql`f[1] AS pit, f[2] AS pi, f[3] AS name, f[4] AS status, decode(f[5], 'base64') AS hash,
+  f[6] AS fp, f[7] AS name_folded, f[8] AS city, f[9] AS voiv, f[10] AS postal, f[11] AS legal,
+  string_to_array(f[12], ',') AS codes, f[13] AS main, f[14]::date AS start, f[15]::boolean AS phone, f[16]::boolean AS email,
+  f[17]::boolean AS fax`;
+
+export interface RowsParameter {
+  /** The rows' snapshots, a `text[]` in PostgreSQL's binary format. */
+  snapshots: Buffer;
+  /** The rows' other fields (after the snapshot's U+001F), likewise. */
+  fields: Buffer;
+  ids: string;
+}
+
+/**
+ * A batch's rows as two `text[]` parameters in PostgreSQL's binary array format (pg sends a Buffer
+ * in binary, and the `::text[]` cast makes PostgreSQL read it with array_recv), and their ids.
+ * Each element is its length and its UTF-8 bytes, so PostgreSQL copies the snapshots without
+ * scanning them for a separator: splitting one text parameter at U+001E and each row at U+001F
+ * had cost it about 3 µs a row more (docs/benchmarks.md). Rows the worker built
+ * are copied once here, never decoded or encoded again.
+ */
+export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }[]): RowsParameter {
+  // Where each worker-built row's snapshot ends (-1 for a row given as text).
+  const cuts: number[] = [];
+  let snapshotBytes = 0;
+  let fieldBytes = 0;
+  let ids = '';
+  for (let i = 0; i < rows.length; i++) {
+    const { id, row } = rows[i]!;
+    if (Buffer.isBuffer(row)) {
+      // JSON text holds no raw U+001F: the first one ends the snapshot.
+      const cut = row.indexOf(FIELD_BYTE);
+      if (cut < 0) throw new Error(`company ${id}: a row without fields`);
+      cuts.push(cut);
+      snapshotBytes += cut;
+      fieldBytes += row.length - cut - 1;
+    } else {
+      cuts.push(-1);
+      snapshotBytes += Buffer.byteLength(row.snapshot);
+      fieldBytes += Buffer.byteLength(row.fields);
+    }
+    ids += i === 0 ? id : `,${id}`;
+  }
+  const snapshots = binaryTextArray(rows.length, snapshotBytes);
+  const fields = binaryTextArray(rows.length, fieldBytes);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!.row;
+    const cut = cuts[i]!;
+    if (Buffer.isBuffer(row)) {
+      snapshots.add(row, 0, cut);
+      fields.add(row, cut + 1, row.length);
+    } else {
+      snapshots.addText(row.snapshot);
+      fields.addText(row.fields);
+    }
+  }
+  return { snapshots: snapshots.done(), fields: fields.done(), ids };
+}
+

@@ -1,0 +1,92 @@
+import { sql } from 'kysely';
+import type { Identifier } from '../model.ts';
+import type { DailyRunKind, DailyRunStatus } from '../tables.ts';
+import type { RegistryExecutor } from './executor.ts';
+
+/** Bookkeeping of daily runs (docs/registry.md): one row per (date, source key), its counters committed with each batch. */
+
+export interface DailyRun {
+  id: string;
+  run_date: string;
+  source: string;
+  source_key: string;
+  kind: DailyRunKind;
+  status: DailyRunStatus;
+  new_count: number;
+  updated_count: number;
+  deleted_count: number;
+  events_count: number;
+  processed_count: number;
+  skipped_count: number;
+  total: number | null;
+  attempts: number;
+  started_at: Date;
+  finished_at: Date | null;
+  error: string | null;
+}
+
+const RUN_COLUMNS = sql`id, run_date::text AS run_date, source, source_key, kind, status, new_count, updated_count, deleted_count,
+  events_count::float8 AS events_count, processed_count::float8 AS processed_count, skipped_count, total::float8 AS total,
+  attempts, started_at, finished_at, error`;
+
+export async function findRun(db: RegistryExecutor, date: string, sourceKey: string): Promise<DailyRun | null> {
+  const { rows } = await sql<DailyRun>`SELECT ${RUN_COLUMNS} FROM daily_runs WHERE run_date = ${date}::date AND source_key = ${sourceKey}`.execute(db);
+  return rows[0] ?? null;
+}
+
+export async function findRunById(db: RegistryExecutor, id: string): Promise<DailyRun | null> {
+  const { rows } = await sql<DailyRun>`SELECT ${RUN_COLUMNS} FROM daily_runs WHERE id = ${id}`.execute(db);
+  return rows[0] ?? null;
+}
+
+/**
+ * Opens the run of (date, source key): a new one, or the unfinished one again (its counters
+ * cover the batches that committed). A completed run is returned as it is. With `importIdentifier`
+ * a new run is an on-demand import's, for that identifier (kind 'import').
+ */
+export async function beginRun(db: RegistryExecutor, date: string, source: string, sourceKey: string, importIdentifier: Identifier | null = null): Promise<{ run: DailyRun; resumed: boolean }> {
+  const { rows } = await sql<DailyRun & { inserted: boolean }>`
+    INSERT INTO daily_runs (run_date, source, source_key, kind, import_identifier_type, import_identifier_value, status)
+    VALUES (${date}::date, ${source}, ${sourceKey}, ${importIdentifier === null ? 'daily' : 'import'},
+      ${importIdentifier?.type ?? null}, ${importIdentifier?.value ?? null}, 'running')
+    ON CONFLICT (run_date, source_key) DO UPDATE SET
+      status = CASE WHEN daily_runs.status = 'completed' THEN 'completed' ELSE 'running' END,
+      attempts = daily_runs.attempts + CASE WHEN daily_runs.status = 'completed' THEN 0 ELSE 1 END,
+      error = CASE WHEN daily_runs.status = 'completed' THEN daily_runs.error END,
+      finished_at = CASE WHEN daily_runs.status = 'completed' THEN daily_runs.finished_at END
+    RETURNING ${RUN_COLUMNS}, (xmax = 0) AS inserted`.execute(db);
+  const { inserted, ...run } = rows[0]!;
+  return { run, resumed: !inserted && run.status !== 'completed' };
+}
+
+export interface RunCounters {
+  new: number;
+  updated: number;
+  deleted: number;
+  events: number;
+  processed: number;
+  skipped: number;
+}
+
+export async function addRunCounters(trx: RegistryExecutor, runId: string, c: RunCounters): Promise<void> {
+  await sql`
+    UPDATE daily_runs SET new_count = new_count + ${c.new}, updated_count = updated_count + ${c.updated},
+      deleted_count = deleted_count + ${c.deleted}, events_count = events_count + ${c.events},
+      processed_count = processed_count + ${c.processed}, skipped_count = skipped_count + ${c.skipped}
+    WHERE id = ${runId}`.execute(trx);
+}
+
+/** Marks the run completed with the number of companies known at the end of its day. */
+export async function completeRun(db: RegistryExecutor, runId: string): Promise<DailyRun> {
+  const { rows } = await sql<DailyRun>`
+    UPDATE daily_runs r SET status = 'completed', finished_at = now(), error = NULL,
+      total = (SELECT coalesce(sum(c.companies), 0) FROM company_counts c WHERE c.first_seen_date <= r.run_date)
+    WHERE id = ${runId}
+    RETURNING ${RUN_COLUMNS}`.execute(db);
+  return rows[0]!;
+}
+
+export async function failRun(db: RegistryExecutor, runId: string, error: string): Promise<void> {
+  await sql`UPDATE daily_runs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)} WHERE id = ${runId} AND status = 'running'`.execute(db);
+}
+

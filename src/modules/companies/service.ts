@@ -5,7 +5,7 @@ import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
-import type { CompanySnapshot, Contact, IdentifierType, Profile } from '../../registry/model.ts';
+import type { CompanySnapshot, Contact, IdentifierType } from '../../registry/model.ts';
 import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import { findCompanyByIdentifier, type RegistryExecutor } from '../../registry/store.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';

@@ -11,7 +11,8 @@ import { cpus, loadavg } from 'node:os';
 import { createDatabase } from '../src/db/database.ts';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { readIndexRowsInOrder } from '../src/modules/companies/repo.ts';
-import { SearchIndexBuilder, type IndexRow } from '../src/modules/companies/search-index.ts';
+import { SearchIndexBuilder } from '../src/modules/companies/search-index-builder.ts';
+import type { IndexRow } from '../src/modules/companies/search-index-rows.ts';
 import { argValue, buildWorkload, DEFAULT_BENCH_URL, mb, summary } from './search-fixtures.ts';
 
 const factor = Number(argValue('factor', '4.1'));

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
-import type { IndexAnswer, IndexRow } from './search-index.ts';
+import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
 import { identifierKey } from '../../lib/identifiers.ts';
 
 /**

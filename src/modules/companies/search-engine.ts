@@ -5,7 +5,9 @@ import type { SearchFilters } from './filters.ts';
 import {
   findRunChanges, importedIdentifierOf, readIndexRowsByIdentifiers, readIndexRowsInOrder, readRunWatermark, searchCompaniesSql,
 } from './repo.ts';
-import { SearchIndexBuilder, type IndexAnswer, type SearchIndex } from './search-index.ts';
+import type { SearchIndex } from './search-index.ts';
+import { SearchIndexBuilder } from './search-index-builder.ts';
+import type { IndexAnswer } from './search-index-rows.ts';
 
 /**
  * Keeps the in-memory search index of this process in step with the database, and answers

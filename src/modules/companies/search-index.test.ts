@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { SearchFilters } from './filters.ts';
-import { identifierSortKey, rowMatches, SearchIndex, type IndexRow } from './search-index.ts';
+import { searchIndexFromRows } from './search-index-builder.ts';
+import { identifierSortKey, rowMatches, type IndexRow } from './search-index-rows.ts';
 
 /** The index must answer exactly what filtering and sorting every row answers. */
 
@@ -63,14 +64,14 @@ describe('SearchIndex', async () => {
 
   test('query = filter every row, sort, slice (random rows, filters and pages)', async () => {
     await fc.assert(fc.asyncProperty(rowsArb, fc.array(fc.tuple(filtersArb, fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 25 })), { minLength: 1, maxLength: 8 }), async (rows, queries) => {
-      const index = await SearchIndex.fromRows(rows);
+      const index = await searchIndexFromRows(rows);
       for (const [f, offset, limit] of queries) assert.deepEqual(index.query(f, offset, limit), reference(rows, f, offset, limit));
     }), { numRuns: 300 });
   });
 
   test('upserts: a replaced or added company is answered from the delta, in its place in the order', async () => {
     await fc.assert(fc.asyncProperty(rowsArb, fc.array(fc.tuple(fc.integer({ min: 1, max: 140 }), rowArb(0)), { maxLength: 10 }), filtersArb, fc.integer({ min: 0, max: 40 }), async (rows, changes, f, offset) => {
-      const index = await SearchIndex.fromRows(rows);
+      const index = await searchIndexFromRows(rows);
       const current = new Map(rows.map((r) => [r.id, r] as const));
       for (const [id, row] of changes) {
         const changed = { ...row, id: String(id) };
@@ -85,7 +86,7 @@ describe('SearchIndex', async () => {
   test('filters on packed columns only (counted from the histogram), with and without a delta', async () => {
     const dimsOnly = filtersArb.map((f) => ({ ...f, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, city: null, postalCode: null, nameWords: [] }));
     await fc.assert(fc.asyncProperty(rowsArb, fc.array(fc.tuple(fc.integer({ min: 1, max: 140 }), rowArb(0)), { maxLength: 6 }), dimsOnly, fc.integer({ min: 0, max: 80 }), fc.integer({ min: 1, max: 30 }), async (rows, changes, f, offset, limit) => {
-      const index = await SearchIndex.fromRows(rows);
+      const index = await searchIndexFromRows(rows);
       const current = new Map(rows.map((r) => [r.id, r] as const));
       assert.deepEqual(index.query(f, offset, limit), reference(rows, f, offset, limit));
       for (const [id, row] of changes) {
@@ -103,7 +104,7 @@ describe('SearchIndex', async () => {
       ...base, id: String(i + 1), primaryIdentifier: String(1_000_000_000 + i),
       activityCodes: i < 10 ? ['4941Z', '4942Z'] : ['6201Z'], nameFolded: i < 10 ? 'alfa alfabet' : 'beta',
     }));
-    const index = await SearchIndex.fromRows(rows);
+    const index = await searchIndexFromRows(rows);
     const f: SearchFilters = { status: 'ACTIVE', hasContact: null, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, voivodeship: null, city: null, postalCode: null, legalForm: null, nameWords: [] };
     assert.equal(index.query({ ...f, nameWords: ['alf'] }, 0, 20).total, 10);
     assert.equal(index.query({ ...f, activityCodes: ['4941Z', '4942Z'] }, 0, 20).total, 10);
@@ -118,14 +119,14 @@ describe('SearchIndex', async () => {
       const day = (r: IndexRow) => (r.activityStart === null ? -Infinity : Date.parse(r.activityStart));
       const ordered = [...rows].sort((a, b) => day(b) - day(a) || identifierSortKey(a.primaryIdentifier) - identifierSortKey(b.primaryIdentifier) || Number(a.id) - Number(b.id));
       let pauses = 0;
-      const index = await SearchIndex.fromRows(ordered, () => { pauses++; });
+      const index = await searchIndexFromRows(ordered, () => { pauses++; });
       assert.deepEqual(index.query(f, 0, 50), reference(rows, f, 0, 50));
       assert.ok(pauses > 0);
     }), { numRuns: 100 });
   });
 
   test('an empty index answers zero', async () => {
-    const index = await SearchIndex.fromRows([]);
+    const index = await searchIndexFromRows([]);
     const f: SearchFilters = { status: 'ACTIVE', hasContact: null, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, voivodeship: null, city: null, postalCode: null, legalForm: null, nameWords: [] };
     assert.deepEqual(index.query(f, 0, 20), { total: 0, ids: [] });
   });

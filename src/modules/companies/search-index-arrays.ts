@@ -1,0 +1,164 @@
+/** Typed-array building blocks of the search index (docs/search.md): growable columns, dictionaries, posting lists and their set operations. */
+
+
+/** An append-only typed array that doubles when full. */
+export class Growable<T extends Uint32Array | Float64Array> {
+  data: T;
+  length = 0;
+  constructor(private readonly make: (size: number) => T) {
+    this.data = make(1024);
+  }
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const next = this.make(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = v;
+  }
+  view(): T {
+    return this.data.subarray(0, this.length) as T;
+  }
+}
+export const growableU32 = () => new Growable((n) => new Uint32Array(n));
+export const growableF64 = () => new Growable((n) => new Float64Array(n));
+
+/** Strings to small integers (1-based; 0 means none). */
+export class Dictionary {
+  readonly ids = new Map<string, number>();
+  readonly values: string[] = [''];
+  idOf(value: string | null): number {
+    if (value === null || value === '') return 0;
+    let id = this.ids.get(value);
+    if (id === undefined) {
+      id = this.values.length;
+      this.ids.set(value, id);
+      this.values.push(value);
+    }
+    return id;
+  }
+}
+
+/** Compressed sparse rows: the values of row r are `values[offsets[r] .. offsets[r + 1])`. */
+export interface Csr {
+  offsets: Uint32Array;
+  values: Uint32Array;
+}
+
+/** Posting lists: the (ascending) rows holding key k are `rows[offsets[k] .. offsets[k + 1])`. */
+export interface Postings {
+  offsets: Uint32Array;
+  rows: Uint32Array;
+}
+
+/** Lets other work run during a long computation (a build in a serving process); no-op in tests. */
+export type Pause = () => Promise<void> | void;
+export const noPause: Pause = () => {};
+/** Rows between pauses: a few milliseconds of work. */
+export const SLICE = 1 << 16;
+
+export async function postingsOf(keyCount: number, n: number, pause: Pause, keysOfRow: (r: number, emit: (k: number) => void) => void): Promise<Postings> {
+  const counts = new Uint32Array(keyCount + 1);
+  const count = (k: number) => { counts[k + 1]!++; };
+  for (let r = 0; r < n; r++) {
+    keysOfRow(r, count);
+    if ((r & (SLICE - 1)) === SLICE - 1) await pause();
+  }
+  for (let k = 0; k < keyCount; k++) counts[k + 1]! += counts[k]!;
+  const offsets = counts;
+  const fill = offsets.slice(0, keyCount);
+  const rows = new Uint32Array(offsets[keyCount]!);
+  let row = 0;
+  const put = (k: number) => { rows[fill[k]!++] = row; };
+  for (let r = 0; r < n; r++) {
+    row = r;
+    keysOfRow(r, put);
+    if ((r & (SLICE - 1)) === SLICE - 1) await pause();
+  }
+  return { offsets, rows };
+}
+
+/** Sorts strings in slices merged in pairs, pausing between steps, so a large dictionary never blocks for long. */
+export async function sortStrings(values: string[], pause: Pause): Promise<string[]> {
+  const runs: string[][] = [];
+  for (let i = 0; i < values.length; i += SLICE) {
+    runs.push(values.slice(i, i + SLICE).sort());
+    await pause();
+  }
+  let level = runs;
+  while (level.length > 1) {
+    const next: string[][] = [];
+    for (let i = 0; i < level.length; i += 2) {
+      const a = level[i]!;
+      const b = level[i + 1];
+      if (!b) { next.push(a); continue; }
+      const out: string[] = new Array(a.length + b.length);
+      let x = 0;
+      let y = 0;
+      let w = 0;
+      while (x < a.length && y < b.length) out[w++] = a[x]! <= b[y]! ? a[x++]! : b[y++]!;
+      while (x < a.length) out[w++] = a[x++]!;
+      while (y < b.length) out[w++] = b[y++]!;
+      next.push(out);
+      await pause();
+    }
+    level = next;
+  }
+  return level[0] ?? [];
+}
+
+
+export function lowerBound(words: readonly string[], w: string): number {
+  let lo = 0;
+  let hi = words.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (words[mid]! < w) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function mergeTwo(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let w = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x < y) { out[w++] = x; i++; } else if (y < x) { out[w++] = y; j++; } else { out[w++] = x; i++; j++; }
+  }
+  while (i < a.length) out[w++] = a[i++]!;
+  while (j < b.length) out[w++] = b[j++]!;
+  return out.subarray(0, w);
+}
+
+/** Rows in both ascending lists. */
+export function intersectTwo(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(Math.min(a.length, b.length));
+  let i = 0;
+  let j = 0;
+  let w = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x < y) i++;
+    else if (y < x) j++;
+    else { out[w++] = x; i++; j++; }
+  }
+  return out.subarray(0, w);
+}
+
+/** Sorted, distinct rows of several ascending lists (merged in pairs: linear in their sizes per level). */
+export function unionOf(lists: Uint32Array[]): Uint32Array {
+  if (lists.length === 0) return new Uint32Array(0);
+  let level = lists;
+  while (level.length > 1) {
+    const next: Uint32Array[] = [];
+    for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? mergeTwo(level[i]!, level[i + 1]!) : level[i]!);
+    level = next;
+  }
+  return level[0]!;
+}
+

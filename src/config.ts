@@ -12,6 +12,7 @@ export const DEFAULT_PRICES = {
   'companies.add': 1,
   'companies.events': 1,
   'watchlist.events': 1,
+  'webhooks.delivery': 0,
 } as const;
 export type PriceKey = keyof typeof DEFAULT_PRICES;
 
@@ -59,7 +60,14 @@ export interface Config {
   readonly rateLimit: { readonly perMinute: number; readonly statsPerMinute: number };
   /** Take the client IP from X-Forwarded-For (only behind a proxy you control). */
   readonly trustProxy: boolean;
+  /** Seconds between webhook attempts after the first (WEBHOOK_RETRY_SCHEDULE; docs/webhooks.md). */
+  readonly webhookRetrySchedule: readonly number[];
+  /** Deliver webhooks to loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_URLS; local development). */
+  readonly webhookAllowPrivateUrls: boolean;
 }
+
+/** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt; then the message fails. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -205,6 +213,15 @@ export function loadConfig(env: Env = process.env): Config {
     statsPerMinute: int('RATE_LIMIT_STATS_PER_MINUTE', 10, 1, 1_000_000),
   };
   const trustProxy = oneOf('TRUST_PROXY', ['0', '1', 'true', 'false'], '0');
+  let webhookRetrySchedule: number[] = [...DEFAULT_WEBHOOK_RETRY_SCHEDULE];
+  const rawSchedule = str('WEBHOOK_RETRY_SCHEDULE');
+  if (rawSchedule !== undefined) {
+    const parts = rawSchedule.split(',').map((s) => Number(s.trim()));
+    if (parts.length > 20 || parts.some((n) => !Number.isInteger(n) || n < 0 || n > 604_800)) {
+      problems.push(`WEBHOOK_RETRY_SCHEDULE must be a comma list of at most 20 whole seconds from 0 to 604800 (got "${rawSchedule}")`);
+    } else webhookRetrySchedule = parts;
+  }
+  const webhookAllowPrivateUrls = oneOf('WEBHOOK_ALLOW_PRIVATE_URLS', ['true', 'false', '1', '0'], 'false');
   const logLevel = oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info');
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -214,5 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     krsApiUrl, birApiUrl, birApiKey, ceidgApiUrl, ceidgApiToken, vatApiUrl, logLevel,
     prices: Object.freeze(prices), packages: Object.freeze(packages), demoCompanies, rateLimit: Object.freeze(rateLimit),
     trustProxy: trustProxy === '1' || trustProxy === 'true',
+    webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
+    webhookAllowPrivateUrls: webhookAllowPrivateUrls === 'true' || webhookAllowPrivateUrls === '1',
   });
 }

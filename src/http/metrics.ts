@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import client from 'prom-client';
 import type { Db } from '../db/database.ts';
+import { systemClock } from '../lib/clock.ts';
+import { installWebhookMetrics } from '../modules/webhooks/metrics.ts';
 
 /**
  * Prometheus metrics at GET /metrics: requests by route and status, latency histograms, the job
@@ -45,6 +47,7 @@ export function installMetrics(app: FastifyInstance, deps: { db: Db }): client.R
   });
 
   installRegistryRunMetrics(registry, deps.db);
+  installWebhookMetrics(registry, { db: deps.db, clock: systemClock });
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -7,6 +7,7 @@ import { createMailJobs } from '../modules/mail/jobs.ts';
 import { createWalletJobs } from '../modules/wallet/jobs.ts';
 import { createRegistryJobs } from '../registry/jobs.ts';
 import { createWatchlistJobs } from '../modules/watchlist/jobs.ts';
+import { createWebhooksModule } from '../modules/webhooks/module.ts';
 import type { JobModule } from './queue.ts';
 
 export interface JobDeps {
@@ -26,5 +27,7 @@ export function createJobModules(deps: JobDeps): { modules: JobModule[]; close()
     createRegistryJobs({ config: deps.config, db: deps.db, logger: deps.logger, clock: deps.clock }),
     createWatchlistJobs(deps),
   ];
-  return { modules, close: () => mail.close() };
+  const webhooks = createWebhooksModule(deps).jobs;
+  modules.push(webhooks);
+  return { modules, close: () => { mail.close(); void webhooks.close(); } };
 }

@@ -11,6 +11,8 @@ import type { CompanySearchEngine } from './companies/search-engine.ts';
 import { companiesPlugin } from './companies/plugin.ts';
 import { dictionaryRoutes } from './dictionaries/routes.ts';
 import { watchlistPlugin } from './watchlist/plugin.ts';
+import { createWebhooksModule } from './webhooks/module.ts';
+import type { ResolveHost } from './webhooks/url-guard.ts';
 
 /** What the feature modules' routes receive from the composition root. */
 export interface ExtraRouteDeps {
@@ -23,6 +25,8 @@ export interface ExtraRouteDeps {
   registrySources?: RegistrySource[];
   /** The company search engine (tests and benchmarks pass one they control); default: built by the companies module. */
   companySearch?: CompanySearchEngine;
+  /** Name resolution of the webhook URL guard (tests answer without a network); default: DNS. */
+  webhookResolve?: ResolveHost;
 }
 
 /**
@@ -35,4 +39,5 @@ export async function extraRoutes(api: FastifyInstance, deps: ExtraRouteDeps): P
   await api.register(companiesPlugin(deps));
   await api.register(dictionaryRoutes());
   await api.register(watchlistPlugin(deps));
+  await api.register(createWebhooksModule({ ...deps, resolve: deps.webhookResolve }).routes);
 }

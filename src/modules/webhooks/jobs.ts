@@ -11,6 +11,9 @@ import { fanOutEvents } from './repo.ts';
 /** Queued by the trigger on `events` (migration 20261122000600_webhooks) in the events' own transaction. */
 export const FANOUT_TASK = 'webhooks.fanout';
 
+/** Every minute: a dispatcher run, should a run have died with no successor queued. */
+export const SWEEP_TASK = 'webhooks:sweep';
+
 export interface FanoutPayload {
   from_id: number;
   to_id: number;
@@ -50,9 +53,11 @@ export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
   const deliver: Task = async () => {
     await runDispatcher(deps);
   };
+  const sweep: Task = async () => {
+    await queueDispatch(deps.db);
+  };
   return {
-    tasks: { [FANOUT_TASK]: fanout, [DELIVER_TASK]: deliver },
-    // A safety net: a run that died with no successor queued is picked up within a minute.
-    crontab: [`* * * * * ${DELIVER_TASK}`],
+    tasks: { [FANOUT_TASK]: fanout, [DELIVER_TASK]: deliver, [SWEEP_TASK]: sweep },
+    crontab: [`* * * * * ${SWEEP_TASK} ?max=1`],
   };
 }

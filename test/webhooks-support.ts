@@ -28,7 +28,8 @@ export interface ReceivedMessage {
 }
 
 /** What the receiver answers on a path: a status, or a promise that never settles (a hanging receiver). */
-export type Answer = (m: { path: string; id: string; attempt: number }) => number | 'hang' | { status: number; headers: Record<string, string> };
+type AnswerValue = number | 'hang' | { status: number; headers: Record<string, string> };
+export type Answer = (m: { path: string; id: string; attempt: number }) => AnswerValue | Promise<AnswerValue>;
 
 /**
  * A real HTTP receiver on 127.0.0.1. Every message is verified with the `standardwebhooks`
@@ -58,15 +59,18 @@ export async function startReceiver(answer: Answer = () => 200) {
       });
       const n = (attempts.get(headers['webhook-id']) ?? 0) + 1;
       attempts.set(headers['webhook-id'], n);
-      const a = respond({ path, id: headers['webhook-id'], attempt: n });
-      const status = a === 'hang' ? 0 : typeof a === 'number' ? a : a.status;
-      messages.push({ path, id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, json: JSON.parse(body), verifiedBy, status });
-      if (a === 'hang') {
-        hanging.add(res);
-        return;
-      }
-      res.writeHead(status, { 'content-type': 'text/plain', ...(typeof a === 'object' ? a.headers : {}) });
-      res.end('x'.repeat(3000));
+      void (async () => {
+        const a = await respond({ path, id: headers['webhook-id'], attempt: n });
+        const status = a === 'hang' ? 0 : typeof a === 'number' ? a : a.status;
+        messages.push({ path, id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, json: JSON.parse(body), verifiedBy, status });
+        if (a === 'hang') {
+          hanging.add(res);
+          return;
+        }
+        if (res.destroyed) return; // the sender gave up (or died) meanwhile
+        res.writeHead(status, { 'content-type': 'text/plain', ...(typeof a === 'object' ? a.headers : {}) });
+        res.end('x'.repeat(3000));
+      })();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -93,9 +93,9 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
   for (;;) {
     const room = o.concurrency - inFlight.size;
     let claimed: ClaimedDelivery[] = [];
-    if (room > 0) {
+    if (room >= o.concurrency / 2) {
       const now = o.clock.now();
-      claimed = await claimDueDeliveries(o.db, { now, leaseUntil: new Date(now.getTime() + o.leaseMs), limit: Math.min(room, 100), perEndpoint: o.perEndpoint, scan: 5000 });
+      claimed = await claimDueDeliveries(o.db, { now, leaseUntil: new Date(now.getTime() + o.leaseMs), limit: Math.min(room, 100), perEndpoint: o.perEndpoint, scan: 2000 });
       if (claimed.length > 0) {
         const secrets = await findSigningSecrets(o.db, [...new Set(claimed.map((d) => d.endpoint_id))], now);
         for (const d of claimed) {
@@ -108,7 +108,8 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       }
     }
     if (claimed.length === 0 && inFlight.size === 0) break;
-    if (claimed.length === 0 || inFlight.size >= o.concurrency) {
+    // Claim again only once half the slots are free: a claim costs about as much for 1 row as for 50.
+    if (claimed.length === 0 || inFlight.size > o.concurrency / 2) {
       await Promise.race([...inFlight, new Promise((r) => setTimeout(r, FLUSH_MS))]);
     }
     if (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS) await flush();

@@ -69,7 +69,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: options.redis });
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices });
-  installMetrics(app, { db });
+  installMetrics(app, { db, clock: parts.clock });
 
   app.get('/health', {
     config: { auth: 'none', rateLimitGroup: 'none' },

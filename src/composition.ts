@@ -17,6 +17,8 @@ import { createUsageTracker, type UsageTracker } from './modules/tokens/usage.ts
 import { createWalletModule } from './modules/wallet/module.ts';
 import { createPaymentProviders, type PaymentProviders } from './modules/wallet/payments/index.ts';
 import { createWatchlistModule } from './modules/watchlist/module.ts';
+import { createWebhooksModule } from './modules/webhooks/module.ts';
+import type { ResolveHost } from './modules/webhooks/url-guard.ts';
 import { createCompanyImporter } from './registry/import.ts';
 import { createRegistryModule } from './registry/module.ts';
 import { createLiveSources } from './registry/sources/index.ts';
@@ -48,6 +50,10 @@ export interface PartOverrides {
   payments?: PaymentProviders;
   /** Mail transport (default: SMTP_URL's, or none: mail stays in the outbox). */
   mailTransport?: Transporter | null;
+  /** Name resolution of the webhook URL guard (default: DNS; tests answer without a network). */
+  webhookResolve?: ResolveHost;
+  /** A webhook attempt's timeout (default: the contract's 15 s; tests shorten it). */
+  webhookAttemptTimeoutMs?: number;
 }
 
 export interface Composition extends Core {
@@ -61,7 +67,7 @@ export interface Composition extends Core {
   close(): Promise<void>;
 }
 
-function createModules(core: Core, parts: { usage: UsageTracker; payments: PaymentProviders; sources: readonly RegistrySource[]; search: CompanySearchEngine; ownsSearch: boolean; transport: Transporter | null }) {
+function createModules(core: Core, parts: { usage: UsageTracker; payments: PaymentProviders; sources: readonly RegistrySource[]; search: CompanySearchEngine; ownsSearch: boolean; transport: Transporter | null; overrides: PartOverrides }) {
   const { config, db, logger, clock } = core;
   const importCompany = createCompanyImporter({ db, logger, clock, sources: parts.sources });
   return {
@@ -74,6 +80,7 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
     watchlist: createWatchlistModule({ db, config, clock, logger, importCompany }),
     mail: createMailModule({ db, logger, clock, transport: parts.transport, mailFrom: config.mailFrom }),
     registry: createRegistryModule({ config, db, logger, clock }),
+    webhooks: createWebhooksModule({ db, clock, config, logger, resolve: parts.overrides.webhookResolve, attemptTimeoutMs: parts.overrides.webhookAttemptTimeoutMs }),
   };
 }
 
@@ -89,7 +96,7 @@ export function compose(core: Core, overrides: PartOverrides = {}): Composition 
   const ownedTransport = overrides.mailTransport === undefined && config.smtpUrl ? createMailTransport(config.smtpUrl) : null;
   const transport = overrides.mailTransport === undefined ? ownedTransport : overrides.mailTransport;
 
-  const modules = createModules(core, { usage, payments, sources, search, ownsSearch, transport });
+  const modules = createModules(core, { usage, payments, sources, search, ownsSearch, transport, overrides });
   const list: AppModule[] = Object.values(modules);
   let closed: Promise<void> | null = null;
   return {
@@ -105,6 +112,7 @@ export function compose(core: Core, overrides: PartOverrides = {}): Composition 
         if (ownsSearch) await search.stop();
         await Promise.allSettled(ownedSources.map(async (s) => s.close?.()));
         ownedTransport?.close();
+        await Promise.allSettled(list.map(async (m) => m.close?.()));
       })();
       return closed;
     },

@@ -14,6 +14,7 @@ export const DEFAULT_PRICES = {
   'companies.add': 1,
   'companies.events': 1,
   'watchlist.events': 1,
+  'webhooks.delivery': 0,
 } as const;
 export type PriceKey = keyof typeof DEFAULT_PRICES;
 
@@ -61,7 +62,14 @@ export interface Config {
   readonly rateLimit: { readonly perMinute: number; readonly statsPerMinute: number };
   /** Take the client IP from X-Forwarded-For (only behind a proxy you control). */
   readonly trustProxy: boolean;
+  /** Seconds between webhook attempts after the first (WEBHOOK_RETRY_SCHEDULE; docs/webhooks.md). */
+  readonly webhookRetrySchedule: readonly number[];
+  /** Deliver webhooks to loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_URLS; local development). */
+  readonly webhookAllowPrivateUrls: boolean;
 }
+
+/** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt; then the message fails. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -108,6 +116,8 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_STATS_PER_MINUTE: Type.Optional(Int(1, 1_000_000)),
   TRUST_PROXY: Type.Optional(OneOf(['0', '1', 'true', 'false'])),
   LOG_LEVEL: Type.Optional(OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+  WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ description: 'a comma list of seconds' })),
+  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Optional(OneOf(['true', 'false', '1', '0'])),
 });
 type RawEnv = Static<typeof EnvSchema>;
 
@@ -193,6 +203,14 @@ export function loadConfig(env: Env = process.env): Config {
     if (!(key in DEFAULT_PRICES)) problems.push(`PRICES: unknown operation "${key}" (known: ${Object.keys(DEFAULT_PRICES).join(', ')})`);
   }
   const packages = parseJson('CREDIT_PACKAGES', e.CREDIT_PACKAGES, PackagesSchema, problems) ?? DEFAULT_PACKAGES;
+  const rawSchedule = e.WEBHOOK_RETRY_SCHEDULE;
+  let webhookRetrySchedule: number[] = [...DEFAULT_WEBHOOK_RETRY_SCHEDULE];
+  if (rawSchedule !== undefined) {
+    const parts = rawSchedule.split(',').map((x) => Number(x.trim()));
+    if (parts.length > 20 || parts.some((n) => !Number.isInteger(n) || n < 0 || n > 604_800)) {
+      problems.push(`WEBHOOK_RETRY_SCHEDULE must be a comma list of at most 20 whole seconds from 0 to 604800 (got "${rawSchedule}")`);
+    } else webhookRetrySchedule = parts;
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
   const trustProxy = e.TRUST_PROXY ?? '0';
@@ -223,5 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     demoCompanies: int(e.DEMO_COMPANIES, 50_000),
     rateLimit: Object.freeze({ perMinute: int(e.RATE_LIMIT_PER_MINUTE, 180), statsPerMinute: int(e.RATE_LIMIT_STATS_PER_MINUTE, 10) }),
     trustProxy: trustProxy === '1' || trustProxy === 'true',
+    webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
+    webhookAllowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true' || e.WEBHOOK_ALLOW_PRIVATE_URLS === '1',
   });
 }

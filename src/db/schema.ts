@@ -1,5 +1,6 @@
 import type { RegistryTables } from '../registry/tables.ts';
 import type { WatchlistTables } from '../modules/watchlist/tables.ts';
+import type { WebhookTables } from '../modules/webhooks/tables.ts';
 import type { ColumnType, Generated } from 'kysely';
 
 /** Timestamps come back as Date; inserts may pass Date or ISO strings. */
@@ -100,7 +101,7 @@ export interface PaymentsTable {
   completed_at: Timestamp | null;
 }
 
-export interface Database extends RegistryTables, WatchlistTables {
+export interface Database extends RegistryTables, WatchlistTables, WebhookTables {
   accounts: AccountsTable;
   one_time_tokens: OneTimeTokensTable;
   api_tokens: ApiTokensTable;

@@ -2,13 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import client from 'prom-client';
 import type { Db } from '../db/database.ts';
+import type { Clock } from '../lib/clock.ts';
+import { installWebhookMetrics } from '../modules/webhooks/metrics.ts';
 
 /**
  * Prometheus metrics at GET /metrics: requests by route and status, latency histograms, the job
  * queue's depth (read from graphile-worker's tables at scrape time), and the registry's daily runs
  * (read from `daily_runs` at scrape time, so every API process reports the same).
  */
-export function installMetrics(app: FastifyInstance, deps: { db: Db }): client.Registry {
+export function installMetrics(app: FastifyInstance, deps: { db: Db; clock: Clock }): client.Registry {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'regwatch_' });
   const requests = new client.Counter({
@@ -45,6 +47,7 @@ export function installMetrics(app: FastifyInstance, deps: { db: Db }): client.R
   });
 
   installRegistryRunMetrics(registry, deps.db);
+  installWebhookMetrics(registry, { db: deps.db, clock: deps.clock });
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -12,4 +12,6 @@ export interface AppModule {
   readonly jobs?: JobModule;
   /** Called once the HTTP service is ready to serve (e.g. to build an in-memory index). */
   readonly startServing?: () => Promise<void>;
+  /** Lets go of what the module holds (connection pools); called once by the composition's close. */
+  readonly close?: () => Promise<void>;
 }

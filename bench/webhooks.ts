@@ -1,0 +1,140 @@
+/**
+ * Webhook delivery: a day's events fanned out to 1,000 endpoints on a local receiver. Reports
+ * deliveries a second, the delay from an event's write (its batch's transaction) to the receiver's
+ * 2xx (p50/p99), and the daily run's time with no endpoint enabled and with every endpoint enabled
+ * while the worker delivers (alternately, twice each).
+ *
+ *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000]
+ *
+ * Every company changes on each measured day (one or two events each: about `companies` events);
+ * `--accounts` accounts each watch companies/accounts of them, one endpoint each, so every event
+ * is one delivery. Database: DATABASE_URL when set, else an embedded PostgreSQL (bench/registry-db.ts).
+ */
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../src/config.ts';
+import { startWorker } from '../src/jobs/worker.ts';
+import { systemClock } from '../src/lib/clock.ts';
+import { watchCompanies } from '../src/modules/watchlist/repo.ts';
+import { createWebhooksModule } from '../src/modules/webhooks/module.ts';
+import { generateSecret } from '../src/modules/webhooks/signing.ts';
+import { runDaily } from '../src/registry/daily.ts';
+import { createFileSource } from '../src/registry/sources/file.ts';
+import { argValue, openBenchDatabase } from './registry-db.ts';
+import { changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
+
+const companies = Number(argValue('companies', '100000'));
+const accounts = Number(argValue('accounts', '1000'));
+const dir = mkdtempSync(join(tmpdir(), 'regwatch-webhooks-'));
+const bench = await openBenchDatabase(`regwatch_bench_webhooks_${process.pid}`);
+const db = bench.handle.db;
+const logger = pino({ level: 'warn' });
+
+// The receiver: records when each event's message was answered.
+const answeredAt = new Map<number, number>();
+let received = 0;
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    received++;
+    const m = /"data":\{"id":(\d+)/.exec(Buffer.concat(chunks).toString('utf8'));
+    if (m) answeredAt.set(Number(m[1]), Date.now());
+    res.writeHead(204).end();
+  });
+});
+server.keepAliveTimeout = 30_000;
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+async function writeDay(date: string, dayNumber: number): Promise<string> {
+  const file = join(dir, `${date}.ndjson`);
+  const out = createWriteStream(file);
+  for (let n = 0; n < companies; n++) {
+    if (!out.write(JSON.stringify(changedSnapshot(n, dayNumber)) + '\n')) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return file;
+}
+
+const percentile = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+const module = createWebhooksModule({ db, clock: systemClock, config: { webhookRetrySchedule: DEFAULT_WEBHOOK_RETRY_SCHEDULE, webhookAllowPrivateUrls: true }, logger });
+let runner: Awaited<ReturnType<typeof startWorker>> | null = null;
+
+async function day(date: string, dayNumber: number, webhooks: boolean) {
+  const file = await writeDay(date, dayNumber);
+  await sql`UPDATE webhook_endpoints SET status = ${webhooks ? 'enabled' : 'disabled'}`.execute(db);
+  await sql`CHECKPOINT`.execute(db);
+  answeredAt.clear();
+  received = 0;
+  const t0 = performance.now();
+  const wall0 = Date.now();
+  const s = await runDaily(db, { date, source: createFileSource(file), sourceKey: `webhooks:${date}` });
+  const runSeconds = (performance.now() - t0) / 1000;
+  rmSync(file);
+  const result: Record<string, unknown> = { date, webhooks, events: s.events, run_seconds: Number(runSeconds.toFixed(1)) };
+  if (webhooks) {
+    const { rows: [want] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist_feed WHERE event_date = ${date}::date`.execute(db);
+    const deadline = Date.now() + 600_000;
+    while (answeredAt.size < want!.n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const { rows } = await sql<{ id: number; at: Date }>`SELECT id::float8 AS id, created_at AS at FROM events WHERE event_date = ${date}::date`.execute(db);
+    const delays = rows.filter((r) => answeredAt.has(r.id)).map((r) => (answeredAt.get(r.id)! - r.at.getTime()) / 1000).sort((a, b) => a - b);
+    const last = Math.max(...answeredAt.values());
+    Object.assign(result, {
+      deliveries: answeredAt.size, expected: want!.n, requests: received,
+      deliveries_per_second: Math.round(answeredAt.size / ((last - wall0) / 1000)),
+      delay_p50_s: Number(percentile(delays, 50).toFixed(2)), delay_p99_s: Number(percentile(delays, 99).toFixed(2)),
+      seconds_to_last: Number(((last - wall0) / 1000).toFixed(1)),
+    });
+  }
+  return result;
+}
+
+try {
+  const base = join(dir, 'base.ndjson');
+  await writeBenchFile(base, 0, companies);
+  await runDaily(db, { date: '2026-11-01', source: createFileSource(base), sourceKey: 'webhooks:load' });
+  rmSync(base);
+  const { rows: ids } = await sql<{ id: string }>`SELECT id FROM companies ORDER BY id`.execute(db);
+  const per = Math.floor(ids.length / accounts);
+  for (let a = 0; a < accounts; a++) {
+    const { rows: [acct] } = await sql<{ id: string }>`
+      INSERT INTO accounts (user_ref, email, name, status) VALUES (${`HOOKS${String(a).padStart(7, '0')}`}, ${`hooks${a}@bench.test`}, 'bench', 'initialized') RETURNING id`.execute(db);
+    await db.transaction().execute(async (trx) => {
+      await watchCompanies(trx, acct!.id, ids.slice(a * per, (a + 1) * per).map((r) => r.id), new Date('2026-11-01T12:00:00Z'));
+      const { rows: [ep] } = await sql<{ id: string }>`
+        INSERT INTO webhook_endpoints (account_id, url, status) VALUES (${acct!.id}, ${`${receiverUrl}/e/${a}`}, 'disabled') RETURNING id`.execute(trx);
+      await sql`INSERT INTO webhook_secrets (endpoint_id, secret) VALUES (${ep!.id}, ${generateSecret()})`.execute(trx);
+    });
+  }
+  await sql`VACUUM ANALYZE`.execute(db);
+  runner = await startWorker({ pool: bench.handle.pool, logger, modules: [module.jobs], concurrency: 4, pollInterval: 200 });
+  console.log(`${companies} companies; ${accounts} accounts, each watching ${per} with one endpoint; every company changes each day`);
+  const results: Record<string, unknown>[] = [];
+  for (const [i, on] of [false, true, false, true].entries()) {
+    const r = await day(`2026-11-0${i + 2}`, i + 2, on);
+    console.log(JSON.stringify(r));
+    results.push(r);
+  }
+  const mean = (on: boolean) => {
+    const xs = results.filter((r) => r.webhooks === on).map((r) => r.run_seconds as number);
+    return xs.reduce((x, y) => x + y, 0) / xs.length;
+  };
+  console.log(`daily run: ${mean(false).toFixed(1)} s without webhooks, ${mean(true).toFixed(1)} s with (${(((mean(true) / mean(false)) - 1) * 100).toFixed(0)} %)`);
+} finally {
+  await runner?.stop();
+  await module.close();
+  server.closeAllConnections();
+  server.close();
+  await bench.dispose();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,63 @@
+import type { Task } from 'graphile-worker';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { JobModule } from '../../jobs/queue.ts';
+import { isIsoDate } from '../../lib/dates.ts';
+import type { Sender } from './delivery.ts';
+import { DELIVER_TASK, queueDispatch, runDispatcher } from './dispatcher.ts';
+import { fanOutEvents } from './repo.ts';
+
+/** Queued by the trigger on `events` (migration 20261125000100_webhooks) in the events' own transaction. */
+export const FANOUT_TASK = 'webhooks.fanout';
+
+/** Every minute: a dispatcher run, should a run have died with no successor queued. */
+export const SWEEP_TASK = 'webhooks:sweep';
+
+export interface FanoutPayload {
+  from_id: number;
+  to_id: number;
+  from_date: string;
+  to_date: string;
+}
+
+function parseFanoutPayload(p: unknown): FanoutPayload {
+  const o = p as Partial<FanoutPayload> | null;
+  if (!o || !Number.isSafeInteger(o.from_id) || !Number.isSafeInteger(o.to_id) || o.from_id! > o.to_id!
+    || typeof o.from_date !== 'string' || !isIsoDate(o.from_date) || typeof o.to_date !== 'string' || !isIsoDate(o.to_date)) {
+    throw new Error(`${FANOUT_TASK}: invalid payload ${JSON.stringify(p)}`);
+  }
+  return o as FanoutPayload;
+}
+
+export interface WebhookJobDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  sender: Sender;
+  retrySchedule: readonly number[];
+  concurrency: number;
+  perEndpoint: number;
+  leaseMs: number;
+}
+
+export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
+  const fanout: Task = async (payload) => {
+    const p = parseFanoutPayload(payload);
+    // The messages and the run that sends them commit together; a second run inserts nothing.
+    await deps.db.transaction().execute(async (trx) => {
+      const n = await fanOutEvents(trx, { fromId: p.from_id, toId: p.to_id, fromDate: p.from_date, toDate: p.to_date, at: deps.clock.now() });
+      if (n > 0) await queueDispatch(trx);
+    });
+  };
+  const deliver: Task = async () => {
+    await runDispatcher(deps);
+  };
+  const sweep: Task = async () => {
+    await queueDispatch(deps.db);
+  };
+  return {
+    tasks: { [FANOUT_TASK]: fanout, [DELIVER_TASK]: deliver, [SWEEP_TASK]: sweep },
+    crontab: [`* * * * * ${SWEEP_TASK} ?max=1`],
+  };
+}

@@ -1,0 +1,314 @@
+import { sql, type Kysely } from 'kysely';
+import type { EventType } from '../../registry/model.ts';
+import type { DeliveryStatus, EndpointStatus } from './tables.ts';
+
+/**
+ * Data access of webhooks: endpoints, secrets and deliveries. Functions take `db` or a transaction
+ * first. A delivery row is claimed by moving its next_attempt_at to the end of a lease: a worker
+ * that dies mid-attempt leaves a row that becomes due again when the lease ends (the same
+ * webhook-id is sent again), and a second worker never takes a row the first one holds.
+ */
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Executor = Kysely<any>;
+
+const ENDPOINT_LOCK_CLASS = 73_081;
+
+/** Serialises endpoint creation of one account (the 10-endpoint limit). */
+export async function lockAccountEndpoints(trx: Executor, accountId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${ENDPOINT_LOCK_CLASS}::int, (${accountId}::bigint % 2147483647)::int)`.execute(trx);
+}
+
+export interface EndpointRow {
+  id: string;
+  account_id: string;
+  url: string;
+  description: string | null;
+  event_types: EventType[];
+  status: EndpointStatus;
+  disabled_reason: string | null;
+  failing_since: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const ENDPOINT_COLUMNS = sql`id, account_id, url, description, event_types::text[] AS event_types, status, disabled_reason, failing_since, created_at, updated_at`;
+
+export async function countEndpoints(db: Executor, accountId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = ${accountId}`.execute(db);
+  return rows[0]!.n;
+}
+
+export async function insertEndpoint(trx: Executor, e: { accountId: string; url: string; description: string | null; eventTypes: readonly EventType[]; secret: string; at: Date }): Promise<EndpointRow> {
+  const { rows } = await sql<EndpointRow>`
+    INSERT INTO webhook_endpoints (account_id, url, description, event_types, created_at, updated_at)
+    VALUES (${e.accountId}, ${e.url}, ${e.description}, ${[...e.eventTypes]}::event_type[], ${e.at}, ${e.at})
+    RETURNING ${ENDPOINT_COLUMNS}`.execute(trx);
+  const row = rows[0]!;
+  await sql`INSERT INTO webhook_secrets (endpoint_id, secret, created_at) VALUES (${row.id}, ${e.secret}, ${e.at})`.execute(trx);
+  return row;
+}
+
+export async function listEndpoints(db: Executor, accountId: string): Promise<EndpointRow[]> {
+  const { rows } = await sql<EndpointRow>`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = ${accountId} ORDER BY id`.execute(db);
+  return rows;
+}
+
+/** The endpoint when it belongs to the account; another account's is null (404 to the caller). */
+export async function findEndpoint(db: Executor, accountId: string, id: string): Promise<EndpointRow | null> {
+  const { rows } = await sql<EndpointRow>`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ${id} AND account_id = ${accountId}`.execute(db);
+  return rows[0] ?? null;
+}
+
+export async function updateEndpoint(db: Executor, accountId: string, id: string, patch: { url?: string; description?: string | null; eventTypes?: readonly EventType[]; status?: EndpointStatus }, at: Date): Promise<EndpointRow | null> {
+  const sets = [sql`updated_at = ${at}`];
+  if (patch.url !== undefined) sets.push(sql`url = ${patch.url}`);
+  if (patch.description !== undefined) sets.push(sql`description = ${patch.description}`);
+  if (patch.eventTypes !== undefined) sets.push(sql`event_types = ${[...patch.eventTypes]}::event_type[]`);
+  // Enabling again starts the 5-day count afresh.
+  if (patch.status !== undefined) sets.push(sql`status = ${patch.status}`, sql`disabled_reason = ${patch.status === 'disabled' ? 'by the account' : null}`, sql`failing_since = NULL`);
+  const { rows } = await sql<EndpointRow>`
+    UPDATE webhook_endpoints SET ${sql.join(sets, sql`, `)} WHERE id = ${id} AND account_id = ${accountId}
+    RETURNING ${ENDPOINT_COLUMNS}`.execute(db);
+  return rows[0] ?? null;
+}
+
+export async function deleteEndpoint(db: Executor, accountId: string, id: string): Promise<boolean> {
+  const r = await sql`DELETE FROM webhook_endpoints WHERE id = ${id} AND account_id = ${accountId}`.execute(db);
+  return Number(r.numAffectedRows ?? 0) > 0;
+}
+
+/** The new secret becomes current; the previous current one keeps signing until `overlapUntil`. */
+export async function rotateSecret(trx: Executor, endpointId: string, secret: string, at: Date, overlapUntil: Date): Promise<void> {
+  await sql`DELETE FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL`.execute(trx);
+  await sql`UPDATE webhook_secrets SET expires_at = ${overlapUntil} WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`.execute(trx);
+  await sql`INSERT INTO webhook_secrets (endpoint_id, secret, created_at) VALUES (${endpointId}, ${secret}, ${at})`.execute(trx);
+}
+
+/** Secrets that sign at `at`: the current one first, then one still in its rotation overlap. */
+export async function findSigningSecrets(db: Executor, endpointIds: readonly string[], at: Date): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (endpointIds.length === 0) return out;
+  const { rows } = await sql<{ endpoint_id: string; secret: string }>`
+    SELECT endpoint_id, secret FROM webhook_secrets
+    WHERE endpoint_id = ANY(${[...endpointIds]}::bigint[]) AND (expires_at IS NULL OR expires_at > ${at})
+    ORDER BY endpoint_id, expires_at NULLS FIRST, id DESC`.execute(db);
+  for (const r of rows) out.set(r.endpoint_id, [...(out.get(r.endpoint_id) ?? []), r.secret]);
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Messages
+
+/** The feed form of an event (src/modules/watchlist/repo.ts FEED_COLUMNS), built as json in key order. */
+const FEED_JSON = sql`json_build_object('id', f.event_id, 'event_type', f.event_type, 'old_value', e.old_value, 'new_value', e.new_value,
+  'event_date', f.event_date::text, 'severity', e.severity, 'primary_identifier', c.primary_identifier,
+  'identifier_type', c.primary_identifier_type, 'company_name', c.name)`;
+
+/**
+ * One delivery per feed row in the id range and enabled endpoint of the row's account whose types
+ * match: exactly the events the feed shows. Runs twice without harm (unique per endpoint and event).
+ */
+export async function fanOutEvents(db: Executor, r: { fromId: number; toId: number; fromDate: string; toDate: string; at: Date }): Promise<number> {
+  const result = await sql`
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, payload, next_attempt_at, created_at)
+    SELECT ep.id, ep.account_id, f.event_id, f.event_type, ${FEED_JSON}, ${r.at}, ${r.at}
+    FROM webhook_endpoints ep
+    JOIN watchlist_feed f ON f.account_id = ep.account_id AND f.event_id BETWEEN ${r.fromId} AND ${r.toId}
+    JOIN events e ON e.event_date = f.event_date AND e.id = f.event_id AND e.event_date BETWEEN ${r.fromDate}::date AND ${r.toDate}::date
+    JOIN companies c ON c.id = f.company_id
+    WHERE ep.status = 'enabled' AND (cardinality(ep.event_types) = 0 OR f.event_type = ANY(ep.event_types))
+    ORDER BY f.event_id, ep.id
+    ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** Replay: the feed's events above `afterId` for one endpoint, queued again (or for the first time). */
+export async function requeueFeedAfter(db: Executor, endpoint: { id: string; account_id: string }, afterId: number, at: Date): Promise<number> {
+  const result = await sql`
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, payload, next_attempt_at, created_at)
+    SELECT ep.id, ep.account_id, f.event_id, f.event_type, ${FEED_JSON}, ${at}, ${at}
+    FROM webhook_endpoints ep
+    JOIN watchlist_feed f ON f.account_id = ep.account_id AND f.event_id > ${afterId}
+    JOIN events e ON e.event_date = f.event_date AND e.id = f.event_id
+    JOIN companies c ON c.id = f.company_id
+    WHERE ep.id = ${endpoint.id} AND ep.account_id = ${endpoint.account_id}
+      AND (cardinality(ep.event_types) = 0 OR f.event_type = ANY(ep.event_types))
+    ORDER BY f.event_id
+    ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO UPDATE
+      SET status = 'pending', attempts = 0, next_attempt_at = ${at}, delivered_at = NULL, last_error = NULL
+      WHERE webhook_deliveries.locked_until IS NULL OR webhook_deliveries.locked_until <= ${at}`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+export async function insertTestMessage(db: Executor, endpoint: { id: string; account_id: string }, eventType: EventType, payload: unknown, at: Date): Promise<string> {
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at, created_at)
+    VALUES (${endpoint.id}, ${endpoint.account_id}, ${eventType}, ${JSON.stringify(payload)}::json, ${at}, ${at}) RETURNING id`.execute(db);
+  return rows[0]!.id;
+}
+
+export interface DeliveryRow {
+  id: string;
+  event_id: number | null;
+  event_type: EventType;
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+export async function listDeliveries(db: Executor, endpointId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ total: number; rows: DeliveryRow[] }> {
+  const where = sql`endpoint_id = ${endpointId}${status ? sql` AND status = ${status}` : sql``}`;
+  const { rows: [count] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`.execute(db);
+  const { rows } = await sql<DeliveryRow>`
+    SELECT id, event_id::float8 AS event_id, event_type, status, attempts, last_attempt_at,
+      CASE WHEN status = 'pending' THEN next_attempt_at END AS next_attempt_at, last_response_status, last_error, created_at, delivered_at
+    FROM webhook_deliveries WHERE ${where} ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`.execute(db);
+  return { total: count!.n, rows };
+}
+
+/** Sends one delivery again now, unless an attempt of it is in flight (then it is being sent now). */
+export async function requeueDelivery(db: Executor, endpointId: string, deliveryId: string, at: Date): Promise<boolean> {
+  const { rows } = await sql<{ id: string }>`
+    UPDATE webhook_deliveries SET
+      status = 'pending', delivered_at = NULL,
+      -- A failed message gets this one attempt beyond its schedule (its attempts stay counted).
+      next_attempt_at = CASE WHEN locked_until > ${at} THEN next_attempt_at ELSE ${at} END
+    WHERE id = ${deliveryId} AND endpoint_id = ${endpointId} RETURNING id`.execute(db);
+  return rows.length > 0;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The delivery worker's claim and record
+
+export interface ClaimedDelivery {
+  id: string;
+  endpoint_id: string;
+  account_id: string;
+  url: string;
+  event_type: EventType;
+  payload: string;
+  created_at: Date;
+  attempts: number;
+}
+
+/**
+ * Takes up to `limit` due deliveries of enabled endpoints, at most `perEndpoint` in flight per
+ * endpoint (counting every worker's leases), by moving their next_attempt_at to the lease's end.
+ * The UPDATE re-checks each row under its row lock: of two workers that picked the same row, the
+ * second finds it no longer due and skips it.
+ */
+export async function claimDueDeliveries(db: Executor, r: { now: Date; leaseUntil: Date; limit: number; perEndpoint: number; scan: number }): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql<ClaimedDelivery>`
+    WITH due AS (
+      SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
+      JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.status = 'enabled'
+      WHERE d.status = 'pending' AND d.next_attempt_at <= ${r.now}
+      ORDER BY d.next_attempt_at LIMIT ${r.scan}
+    ), busy AS (
+      SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
+      WHERE locked_until > ${r.now} AND status = 'pending' AND endpoint_id IN (SELECT endpoint_id FROM due)
+      GROUP BY endpoint_id
+    ), ranked AS (
+      SELECT due.id, due.next_attempt_at,
+        row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) + coalesce(b.n, 0) AS slot
+      FROM due LEFT JOIN busy b ON b.endpoint_id = due.endpoint_id
+    ), picked AS (
+      SELECT id FROM ranked WHERE slot <= ${r.perEndpoint} ORDER BY next_attempt_at, id LIMIT ${r.limit}
+    )
+    UPDATE webhook_deliveries d
+      SET next_attempt_at = ${r.leaseUntil}, locked_until = ${r.leaseUntil}, attempts = d.attempts + 1, last_attempt_at = ${r.now}
+    FROM webhook_endpoints ep
+    WHERE d.id IN (SELECT id FROM picked) AND ep.id = d.endpoint_id AND ep.status = 'enabled'
+      AND d.status = 'pending' AND d.next_attempt_at <= ${r.now}
+    RETURNING d.id, d.endpoint_id, d.account_id, ep.url, d.event_type, d.payload::text AS payload, d.created_at, d.attempts`.execute(db);
+  return rows;
+}
+
+export interface RecordedAttempt {
+  id: string;
+  endpointId: string;
+  ok: boolean;
+  gone: boolean;
+  status: number | null;
+  error: string | null;
+  body: string | null;
+  /** Null with ok false: the schedule is spent and the message failed. */
+  nextAttemptAt: Date | null;
+  at: Date;
+}
+
+export interface DisabledEndpoint {
+  id: string;
+  account_id: string;
+  url: string;
+  email: string;
+  reason: 'gone' | 'failing';
+}
+
+export const FAILING_DAYS = 5;
+
+/**
+ * Records a batch of attempts in one transaction with what they mean for their endpoints: a 2xx
+ * ends an endpoint's failing streak, a failure starts one, 410 disables at once, and a streak of
+ * 5 days disables too (the caller mails the account in the same transaction).
+ */
+export async function recordAttempts(trx: Executor, attempts: readonly RecordedAttempt[], now: Date): Promise<DisabledEndpoint[]> {
+  if (attempts.length === 0) return [];
+  const col = <T>(f: (a: RecordedAttempt) => T) => attempts.map(f);
+  await sql`
+    UPDATE webhook_deliveries d SET
+      status = CASE WHEN u.ok THEN 'delivered' WHEN u.next_at IS NULL THEN 'failed' ELSE 'pending' END,
+      next_attempt_at = CASE WHEN u.ok THEN NULL ELSE u.next_at END,
+      locked_until = NULL,
+      last_response_status = u.code, last_error = u.error, last_response_body = u.body,
+      delivered_at = CASE WHEN u.ok THEN u.at ELSE NULL END
+    FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
+      ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[])
+      AS u(id, ok, next_at, code, error, body, at)
+    WHERE d.id = u.id AND d.status = 'pending'`.execute(trx);
+
+  const failed = [...new Set(attempts.filter((a) => !a.ok).map((a) => a.endpointId))];
+  const ok = [...new Set(attempts.filter((a) => a.ok).map((a) => a.endpointId))];
+  const gone = [...new Set(attempts.filter((a) => a.gone).map((a) => a.endpointId))];
+  if (failed.length > 0) {
+    await sql`UPDATE webhook_endpoints SET failing_since = ${now} WHERE id = ANY(${failed}::bigint[]) AND failing_since IS NULL`.execute(trx);
+  }
+  if (ok.length > 0) {
+    await sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY(${ok}::bigint[]) AND failing_since IS NOT NULL`.execute(trx);
+  }
+  if (gone.length === 0 && failed.length === 0) return [];
+  const streakStart = new Date(now.getTime() - FAILING_DAYS * 86_400_000);
+  const { rows } = await sql<DisabledEndpoint>`
+    UPDATE webhook_endpoints ep SET status = 'disabled', updated_at = ${now},
+      disabled_reason = CASE WHEN ep.id = ANY(${gone}::bigint[]) THEN 'The endpoint answered 410 Gone.' ELSE 'Every attempt failed for 5 days.' END
+    FROM accounts a
+    WHERE a.id = ep.account_id AND ep.status = 'enabled'
+      AND (ep.id = ANY(${gone}::bigint[]) OR (ep.id = ANY(${failed}::bigint[]) AND ep.failing_since <= ${streakStart}))
+    RETURNING ep.id, ep.account_id, ep.url, a.email, CASE WHEN ep.id = ANY(${gone}::bigint[]) THEN 'gone' ELSE 'failing' END AS reason`.execute(trx);
+  return rows;
+}
+
+/** When the worker should look again: the earliest due time of a pending message of an enabled endpoint. */
+export async function findNextDueAt(db: Executor): Promise<Date | null> {
+  const { rows } = await sql<{ at: Date }>`
+    SELECT d.next_attempt_at AS at FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.status = 'enabled'
+    WHERE d.status = 'pending' ORDER BY d.next_attempt_at LIMIT 1`.execute(db);
+  return rows[0]?.at ?? null;
+}
+
+/** Pending messages already due (the metrics' queue depth). */
+export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}`.execute(db);
+  return rows[0]!.n;
+}
+
+export async function countDisabledEndpoints(db: Executor): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE status = 'disabled'`.execute(db);
+  return rows[0]!.n;
+}

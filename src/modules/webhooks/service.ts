@@ -1,0 +1,210 @@
+import type { Db } from '../../db/database.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { severityOf } from '../../registry/diff.ts';
+import { EVENT_TYPES, type EventType } from '../../registry/model.ts';
+import { queueDispatch } from './dispatcher.ts';
+import {
+  countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, insertTestMessage, listDeliveries, listEndpoints, lockAccountEndpoints,
+  requeueDelivery, requeueFeedAfter, rotateSecret, updateEndpoint, type DeliveryRow, type EndpointRow,
+} from './repo.ts';
+import { generateSecret } from './signing.ts';
+import type { DeliveryStatus, EndpointStatus } from './tables.ts';
+import { checkWebhookUrl, type ResolveHost } from './url-guard.ts';
+
+export const MAX_ENDPOINTS = 10;
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  description: string | null;
+  event_types: EventType[];
+  status: EndpointStatus;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  event_id: number | null;
+  event_type: EventType;
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface EndpointInput {
+  url?: string;
+  event_types?: string[];
+  description?: string | null;
+  status?: EndpointStatus;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const ENDPOINT_ID = /^ep_([1-9]\d{0,17})$/;
+const DELIVERY_ID = /^msg_([1-9]\d{0,17})$/;
+
+function viewEndpoint(r: EndpointRow): EndpointView {
+  return {
+    id: `ep_${r.id}`, url: r.url, description: r.description, event_types: r.event_types, status: r.status,
+    disabled_reason: r.disabled_reason, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
+  };
+}
+
+function viewDelivery(r: DeliveryRow): DeliveryView {
+  return {
+    id: `msg_${r.id}`, event_id: r.event_id, event_type: r.event_type, status: r.status, attempts: r.attempts,
+    last_attempt_at: iso(r.last_attempt_at), next_attempt_at: iso(r.next_attempt_at), last_response_status: r.last_response_status,
+    last_error: r.last_error, created_at: r.created_at.toISOString(), delivered_at: iso(r.delivered_at),
+  };
+}
+
+function checkEventTypes(types: readonly string[] | undefined, errors: Record<string, string[]>): EventType[] | undefined {
+  if (types === undefined) return undefined;
+  types.forEach((t, i) => {
+    if (!(EVENT_TYPES as readonly string[]).includes(t)) (errors[`event_types.${i}`] ??= []).push(`The selected event_types.${i} is invalid.`);
+  });
+  return EVENT_TYPES.filter((t) => types.includes(t));
+}
+
+/** The data of a test message: plausible values of the type, marked `test: true`. */
+export function sampleEventData(type: EventType, at: Date): Record<string, unknown> {
+  const [oldValue, newValue] = type.endsWith('_DATE') || type.endsWith('_STARTED') || type.endsWith('_ENDED') || type === 'COMPANY_START_DATE_CHANGE'
+    ? [null, at.toISOString().slice(0, 10)]
+    : ['Przykładowa wartość (przed)', 'Przykładowa wartość (po)'];
+  return {
+    id: 0, event_type: type, old_value: oldValue, new_value: newValue, event_date: at.toISOString().slice(0, 10),
+    severity: severityOf(type, newValue), primary_identifier: '5261040828', identifier_type: 'NIP', company_name: 'PRZYKŁADOWA SPÓŁKA Z O.O.', test: true,
+  };
+}
+
+export interface WebhooksServiceDeps {
+  db: Db;
+  clock: Clock;
+  allowPrivateUrls: boolean;
+  resolve: ResolveHost;
+}
+
+export function createWebhooksService(deps: WebhooksServiceDeps) {
+  const { db, clock } = deps;
+
+  const mustFind = async (accountId: string, publicId: string): Promise<EndpointRow> => {
+    const m = ENDPOINT_ID.exec(publicId);
+    const row = m ? await findEndpoint(db, accountId, m[1]!) : null;
+    if (!row) throw new NotFoundError('Webhook endpoint not found');
+    return row;
+  };
+
+  /** Validates a create or update body; every problem is reported at once. */
+  const checkInput = async (input: EndpointInput, creating: boolean) => {
+    const errors: Record<string, string[]> = {};
+    if (creating && input.url === undefined) errors.url = ['The url field is required.'];
+    if (input.url !== undefined) {
+      const verdict = await checkWebhookUrl(input.url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
+      if (!verdict.ok) errors.url = [verdict.error];
+    }
+    const eventTypes = checkEventTypes(input.event_types, errors);
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    return { eventTypes };
+  };
+
+  return {
+    async create(accountId: string, input: EndpointInput): Promise<EndpointView & { secret: string }> {
+      const { eventTypes } = await checkInput(input, true);
+      const secret = generateSecret();
+      const row = await db.transaction().execute(async (trx) => {
+        await lockAccountEndpoints(trx, accountId);
+        if ((await countEndpoints(trx, accountId)) >= MAX_ENDPOINTS) {
+          throw new ValidationError({ url: [`An account may have at most ${MAX_ENDPOINTS} webhook endpoints.`] });
+        }
+        return insertEndpoint(trx, { accountId, url: input.url!, description: input.description ?? null, eventTypes: eventTypes ?? [], secret, at: clock.now() });
+      });
+      return { ...viewEndpoint(row), secret };
+    },
+
+    async list(accountId: string): Promise<EndpointView[]> {
+      return (await listEndpoints(db, accountId)).map(viewEndpoint);
+    },
+
+    async get(accountId: string, id: string): Promise<EndpointView> {
+      return viewEndpoint(await mustFind(accountId, id));
+    },
+
+    async update(accountId: string, id: string, input: EndpointInput): Promise<EndpointView> {
+      const row = await mustFind(accountId, id);
+      const { eventTypes } = await checkInput(input, false);
+      const updated = await db.transaction().execute(async (trx) => {
+        const r = await updateEndpoint(trx, accountId, row.id, { url: input.url, description: input.description, eventTypes, status: input.status }, clock.now());
+        // Messages held while the endpoint was disabled go out now.
+        if (r && input.status === 'enabled') await queueDispatch(trx);
+        return r;
+      });
+      if (!updated) throw new NotFoundError('Webhook endpoint not found');
+      return viewEndpoint(updated);
+    },
+
+    async remove(accountId: string, id: string): Promise<void> {
+      const row = await mustFind(accountId, id);
+      if (!(await deleteEndpoint(db, accountId, row.id))) throw new NotFoundError('Webhook endpoint not found');
+    },
+
+    async rotateSecret(accountId: string, id: string): Promise<{ secret: string; previous_secret_expires_at: string }> {
+      const row = await mustFind(accountId, id);
+      const secret = generateSecret();
+      const now = clock.now();
+      const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
+      await db.transaction().execute((trx) => rotateSecret(trx, row.id, secret, now, until));
+      return { secret, previous_secret_expires_at: until.toISOString() };
+    },
+
+    async sendTest(accountId: string, id: string, eventType: EventType): Promise<{ message_id: string }> {
+      const row = await mustFind(accountId, id);
+      const now = clock.now();
+      const deliveryId = await db.transaction().execute(async (trx) => {
+        const d = await insertTestMessage(trx, row, eventType, sampleEventData(eventType, now), now);
+        await queueDispatch(trx);
+        return d;
+      });
+      return { message_id: `msg_${deliveryId}` };
+    },
+
+    async listDeliveries(accountId: string, id: string, q: { page: number; per_page: number; status?: DeliveryStatus }) {
+      const row = await mustFind(accountId, id);
+      const { total, rows } = await listDeliveries(db, row.id, q.status, q.per_page, (q.page - 1) * q.per_page);
+      return {
+        data: rows.map(viewDelivery),
+        meta: { total, per_page: q.per_page, current_page: q.page, last_page: Math.max(1, Math.ceil(total / q.per_page)) },
+      };
+    },
+
+    async retryDelivery(accountId: string, id: string, deliveryId: string): Promise<void> {
+      const row = await mustFind(accountId, id);
+      const m = DELIVERY_ID.exec(deliveryId);
+      const found = m !== null && await db.transaction().execute(async (trx) => {
+        const ok = await requeueDelivery(trx, row.id, m[1]!, clock.now());
+        if (ok) await queueDispatch(trx);
+        return ok;
+      });
+      if (!found) throw new NotFoundError('Delivery not found');
+    },
+
+    async replay(accountId: string, id: string, afterId: number): Promise<{ queued: number }> {
+      const row = await mustFind(accountId, id);
+      const queued = await db.transaction().execute(async (trx) => {
+        const n = await requeueFeedAfter(trx, row, afterId, clock.now());
+        if (n > 0) await queueDispatch(trx);
+        return n;
+      });
+      return { queued };
+    },
+  };
+}
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>;

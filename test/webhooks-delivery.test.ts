@@ -1,0 +1,191 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { bearer, createAccount, createTestApp } from './helpers/app.ts';
+import { waitFor } from './helpers/wait.ts';
+import type { CompanySpec } from './helpers/registry.ts';
+import { accountIdOf, runDay } from './watchlist-support.ts';
+import { deliveryCount, startReceiver, startWebhookWorker, watchNumbers } from './webhooks-support.ts';
+
+/**
+ * Delivery end to end on the real app, registry, graphile-worker and a real receiver that verifies
+ * every message with the `standardwebhooks` package: what arrives is exactly each account's feed.
+ */
+
+const t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' } });
+const a = await createAccount(t);
+const b = await createAccount(t);
+const aId = await accountIdOf(t, a.userRef);
+const bId = await accountIdOf(t, b.userRef);
+const rx = await startReceiver(({ path, attempt }) => {
+  if (path === '/flaky') return attempt <= 2 ? 500 : 200;
+  if (path === '/gone') return 410;
+  if (path === '/hang') return 'hang';
+  if (path === '/busy') return { status: 503, headers: { 'retry-after': '120' } };
+  return 200;
+});
+
+async function createEndpoint(token: string, path: string, extra: Record<string, unknown> = {}) {
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer(token), payload: { url: rx.url + path, ...extra } });
+  assert.equal(res.statusCode, 201, res.body);
+  const data = res.json().data as { id: string; secret: string };
+  rx.addSecret(path, data.secret);
+  return data;
+}
+
+type FeedRow = Record<string, unknown> & { id: number; event_type: string; company_name: string };
+async function feedOf(token: string): Promise<FeedRow[]> {
+  const res = await t.app.inject({ method: 'GET', url: '/api/v1/watchlist/events?after_id=0&per_page=100', headers: bearer(token) });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().data;
+}
+
+const day1: CompanySpec[] = [1, 2, 3, 4, 5, 6].map((n) => ({ n }));
+const day2: CompanySpec[] = day1.map((c) => ({ ...c, name: `NOWA NAZWA ${c.n} SPÓŁKA AKCYJNA`, city: c.n % 2 === 0 ? 'Kraków' : 'Łódź', contacts: c.n <= 4 ? [{ type: 'phone', value: `+48 22 000 00 0${c.n}` }] : [] }));
+const TWO_TYPES = ['COMPANY_NAME_CHANGED', 'COMPANY_PHONE_CHANGED'];
+
+const endpoints: Record<string, { id: string; secret: string }> = {};
+
+test('a daily run with changes: each watched company\'s events arrive once, signed, in feed form; unwatched never', async () => {
+  await runDay(t.db.db, '2030-01-01', day1);
+  await watchNumbers(t.db.db, aId, [1, 2, 3], new Date('2030-01-01T08:00:00Z'));
+  await watchNumbers(t.db.db, bId, [4], new Date('2030-01-01T08:00:00Z'));
+  endpoints.aAll = await createEndpoint(a.master, '/a-all', { description: 'everything' });
+  endpoints.aTwo = await createEndpoint(a.master, '/a-two', { event_types: TWO_TYPES });
+  endpoints.bAll = await createEndpoint(b.master, '/b-all');
+
+  const summary = await runDay(t.db.db, '2030-01-02', day2);
+  assert.ok(summary.events >= 12, `events: ${summary.events}`);
+  await startWebhookWorker(t);
+
+  const aFeed = await feedOf(a.master);
+  const bFeed = await feedOf(b.master);
+  assert.ok(aFeed.length >= 6 && bFeed.length >= 2);
+  const aTwoFeed = aFeed.filter((e) => TWO_TYPES.includes(e.event_type));
+  assert.ok(aTwoFeed.length >= 4 && aTwoFeed.length < aFeed.length, 'the two types are a strict part of the feed');
+  const expected = aFeed.length + aTwoFeed.length + bFeed.length;
+  await waitFor('every message', async () => (await deliveryCount(t.db.db, 'delivered')) === expected);
+
+  const check = (path: string, feed: FeedRow[]) => {
+    const got = rx.on(path);
+    assert.equal(got.length, feed.length, `${path}: one message per feed event`);
+    assert.equal(new Set(got.map((m) => m.id)).size, got.length, `${path}: no message twice`);
+    for (const m of got) {
+      assert.equal(m.verifiedBy.length, 1, `${path}: ${m.id} verifies with standardwebhooks`);
+      assert.match(m.id, /^msg_\d+$/);
+      assert.equal(m.json.type, m.json.data.event_type);
+      assert.match(m.json.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+    assert.deepEqual(got.map((m) => m.json.data).sort((x, y) => Number(x.id) - Number(y.id)), feed, `${path}: the data is the feed's event, field for field`);
+  };
+  check('/a-all', aFeed);
+  check('/a-two', aTwoFeed);
+  check('/b-all', bFeed);
+  const unwatched = rx.messages.filter((m) => /NOWA NAZWA [56] /.test(String(m.json.data.company_name)) || /NOWA NAZWA [56] /.test(String(m.json.data.new_value)));
+  assert.deepEqual(unwatched, [], 'unwatched companies\' events never arrive');
+
+  const log = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${endpoints.aAll.id}/deliveries?per_page=100`, headers: bearer(a.master) });
+  assert.equal(log.statusCode, 200);
+  const rows = log.json().data as { id: string; status: string; attempts: number; last_response_status: number; delivered_at: string; event_id: number }[];
+  assert.equal(log.json().meta.total, aFeed.length);
+  assert.ok(rows.every((r) => r.status === 'delivered' && r.attempts === 1 && r.last_response_status === 200 && r.delivered_at));
+  assert.deepEqual(rows.map((r) => Number(r.id.slice(4))), [...rows.map((r) => Number(r.id.slice(4)))].sort((x, y) => y - x), 'newest first');
+});
+
+test('the fan-out run again (a job delivered twice) queues nothing new', async () => {
+  const { rows } = await sql<{ lo: string; hi: string }>`SELECT min(id)::text AS lo, max(id)::text AS hi FROM events`.execute(t.db.db);
+  const before = await deliveryCount(t.db.db);
+  const { fanOutEvents } = await import('../src/modules/webhooks/repo.ts');
+  assert.equal(await fanOutEvents(t.db.db, { fromId: Number(rows[0]!.lo), toId: Number(rows[0]!.hi), fromDate: '2030-01-01', toDate: '2030-01-02', at: new Date() }), 0);
+  assert.equal(await deliveryCount(t.db.db), before);
+});
+
+test('replay after an outage re-sends exactly the feed\'s events after after_id', async () => {
+  const aFeed = await feedOf(a.master);
+  const afterId = aFeed[2]!.id;
+  const before = rx.on('/a-all').length;
+  const res = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${endpoints.aAll.id}/replay`, headers: bearer(a.master), payload: { after_id: afterId } });
+  assert.equal(res.statusCode, 202, res.body);
+  const expected = aFeed.filter((e) => e.id > afterId);
+  assert.equal(res.json().data.queued, expected.length);
+  await waitFor('the replay', () => rx.on('/a-all').length === before + expected.length);
+  const replayed = rx.on('/a-all').slice(before);
+  assert.deepEqual(replayed.map((m) => m.json.data.id).sort((x, y) => Number(x) - Number(y)), expected.map((e) => e.id));
+  assert.ok(replayed.every((m) => m.verifiedBy.length === 1));
+  // The filtered endpoint replays only its types.
+  const two = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${endpoints.aTwo.id}/replay`, headers: bearer(a.master), payload: { after_id: 0 } });
+  assert.equal(two.json().data.queued, aFeed.filter((e) => TWO_TYPES.includes(e.event_type)).length);
+});
+
+async function sendTest(endpointId: string, eventType = 'COMPANY_NAME_CHANGED') {
+  const res = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${endpointId}/test`, headers: bearer(a.master), payload: { event_type: eventType } });
+  assert.equal(res.statusCode, 202, res.body);
+  return res.json().data.message_id as string;
+}
+
+async function delivery(endpointId: string, messageId: string) {
+  const res = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, headers: bearer(a.master) });
+  return (res.json().data as { id: string; status: string; attempts: number; last_error: string | null; last_response_status: number | null; next_attempt_at: string | null }[]).find((d) => d.id === messageId);
+}
+
+test('a test message: sample values, data.test true, through the ordinary path', async () => {
+  const id = await sendTest(endpoints.aTwo.id, 'COMPANY_BANKRUPTCY_STARTED');
+  await waitFor('the test message', () => rx.on('/a-two').some((m) => m.id === id));
+  const m = rx.on('/a-two').find((x) => x.id === id)!;
+  assert.equal(m.verifiedBy.length, 1);
+  assert.equal(m.json.type, 'COMPANY_BANKRUPTCY_STARTED');
+  assert.equal(m.json.data.test, true);
+  assert.equal(m.json.data.severity, 'critical');
+});
+
+test('500 twice then 200: delivered on the third attempt with the same webhook-id', async () => {
+  const ep = await createEndpoint(a.master, '/flaky');
+  const id = await sendTest(ep.id);
+  await waitFor('the third attempt', async () => (await delivery(ep.id, id))?.status === 'delivered', 20_000);
+  const got = rx.on('/flaky');
+  assert.deepEqual(got.map((m) => [m.id, m.status]), [[id, 500], [id, 500], [id, 200]]);
+  assert.ok(got.every((m) => m.verifiedBy.length === 1));
+  assert.equal(new Set(got.map((m) => m.body)).size, 1, 'the body is the same on every attempt');
+  assert.ok(Number(got[1]!.timestamp) >= Number(got[0]!.timestamp) + 1, 'retried after the schedule (1 s)');
+  const d = await delivery(ep.id, id);
+  assert.equal(d!.attempts, 3);
+  assert.equal(d!.last_response_status, 200);
+});
+
+test('410 disables the endpoint at once; nothing more is sent to it', async () => {
+  const ep = await createEndpoint(a.master, '/gone');
+  const id = await sendTest(ep.id);
+  await waitFor('the endpoint disabled', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
+    return res.json().data.status === 'disabled';
+  });
+  const res = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
+  assert.match(res.json().data.disabled_reason, /410/);
+  assert.equal((await delivery(ep.id, id))!.last_response_status, 410);
+  await sendTest(ep.id);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(rx.on('/gone').length, 1);
+});
+
+test('a receiver that hangs: the timeout is a failed attempt, retried', async () => {
+  const ep = await createEndpoint(a.master, '/hang');
+  const id = await sendTest(ep.id);
+  await waitFor('the timed-out attempt recorded', async () => ((await delivery(ep.id, id))?.last_error ?? '').startsWith('No answer'), 20_000);
+  const d = (await delivery(ep.id, id))!;
+  assert.equal(d.last_response_status, null);
+  assert.equal(d.last_error, 'No answer within 2 s');
+  await t.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
+});
+
+test('Retry-After on a 503 is honoured', async () => {
+  const ep = await createEndpoint(a.master, '/busy');
+  const id = await sendTest(ep.id);
+  await waitFor('the 503 recorded', async () => (await delivery(ep.id, id))?.last_response_status === 503);
+  const d = (await delivery(ep.id, id))!;
+  const waitS = Date.parse(d.next_attempt_at!) / 1000 - Number(rx.on('/busy')[0]!.timestamp);
+  assert.ok(waitS >= 119 && waitS <= 122, `next attempt ${waitS} s later`);
+  const retry = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${ep.id}/deliveries/${id}/retry`, headers: bearer(a.master) });
+  assert.equal(retry.statusCode, 202);
+  await waitFor('the retried attempt', () => rx.on('/busy').length === 2);
+  assert.equal(rx.on('/busy')[1]!.id, id);
+});

@@ -55,7 +55,9 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       info: {
         title: 'regwatch API',
         version: '1.0.0',
-        description: 'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.',
+        description: 'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.\n\n'
+          + `**AI agents (MCP):** the same operations as Model Context Protocol tools at \`${config.publicBaseUrl}/api/v1/mcp\` (Streamable HTTP, the same Bearer token, prices and rate limits), `
+          + 'or over stdio with `npx regwatch mcp` (`REGWATCH_URL`, `REGWATCH_TOKEN`). Client set-up (Claude, Cursor, VS Code), the tools and their prices: docs/mcp.md.',
       },
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Master Token (sk_live_…) or API token (sk_api_…)' } } },

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import { bearer, createAccount, createApiToken, createTestApp, drainJobs } from './helpers/app.ts';
 import { defer } from './helpers/cleanup.ts';
 import { createTestDatabase } from './helpers/db.ts';
@@ -242,4 +243,38 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
 
   const get = await fetch(endpoint, { headers: { ...bearer(alice.master), accept: 'text/event-stream' } });
   assert.equal(get.status, 405);
+});
+
+test('the /docs page (the OpenAPI description) points agents at the endpoint; the JSON-RPC route stays out of the REST document', async () => {
+  const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+  assert.match(doc.info.description, new RegExp(`${t.baseUrl}/api/v1/mcp`));
+  assert.match(doc.info.description, /npx regwatch mcp/);
+  assert.match(doc.info.description, /docs\/mcp\.md/);
+  assert.equal(doc.paths['/api/v1/mcp'], undefined);
+});
+
+test('an unexpected failure is a tool error saying "Server Error", uncharged, with nothing internal; the cause is logged', async () => {
+  const failing: CompanySearchEngine = {
+    search: async () => {
+      throw new Error('secret internal detail');
+    },
+    start() {},
+    refresh: async () => {},
+    status: () => ({}) as ReturnType<CompanySearchEngine['status']>,
+    stop: async () => {},
+  };
+  const broken = await createTestApp({ db, listen: true, env: { RATE_LIMIT_PER_MINUTE: '100000' }, overrides: { companySearch: failing } });
+  const c = new Client({ name: 'regwatch-test', version: '1.0.0' });
+  await c.connect(new StreamableHTTPClientTransport(new URL('/api/v1/mcp', broken.baseUrl), { requestInit: { headers: bearer(alice.master) } }));
+  defer(() => c.close());
+  const before = await balance();
+  const r = await call('search_companies', { q: 'kwiatex' }, c);
+  assert.equal(r.isError, true);
+  assert.equal(text(r), 'Server Error');
+  assert.deepEqual(structured(r).error, { status: 500, message: 'Server Error' });
+  assert.doesNotMatch(JSON.stringify(r), /secret|\.ts:\d+/);
+  assert.equal(await balance(), before);
+  assert.ok(broken.logLines.some((l) => l.includes('secret internal detail') && l.includes('search_companies')), 'logged with the tool name');
+  const unknownTool = c.callTool({ name: 'drop_database', arguments: {} });
+  await assert.rejects(unknownTool, (e: Error & { code?: number }) => e.code === -32602 && /Unknown tool: drop_database/.test(e.message));
 });

@@ -95,7 +95,7 @@ async function mcpCommand(env: { url?: string; token?: string }): Promise<number
   try {
     endpointOf(url);
   } catch {
-    console.error(`regwatch mcp: REGWATCH_URL is not a URL: ${url}`);
+    console.error(`regwatch mcp: REGWATCH_URL is not an http(s) URL: ${url}`);
     return EXIT_CONFIG;
   }
   return runStdioBridge({ url, token: token.trim(), warn: (line) => console.error(line) });

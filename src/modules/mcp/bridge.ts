@@ -30,6 +30,7 @@ const ENDPOINT_PATH = '/api/v1/mcp';
 
 export function endpointOf(url: string): URL {
   const u = new URL(url);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new TypeError(`Not an http(s) URL: ${url}`);
   if (!u.pathname.replace(/\/+$/, '').endsWith(ENDPOINT_PATH)) u.pathname = `${u.pathname.replace(/\/+$/, '')}${ENDPOINT_PATH}`;
   return u;
 }

@@ -241,6 +241,13 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
   const viaApiToken = await connect(api.plaintext);
   assert.equal(structured(await call('get_wallet', {}, viaApiToken)).data.balance, await balance());
 
+  const jsonOnly = await fetch(endpoint, {
+    method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_wallet', arguments: {} } }),
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(alice.master) },
+  });
+  assert.equal(jsonOnly.status, 200, 'no initialize needed (stateless), and a JSON-only Accept is served');
+  assert.equal((await jsonOnly.json()).result.structuredContent.data.balance, await balance());
+
   const get = await fetch(endpoint, { headers: { ...bearer(alice.master), accept: 'text/event-stream' } });
   assert.equal(get.status, 405);
 });

@@ -5,10 +5,12 @@ import type { Principal } from '../tokens/authenticate.ts';
 import type { Log } from '../../logger.ts';
 
 /** The headers the Streamable HTTP transport reads; the rest (the Bearer token first) stays out of it. */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+const TRANSPORT_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
 function transportRequest(req: FastifyRequest): Request {
-  const headers = new Headers();
+  // The answer is always one JSON body, so a client that accepts only JSON (or says nothing) is
+  // served too, rather than refused with 406 for not also accepting an SSE stream it never gets.
+  const headers = new Headers({ accept: 'application/json, text/event-stream' });
   for (const name of TRANSPORT_HEADERS) {
     const v = req.headers[name];
     if (typeof v === 'string') headers.set(name, v);

@@ -65,16 +65,17 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
   }
 
   const chargedHere = price?.chargedBy === 'call';
+  const units = tool.unitsOf?.(args) ?? 1;
   if (chargedHere) {
-    // As the pricing hook's preHandler: no work for a wallet that cannot pay for one unit.
-    const required = priceOf(prices, price.operation);
+    // As the pricing hook's preHandler: no work for a wallet that cannot pay for the call.
+    const required = priceOf(prices, price.operation, units);
     const balance = required > 0 ? await readBalance(db, ctx.accountId) : 0;
     if (balance < required) throw new InsufficientCreditsError(balance, required);
   }
   const result = await tool.run(args, ctx);
   let charge = '';
   if (chargedHere) {
-    const r = await tryChargeCredits(db, { accountId: ctx.accountId, operation: price.operation, units: result.units ?? 1, prices });
+    const r = await tryChargeCredits(db, { accountId: ctx.accountId, operation: price.operation, units, prices });
     if (!r.taken) {
       deps.logger.info({ tool: tool.name, balance: r.balance, required: r.required }, 'mcp: charge lost to a concurrent request: answering 402');
       throw new InsufficientCreditsError(r.balance, r.required);

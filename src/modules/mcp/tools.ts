@@ -24,7 +24,7 @@ import { companyLine, eventLines, matchLines, pageLine, plural, searchLines, wat
 
 /** Batch matching (src/modules/match/): optional, the tool exists only when the service is passed in. */
 export interface MatchService {
-  match(queries: readonly MatchQueryInput[]): Promise<{ data: readonly MatchAnswer[] }>;
+  match(queries: readonly MatchQueryInput[]): Promise<readonly MatchAnswer[]>;
 }
 
 export interface McpServices {
@@ -43,8 +43,6 @@ export interface ToolContext {
 export interface ToolAnswer {
   structured: Record<string, unknown>;
   summary: string;
-  /** Units of the tool's operation performed (default 1, 0: nothing to charge). Route-style charging only. */
-  units?: number;
 }
 
 export interface ToolPrice {
@@ -64,6 +62,8 @@ export interface Tool<S extends TObject = TObject> {
   readonly readOnly: boolean;
   /** The operation it sells; absent: free. */
   readonly price?: ToolPrice;
+  /** Units a `call`-charged call takes, known from its arguments (default 1): the balance check and the charge cover them all, as the route's `unitsOf`. */
+  unitsOf?(args: Static<S>): number;
   /** Checks the arguments as the call would and counts the units it would charge (dry_run). */
   quote(args: Static<S>, ctx: ToolContext): Promise<{ units: number; detail?: Record<string, unknown> }>;
   run(args: Static<S>, ctx: ToolContext): Promise<ToolAnswer>;
@@ -220,10 +220,11 @@ export function createTools(services: McpServices): Tool[] {
       description: 'Entity resolution: for each of up to 100 records (a name and/or NIP, REGON, KRS, with city, postal code, street), up to 5 candidate companies, best first, with a score from 0 to 1 '
         + 'and `match: true` on the one candidate the service would bet on. Names match ignoring case, diacritics, punctuation and legal-form words.',
       price: { operation, chargedBy: 'call', unit: 'per query' },
+      unitsOf: (args) => args.queries.length,
       quote: async (args) => ({ units: args.queries.length }),
       run: async (args) => {
-        const r = await service.match(args.queries);
-        return { structured: { status: 'success', ...r }, summary: matchLines(r.data), units: args.queries.length };
+        const data = await service.match(args.queries);
+        return { structured: { status: 'success', data }, summary: matchLines(data) };
       },
     };
     tools.push(matchCompanies as Tool);

@@ -1,4 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 import type { Db } from '../../db/database.ts';
 import { DomainError, InsufficientCreditsError } from '../../lib/errors.ts';
@@ -94,9 +95,15 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
  * A server for one principal. Stateless: the HTTP route builds one per request (cheap: two
  * handlers over tool definitions built once), so any API process can answer any request.
  */
+/**
+ * The SDK's validator of elicitation answers (never used here): one for every server, since each
+ * would otherwise build its own ajv instance, the largest part of a server's construction.
+ */
+const elicitationValidator = new AjvJsonSchemaValidator();
+
 export function createMcpServer(deps: McpServerDeps, definitions: readonly ToolDefinition[], ctx: ToolContext, log: Log): Server {
   // The low-level Server on purpose: it takes the tools' JSON Schema (TypeBox) as is.
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: elicitationValidator });
   const byName = new Map(deps.tools.map((t) => [t.name, t]));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...definitions] }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {

@@ -11,7 +11,7 @@
  * - the watchlist feed of an account watching 10,000 companies;
  * - the database's size on disk and each phase's time.
  *
- *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20]
+ *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only]
  *
  * Database: DATABASE_URL's server (a database of its own is created and dropped), else a fresh
  * embedded cluster (bench/registry-db.ts). The input files are kept in `--dir` between runs
@@ -84,6 +84,8 @@ if (!existsSync(dayFile)) {
   })());
 }
 out({ phase: 'input files', seconds: seconds(t0), load_file_mb: Math.round(statSync(loadFile).size / 2 ** 20), day_file_lines: readFileSync(dayFile, 'utf8').split('\n').length - 1 });
+// `--files-only`: write the input files ahead of a measured run, and stop.
+if (process.argv.includes('--files-only')) process.exit(0);
 
 // ---------------------------------------------------------------------------------------------
 // The database, and the CLI's daily runs.

@@ -60,20 +60,18 @@ test('stream: every event once, in id order, across polls and while a daily run 
   const controller = new AbortController();
   const seen: FeedEvent[] = [];
   const startRequests = requests;
-  let wrote = false;
+  let writing: Promise<unknown> | undefined;
   const consumer = (async () => {
     for await (const e of rw.events.stream({ afterId: 0, perPage: 4, intervalMs: 100, signal: controller.signal })) {
       seen.push(e);
-      if (seen.length === before.length && !wrote) {
-        wrote = true;
-        // Caught up: the next events are written while the stream polls.
-        void runDay(t.db.db, '2030-05-03', day3);
-      }
+      // Caught up: the next events are written while the stream polls.
+      if (seen.length === before.length) writing ??= runDay(t.db.db, '2030-05-03', day3);
     }
   })();
   let after: number[] = [];
   await waitFor('the third day\'s events', async () => {
-    if (!wrote) return false;
+    if (!writing) return false;
+    await writing;
     after = await wholeFeed();
     return after.length > before.length && seen.length >= after.length;
   });

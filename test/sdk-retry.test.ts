@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RateLimitError, Regwatch } from '../packages/sdk/src/index.ts';
 import { createAccount, createTestApp } from './helpers/app.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /**
  * A 429 from the real rate limit, retried by the SDK after the `Retry-After` the service sent.
@@ -13,7 +14,7 @@ const LIMIT = 5;
 const t = await createTestApp({ listen: true, env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
 const a = await createAccount(t);
 
-test('a 429 is retried after Retry-After and succeeds; with no retries left, or a wait too long, it is a RateLimitError', async () => {
+test('a 429 is retried after Retry-After and succeeds; with no retries left, or a wait too long, it is a RateLimitError; a stream waits it out', async () => {
   const answers: { status: number; retryAfter: string | null; at: number }[] = [];
   const observe = async (r: Request) => {
     const res = await fetch(r);
@@ -34,6 +35,18 @@ test('a 429 is retried after Retry-After and succeeds; with no retries left, or 
   assert.ok(impatient instanceof RateLimitError, 'a Retry-After above maxDelayMs is not waited for');
   assert.ok(Date.now() - started < 5000);
 
+  // A stream whose poll is limited (no retries left in the client) waits the Retry-After out and polls on.
+  const polls: { status: number; retryAfter: string | null; at: number }[] = [];
+  const stopStream = new AbortController();
+  const streamRw = new Regwatch({ token: a.master, baseUrl: t.baseUrl, retry: { maxAttempts: 1 }, fetch: async (r) => {
+    const res = await fetch(r);
+    polls.push({ status: res.status, retryAfter: res.headers.get('retry-after'), at: Date.now() });
+    return res;
+  } });
+  const streaming = (async () => {
+    for await (const _ of streamRw.events.stream({ intervalMs: 30_000, signal: stopStream.signal })) assert.fail('the feed is empty');
+  })();
+
   // Near the end of the window, Retry-After is a few seconds: the SDK waits them and succeeds.
   await new Promise((r) => setTimeout(r, Math.max(0, windowStart + 56_000 - Date.now())));
   answers.length = 0;
@@ -46,4 +59,10 @@ test('a 429 is retried after Retry-After and succeeds; with no retries left, or 
   const retryAfter = Number(limited.retryAfter);
   assert.ok(retryAfter >= 1 && retryAfter <= 10, `Retry-After ${limited.retryAfter}`);
   assert.ok(retried.at - limited.at >= retryAfter * 1000 - 50, `waited ${retried.at - limited.at} ms for Retry-After ${retryAfter}`);
+
+  await waitFor('the stream\'s poll after the window', () => polls.length >= 2, 15_000);
+  stopStream.abort();
+  await streaming;
+  assert.deepEqual(polls.map((p) => p.status), [429, 200], 'one limited poll, then one after the wait (the next is 30 s away)');
+  assert.ok(polls[1]!.at - polls[0]!.at >= Number(polls[0]!.retryAfter) * 1000 - 50);
 });

@@ -1,4 +1,5 @@
 import { type Api, type CallOptions, eachItem, unwrap, withPage } from './core.ts';
+import { RateLimitError, ServiceUnavailableError } from './errors.ts';
 import { delay } from './transport.ts';
 import type { AllQuery, CompanyEvent, CompanyEvents, CompanyEventsQuery, FeedEvent, FeedPage, FeedQuery, PageQuery } from './types.ts';
 
@@ -49,7 +50,9 @@ export class Events {
    * The feed as an endless stream, oldest first, from `afterId` on (the `after_id` polling mode):
    * it reads on at once while the API says there is more, and waits `intervalMs` once caught up.
    * Each event comes once: the next request starts after the last id yielded, which the API
-   * guarantees misses nothing even while a daily run writes. Stop it with `signal` or `break`.
+   * guarantees misses nothing even while a daily run writes. A 429 or 503 that outlasts the
+   * client's retries is waited out (`Retry-After`), not thrown; other errors end the stream.
+   * Stop it with `signal` or `break`.
    */
   async *stream(options: StreamOptions = {}): AsyncGenerator<FeedEvent, void, undefined> {
     const { afterId = 0, perPage = 100, intervalMs = 60_000, signal, ...filters } = options;
@@ -60,6 +63,11 @@ export class Events {
         page = await unwrap(this.api.GET('/api/v1/watchlist/events', { params: { query: { ...filters, page: 1, per_page: perPage, after_id: cursor } }, signal }));
       } catch (e) {
         if (signal?.aborted) return;
+        // Still limited or unavailable after the client's retries: a stream outlives that, waiting what the server asked.
+        if (e instanceof RateLimitError || e instanceof ServiceUnavailableError) {
+          await delay(e.retryAfterMs ?? intervalMs, signal);
+          continue;
+        }
         throw e;
       }
       for (const event of page.data) {

@@ -55,7 +55,9 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       info: {
         title: 'regwatch API',
         version: '1.0.0',
-        description: 'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.',
+        description: 'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.\n\n'
+          + 'Client library: the typed TypeScript SDK `@regwatch/sdk` (`packages/sdk` and `docs/sdk.md` in the repository): one method per operation, '
+          + 'page iterators, the `after_id` feed as a stream, retries on 429/503, typed errors and `verifyWebhook`.',
       },
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Master Token (sk_live_…) or API token (sk_api_…)' } } },

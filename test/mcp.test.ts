@@ -162,7 +162,8 @@ test('watch, list, company and feed events, unwatch, wallet: each answers as its
   assert.equal(w.isError, undefined, text(w));
   assert.equal(structured(w).queued, 2);
   assert.equal(structured(w).credits_charged, 2);
-  assert.match(text(w), /^2 identifiers queued for monitoring \(request \w+\)\.\nCharged 2 credits\./);
+  assert.match(text(w), /^2 identifiers queued for monitoring\. A confirmation e-mail follows once every company is ready\.\nRequest \w+\.\nCharged 2 credits\./);
+  assert.equal(structured(w).message, '2 identifiers queued for monitoring. A confirmation e-mail follows once every company is ready.');
   assert.equal(await balance(), b0 - 2);
   const again = await call('watch_companies', { identifier_type: 'NIP', identifier_value: [nipFor(500)] });
   assert.equal(structured(again).credits_charged, 0, 'already queued: free');
@@ -190,6 +191,7 @@ test('watch, list, company and feed events, unwatch, wallet: each answers as its
 
   const un = await call('unwatch_companies', { identifier_type: 'NIP', identifier_value: [nipFor(500), nipFor(502), nipFor(999)] });
   assert.deepEqual(structured(un).data, { removed: [nipFor(500)], not_found: [nipFor(999)], not_watched: [nipFor(502)] });
+  assert.deepEqual({ ...structured(un).meta, removed_at: null }, { total: 3, removed: 1, not_found: 1, not_watched: 1, removed_at: null });
   const wallet = await call('get_wallet');
   assert.deepEqual(structured(wallet).data, (await rest('GET', '/wallet')).json().data);
   assert.match(text(wallet), /^Balance: \d+ credits/);

@@ -9,7 +9,7 @@ import type { WalletService } from '../wallet/service.ts';
 import { parseEventFilters } from '../watchlist/event-filters.ts';
 import type { EventsService } from '../watchlist/feed.ts';
 import { parseIdentifierList } from '../watchlist/identifier-list.ts';
-import type { WatchlistService } from '../watchlist/service.ts';
+import { addMessage, type WatchlistService } from '../watchlist/service.ts';
 import {
   CompanyEventsInput, GetCompanyInput, GetWalletInput, ListWatchedInput, MatchCompaniesInput, SearchCompaniesInput, WatchInput, WatchlistEventsInput,
   type MatchQueryInput,
@@ -127,11 +127,8 @@ export function createTools(services: McpServices): Tool[] {
     },
     run: async (args, ctx) => {
       const r = await watchlist.add(ctx.accountId, parseIdentifierList(args));
-      const parts = [`${plural(r.queued, 'identifier')} queued for monitoring (request ${r.request_id})`];
-      if (r.already_watched > 0) parts.push(`${r.already_watched} already watched`);
-      if (r.already_queued > 0) parts.push(`${r.already_queued} already queued by an earlier request`);
-      if (r.duplicates > 0) parts.push(`${plural(r.duplicates, 'duplicate')} collapsed`);
-      return { structured: { success: true, ...r }, summary: `${parts.join('; ')}.` };
+      const message = addMessage(r);
+      return { structured: { success: true, message, ...r }, summary: `${message}\nRequest ${r.request_id}${r.duplicates > 0 ? `; ${plural(r.duplicates, 'duplicate')} collapsed` : ''}.` };
     },
   };
 
@@ -145,7 +142,11 @@ export function createTools(services: McpServices): Tool[] {
     run: async (args, ctx) => {
       const r = await watchlist.remove(ctx.accountId, parseIdentifierList(args));
       return {
-        structured: { success: true, data: { removed: r.removed, not_found: r.not_found, not_watched: r.not_watched }, meta: { removed_at: r.removed_at } },
+        structured: {
+          success: true,
+          data: { removed: r.removed, not_found: r.not_found, not_watched: r.not_watched },
+          meta: { total: r.removed.length + r.not_found.length + r.not_watched.length, removed: r.removed.length, not_found: r.not_found.length, not_watched: r.not_watched.length, removed_at: r.removed_at },
+        },
         summary: `Removed ${r.removed.length}; not watched ${r.not_watched.length}; not found ${r.not_found.length}.`
           + (r.removed.length > 0 ? `\nRemoved: ${r.removed.join(', ')}` : '')
           + (r.not_watched.length > 0 ? `\nNot watched: ${r.not_watched.join(', ')}` : '')

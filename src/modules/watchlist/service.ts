@@ -46,6 +46,14 @@ export interface AddOutcome {
   credits_charged: number;
 }
 
+/** The `message` of an add's answer (the REST body and the MCP tool's). */
+export function addMessage(o: AddOutcome): string {
+  const parts = [`${o.queued} identifier${o.queued === 1 ? '' : 's'} queued for monitoring`];
+  if (o.already_watched > 0) parts.push(`${o.already_watched} already watched`);
+  if (o.already_queued > 0) parts.push(`${o.already_queued} already queued by an earlier request`);
+  return `${parts.join('; ')}. A confirmation e-mail follows once every company is ready.`;
+}
+
 /** What an add would do now: the counts of AddOutcome and the credits it would take (docs/mcp.md, `dry_run`). */
 export interface AddQuote extends Omit<AddOutcome, 'request_id' | 'credits_charged'> {
   credits: number;

@@ -5,7 +5,7 @@ import pino from 'pino';
 import type { JobHelpers } from 'graphile-worker';
 import { createTestDatabase } from './helpers/db.ts';
 import { defer } from './helpers/cleanup.ts';
-import { createManualClock, createTestApp, drainJobs } from './helpers/app.ts';
+import { createManualClock, createTestApp, drainQueues } from './helpers/app.ts';
 import { jsonReply, problemReply, readFixtureJson, startFixtureServer } from './helpers/fixture-server.ts';
 import { createRegistryJobs, DAILY_TICK_TASK } from '../src/registry/jobs.ts';
 
@@ -39,22 +39,7 @@ const jobs = createRegistryJobs({ config: t.config, db: db.db, logger, clock });
 async function tickAndWork(day: string): Promise<void> {
   clock.set(`${day}T03:00:00Z`);
   await jobs.tasks[DAILY_TICK_TASK]!({ _cron: { ts: `${day}T03:00:00.000Z` } }, {} as JobHelpers);
-  await drainQueues();
-}
-
-/**
- * runOnce takes one job per named queue: the queue is unlocked as its job completes, after runOnce
- * has looked for the next. Drained again while a due job is left (a failed one waits out its backoff).
- */
-async function drainQueues(): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    await drainJobs(t);
-    const { rows } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE attempts < max_attempts AND (run_at <= now() OR locked_at IS NOT NULL)`.execute(db.db);
-    if (rows[0]!.n === 0) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('jobs left in the queue');
+  await drainQueues(t);
 }
 
 interface SourceEntry {

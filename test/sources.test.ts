@@ -96,9 +96,9 @@ test('a successful scheduled day', async () => {
 test('a day the registry is down: the run fails, the source is degraded and the day is a gap', async () => {
   down = true;
   await tickAndWork('2026-11-12'); // 2026-11-11 fails
-  // Before the day is due, its absence is not yet a gap; the failed run already shows.
+  // Not due before 06:00 UTC, but a day whose run failed is missing at once.
   let krs = (await sources('2026-11-12T05:00:00Z')).get('krs')!;
-  assert.deepEqual(krs.gaps, []);
+  assert.deepEqual(krs.gaps, ['2026-11-11']);
   assert.equal(krs.health, 'degraded');
   krs = (await sources('2026-11-12T07:00:00Z')).get('krs')!;
   assert.equal(krs.health, 'degraded');
@@ -118,7 +118,8 @@ test('a day the registry is down: the run fails, the source is degraded and the 
 
 test('a missed day (no worker): three due days without a completed run make the source down', async () => {
   down = false;
-  // No tick on 2026-11-13 (for 2026-11-12), none yet on 2026-11-14 (for 2026-11-13).
+  // No tick on 2026-11-13 (for 2026-11-12), none yet on 2026-11-14 (for 2026-11-13): 2026-11-13 is
+  // not due before 06:00 UTC.
   let krs = (await sources('2026-11-14T01:00:00Z')).get('krs')!;
   assert.equal(krs.health, 'degraded');
   assert.deepEqual(krs.gaps, ['2026-11-11', '2026-11-12']);

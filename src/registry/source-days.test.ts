@@ -20,7 +20,7 @@ test('source names of specs', () => {
 
 test('coverage: health and gaps', async (t) => {
   const now = new Date('2026-11-25T12:00:00Z'); // last due day: 2026-11-24
-  const base = { configured: true, now, lastRunStatus: 'completed' as const };
+  const base = { configured: true, now, lastRunStatus: 'completed' as const, latestRunDate: null };
   const cases: Array<[string, Parameters<typeof sourceCoverage>[0], { health: string; gaps: string[] }]> = [
     ['unconfigured: no gaps whatever ran', { ...base, configured: false, trackedFrom: '2026-11-01', completedDays: days() }, { health: 'unconfigured', gaps: [] }],
     ['configured, never scheduled nor run: nothing owed yet', { ...base, trackedFrom: null, completedDays: days(), lastRunStatus: null }, { health: 'ok', gaps: [] }],
@@ -30,6 +30,9 @@ test('coverage: health and gaps', async (t) => {
     ['last run failed, nothing missing', { ...base, lastRunStatus: 'failed', trackedFrom: '2026-11-23', completedDays: days('2026-11-23', '2026-11-24') }, { health: 'degraded', gaps: [] }],
     ['a gap older than 7 days: listed, but ok', { ...base, trackedFrom: '2026-11-16', completedDays: days(...daysBetween('2026-11-18', '2026-11-24')) }, { health: 'ok', gaps: ['2026-11-16', '2026-11-17'] }],
     ['the 3 last due days missing: down', { ...base, trackedFrom: '2026-11-20', completedDays: days('2026-11-20', '2026-11-21') }, { health: 'down', gaps: ['2026-11-22', '2026-11-23', '2026-11-24'] }],
+    ['a failed run of today: missing at once', { ...base, lastRunStatus: 'failed', latestRunDate: '2026-11-25', trackedFrom: '2026-11-25', completedDays: days() }, { health: 'degraded', gaps: ['2026-11-25'] }],
+    ['a run of a later day ends the window there', { ...base, latestRunDate: '2026-11-25', trackedFrom: '2026-11-23', completedDays: days('2026-11-23', '2026-11-25') }, { health: 'degraded', gaps: ['2026-11-24'] }],
+    ['a run dated in the future ends it today', { ...base, lastRunStatus: 'failed', latestRunDate: '2027-01-01', trackedFrom: '2026-11-23', completedDays: days() }, { health: 'down', gaps: ['2026-11-23', '2026-11-24', '2026-11-25'] }],
     ['2 days watched, both missing: degraded, not down', { ...base, trackedFrom: '2026-11-23', completedDays: days() }, { health: 'degraded', gaps: ['2026-11-23', '2026-11-24'] }],
   ];
   for (const [name, input, expected] of cases) {

@@ -4,7 +4,8 @@ import { addDays, utcDate } from '../lib/dates.ts';
  * Which days a source owes, and how healthy that makes it (docs/sources.md). Pure: the caller
  * reads the runs and the clock. A day D is due once its scheduled run (03:00 UTC on D+1) has had
  * three hours to finish; until then its absence is not a gap, as a status page does not report an
- * outage for a job whose time has not come. A source is watched from the day the scheduler first
+ * outage for a job whose time has not come, unless a run for it (or a later day) was already
+ * made: a day whose run failed is missing at once. A source is watched from the day the scheduler first
  * queued it or its first daily run, whichever is earlier: a source added today owes nothing
  * before that, so it starts `ok` rather than 30 days behind.
  */
@@ -51,6 +52,8 @@ export interface SourceCoverageInput {
   completedDays: ReadonlySet<string>;
   /** The status of the source's most recent run, if any. */
   lastRunStatus: RunStatus | null;
+  /** The latest day the source has a daily run for, whatever its status (null: none). */
+  latestRunDate: string | null;
 }
 
 export interface SourceCoverage {
@@ -61,10 +64,10 @@ export interface SourceCoverage {
 
 export function sourceCoverage(input: SourceCoverageInput): SourceCoverage {
   if (!input.configured) return { health: 'unconfigured', gaps: [] };
-  const lastDue = lastDueDay(input.now);
-  if (input.trackedFrom === null || input.trackedFrom > lastDue) {
-    return { health: input.lastRunStatus === 'failed' ? 'degraded' : 'ok', gaps: [] };
-  }
+  const today = utcDate(input.now);
+  let lastDue = lastDueDay(input.now);
+  if (input.latestRunDate !== null && input.latestRunDate > lastDue) lastDue = input.latestRunDate < today ? input.latestRunDate : today;
+  if (input.trackedFrom === null || input.trackedFrom > lastDue) return { health: input.lastRunStatus === 'failed' ? 'degraded' : 'ok', gaps: [] };
   const from = latest(input.trackedFrom, addDays(lastDue, -(GAP_WINDOW_DAYS - 1)));
   const gaps = daysBetween(from, lastDue).filter((d) => !input.completedDays.has(d));
   const downFrom = addDays(lastDue, -(DOWN_AFTER_DAYS - 1));

@@ -1,8 +1,8 @@
 import type { Config } from '../../config.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { addDays } from '../../lib/dates.ts';
+import { addDays, utcDate } from '../../lib/dates.ts';
 import { SOURCE_NAMES } from '../../registry/model.ts';
-import { GAP_WINDOW_DAYS, lastDueDay, sourceCoverage, sourceNameOf } from '../../registry/source-days.ts';
+import { GAP_WINDOW_DAYS, sourceCoverage, sourceNameOf } from '../../registry/source-days.ts';
 import type { RegistryExecutor } from '../../registry/store/executor.ts';
 import { companiesPerSource, completedRunDays, latestCompletion, latestSourceRuns, sourceRunSpans } from '../../registry/store/source-runs-repo.ts';
 import type { SourceStatus } from './schema.ts';
@@ -40,10 +40,11 @@ export function createSourcesService(deps: { db: RegistryExecutor; config: Pick<
   return {
     async list() {
       const now = deps.clock.now();
-      const lastDue = lastDueDay(now);
+      // The window ends at the last due day, or at a later day that has a run, today at the latest.
+      const today = utcDate(now);
       const [spans, completed, runs, companies] = await Promise.all([
         sourceRunSpans(deps.db),
-        completedRunDays(deps.db, addDays(lastDue, -(GAP_WINDOW_DAYS - 1)), lastDue),
+        completedRunDays(deps.db, addDays(today, -(GAP_WINDOW_DAYS + 1)), today),
         latestSourceRuns(deps.db),
         companyCounts(),
       ]);
@@ -59,6 +60,7 @@ export function createSourcesService(deps: { db: RegistryExecutor; config: Pick<
           trackedFrom: span?.tracked_from ?? null,
           completedDays: completed.get(source) ?? new Set(),
           lastRunStatus: run?.status ?? null,
+          latestRunDate: span?.last_run_date ?? null,
         });
         return {
           source,

@@ -12,6 +12,8 @@ export interface SourceRunSpan {
   /** The earlier of the day the scheduler first queued the source and its first daily run. */
   tracked_from: string | null;
   last_completed_date: string | null;
+  /** The latest day with a daily run, whatever its status. */
+  last_run_date: string | null;
 }
 
 export interface SourceRunRow {
@@ -35,8 +37,9 @@ export async function markSourceScheduled(db: RegistryExecutor, source: string, 
 export async function sourceRunSpans(db: RegistryExecutor): Promise<SourceRunSpan[]> {
   const { rows } = await sql<SourceRunSpan>`
     SELECT coalesce(r.source, s.source) AS source,
-      least(s.scheduled_since, r.first_run)::text AS tracked_from, r.last_completed::text AS last_completed_date
-    FROM (SELECT source, min(run_date) AS first_run, max(run_date) FILTER (WHERE status = 'completed') AS last_completed
+      least(s.scheduled_since, r.first_run)::text AS tracked_from, r.last_completed::text AS last_completed_date,
+      r.last_run::text AS last_run_date
+    FROM (SELECT source, min(run_date) AS first_run, max(run_date) AS last_run, max(run_date) FILTER (WHERE status = 'completed') AS last_completed
             FROM daily_runs WHERE kind = 'daily' GROUP BY source) r
     FULL JOIN registry_source_schedule s ON s.source = r.source`.execute(db);
   return rows;

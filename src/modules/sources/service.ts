@@ -4,15 +4,20 @@ import { addDays, utcDate } from '../../lib/dates.ts';
 import { SOURCE_NAMES } from '../../registry/model.ts';
 import { GAP_WINDOW_DAYS, sourceCoverage, sourceNameOf } from '../../registry/source-days.ts';
 import type { RegistryExecutor } from '../../registry/store/executor.ts';
-import { companiesPerSource, completedRunDays, latestCompletion, latestSourceRuns, sourceRunSpans } from '../../registry/store/source-runs-repo.ts';
+import { companiesPerSource, completedRunDays, latestSourceRuns, runMarks, sourceRunSpans } from '../../registry/store/source-runs-repo.ts';
 import type { SourceStatus } from './schema.ts';
 
 /**
  * The freshness of each registry source (docs/sources.md): what the scheduler runs, how far it
  * got, which days it owes. Read from the daily runs at request time, so every API process
  * answers the same; only the per-source company counts (a pass over every company) are kept,
- * until the next run completes.
+ * see companyCounts.
  */
+
+/** How long the company counts may leave out on-demand imports. */
+const IMPORTS_STALE_MS = 60_000;
+/** How long a request waits for a recount before it answers the previous figures. */
+const RECOUNT_WAIT_MS = 250;
 
 /** Always listed, configured or not: an integrator asks about these by name. */
 const ALWAYS_LISTED = new Set(['krs', 'bir', 'ceidg', 'vat']);
@@ -23,18 +28,26 @@ export interface SourcesService {
 
 export function createSourcesService(deps: { db: RegistryExecutor; config: Pick<Config, 'registrySources'>; clock: Clock }): SourcesService {
   const configured = new Set(deps.config.registrySources.map(sourceNameOf));
-  let counts: { key: string; value: Promise<Map<string, number>> } | null = null;
+  let counts: { daily: string; any: string; at: number; value: Map<string, number> } | null = null;
+  let counting: Promise<void> | null = null;
 
-  /** Profiles change only when a run (daily or import) completes: counted again after one did. */
+  /**
+   * Counted again once a daily run completed, or a minute after an on-demand import added a
+   * company. A request waits for a recount at most a moment: a large registry's recount finishes
+   * in the background and the previous figures are answered meanwhile.
+   */
   async function companyCounts(): Promise<Map<string, number>> {
-    const key = await latestCompletion(deps.db);
-    if (counts?.key !== key) {
-      const value = companiesPerSource(deps.db);
-      const entry = { key, value };
-      counts = entry;
-      value.catch(() => { if (counts === entry) counts = null; });
+    const marks = await runMarks(deps.db);
+    const at = deps.clock.now().getTime();
+    const stale = !counts || counts.daily !== marks.daily || (counts.any !== marks.any && Math.abs(at - counts.at) > IMPORTS_STALE_MS);
+    if (stale && !counting) {
+      counting = companiesPerSource(deps.db)
+        .then((value) => { counts = { ...marks, at, value }; })
+        .finally(() => { counting = null; });
     }
-    return counts.value;
+    if (!counts) await counting;
+    else if (counting) await Promise.race([counting.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, RECOUNT_WAIT_MS).unref())]);
+    return counts!.value;
   }
 
   return {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { SOURCE_NAMES } from '../model.ts';
 import type { RegistryExecutor } from './executor.ts';
 
 /**
@@ -73,17 +74,24 @@ export async function latestSourceRuns(db: RegistryExecutor): Promise<SourceRunR
   return rows;
 }
 
-/** When the latest run (daily or import) completed: the companies' profiles change only then. */
-export async function latestCompletion(db: RegistryExecutor): Promise<string> {
-  const { rows } = await sql<{ at: string | null; n: string }>`
-    SELECT max(finished_at)::text AS at, count(*)::text AS n FROM daily_runs WHERE status = 'completed'`.execute(db);
-  return `${rows[0]?.at ?? ''}/${rows[0]?.n ?? '0'}`;
+/**
+ * What changes when profiles may have: `daily`, when a daily run completes; `any`, when any run
+ * (an on-demand import is one) begins. Both read indexes only.
+ */
+export async function runMarks(db: RegistryExecutor): Promise<{ daily: string; any: string }> {
+  const { rows } = await sql<{ daily: string | null; n: string; last_id: string | null }>`
+    SELECT (SELECT max(finished_at)::text FROM daily_runs WHERE status = 'completed' AND kind = 'daily') AS daily,
+      (SELECT count(*)::text FROM daily_runs WHERE status = 'completed' AND kind = 'daily') AS n,
+      (SELECT max(id)::text FROM daily_runs) AS last_id`.execute(db);
+  return { daily: `${rows[0]?.daily ?? ''}/${rows[0]?.n ?? '0'}`, any: rows[0]?.last_id ?? '' };
 }
 
-/** Companies holding a profile of each source (the sources that reported them). */
+/**
+ * Companies holding a profile of each source (the sources that reported them): one pass over
+ * every company, about 2 s at 1,000,000 on a loaded machine.
+ */
 export async function companiesPerSource(db: RegistryExecutor): Promise<Map<string, number>> {
-  const { rows } = await sql<{ source: string; n: number }>`
-    SELECT k AS source, count(*)::float8 AS n FROM companies CROSS JOIN LATERAL jsonb_object_keys(source_fingerprints) k
-    GROUP BY k`.execute(db);
-  return new Map(rows.map((r) => [r.source, r.n]));
+  const counts = SOURCE_NAMES.map((name, i) => sql`count(*) FILTER (WHERE source_fingerprints ? ${name})::float8 AS ${sql.ref(`n${i}`)}`);
+  const { rows } = await sql<Record<string, number>>`SELECT ${sql.join(counts)} FROM companies`.execute(db);
+  return new Map(SOURCE_NAMES.map((name, i) => [name, rows[0]?.[`n${i}`] ?? 0]));
 }

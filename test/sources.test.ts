@@ -7,7 +7,13 @@ import { createTestDatabase } from './helpers/db.ts';
 import { defer } from './helpers/cleanup.ts';
 import { createManualClock, createTestApp, drainQueues } from './helpers/app.ts';
 import { jsonReply, problemReply, readFixtureJson, startFixtureServer } from './helpers/fixture-server.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRegistryJobs, DAILY_TICK_TASK } from '../src/registry/jobs.ts';
+import { runDaily } from '../src/registry/daily.ts';
+import { createFileSource } from '../src/registry/sources/file.ts';
+import { companySnapshot, writeNdjson } from './helpers/registry.ts';
 
 /**
  * GET /api/v1/sources over real scheduled runs: the daily tick and the worker's jobs run the KRS
@@ -168,6 +174,25 @@ test('a day older than the source can serve stays a gap: BIR reaches 7 days back
   const bir = (res.json() as { data: SourceEntry[] }).data.find((s) => s.source === 'bir')!;
   assert.deepEqual(bir.gaps.slice(0, 7), ['2026-11-06', '2026-11-07', '2026-11-08', '2026-11-09', '2026-11-10', '2026-11-11', '2026-11-12']);
   assert.equal(bir.health, 'down');
+});
+
+test('synthetic when configured, file when it ran; their runs counted under their names', async () => {
+  const otherDb = await createTestDatabase();
+  const otherClock = createManualClock('2026-11-21T10:00:00Z');
+  const other = await createTestApp({ db: otherDb, clock: otherClock, env: { REGISTRY_SOURCES: 'synthetic', DEMO_COMPANIES: '50' } });
+  const dir = mkdtempSync(join(tmpdir(), 'regwatch-sources-'));
+  defer(() => rmSync(dir, { recursive: true, force: true }));
+  await runDaily(otherDb.db, { date: '2026-11-20', source: createFileSource(writeNdjson(join(dir, 'day.ndjson'), [companySnapshot({ n: 1 }), companySnapshot({ n: 2 })])) });
+  const res = await other.app.inject({ method: 'GET', url: '/api/v1/sources' });
+  const list = (res.json() as { data: SourceEntry[] }).data;
+  assert.deepEqual(list.map((s) => [s.source, s.configured, s.health]), [
+    ['krs', false, 'unconfigured'], ['bir', false, 'unconfigured'], ['ceidg', false, 'unconfigured'], ['vat', false, 'unconfigured'],
+    ['synthetic', true, 'ok'], ['file', false, 'unconfigured'],
+  ]);
+  const file = list.find((s) => s.source === 'file')!;
+  assert.equal(file.companies, 2);
+  assert.equal(file.last_completed_date, '2026-11-20');
+  assert.deepEqual(file.gaps, [], 'a source nobody schedules owes nothing');
 });
 
 test('public, rate limited per client IP, and described in the OpenAPI document', async () => {

@@ -68,6 +68,8 @@ export interface Config {
   readonly webhookRetrySchedule: readonly number[];
   /** Deliver webhooks to loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_URLS; local development). */
   readonly webhookAllowPrivateUrls: boolean;
+  /** How a worker process finds the jobs of worker processes that died (src/jobs/recovery.ts). */
+  readonly jobRecovery: { readonly sweepIntervalMs: number; readonly graceMs: number };
 }
 
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt; then the message fails. */
@@ -121,6 +123,8 @@ const EnvSchema = Type.Object({
   LOG_LEVEL: Type.Optional(OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ description: 'a comma list of seconds' })),
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Optional(OneOf(['true', 'false', '1', '0'])),
+  JOB_RECOVERY_SWEEP_SECONDS: Type.Optional(Int(1, 3600)),
+  JOB_RECOVERY_GRACE_SECONDS: Type.Optional(Int(1, 86_400)),
 });
 type RawEnv = Static<typeof EnvSchema>;
 
@@ -247,5 +251,6 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy === '1' || trustProxy === 'true',
     webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
     webhookAllowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true' || e.WEBHOOK_ALLOW_PRIVATE_URLS === '1',
+    jobRecovery: Object.freeze({ sweepIntervalMs: int(e.JOB_RECOVERY_SWEEP_SECONDS, 30) * 1000, graceMs: int(e.JOB_RECOVERY_GRACE_SECONDS, 60) * 1000 }),
   });
 }

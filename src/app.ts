@@ -71,7 +71,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: options.redis });
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices });
-  installMetrics(app, { db, clock: parts.clock });
+  installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });
 
   app.get('/health', {
     config: { auth: 'none', rateLimitGroup: 'none' },

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import fc from 'fast-check';
 import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { bearer, createAccount, createTestApp, type TestAccount, type TestApp } from './helpers/app.ts';
+import { sendRawHttp } from './helpers/net.ts';
 import { assertErrorShape, assertInjectedErrorShape, documentedRoutes, FUZZ_SEED, hostileString, hostileValue, type DocumentedRoute } from './helpers/fuzz.ts';
 
 /**
@@ -121,43 +121,6 @@ test('odd headers on every documented route: Authorization, Content-Type, Accept
   }
 });
 
-interface RawResponse { status: number; contentType: string; body: string }
-
-/** One request as raw bytes on its own connection; the first response, or null if the server sent none. */
-function sendRaw(port: number, request: Buffer): Promise<RawResponse | null> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(request));
-    const chunks: Buffer[] = [];
-    socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')));
-    socket.on('data', (d) => chunks.push(d));
-    socket.on('error', (e) => (chunks.length > 0 || e.message.startsWith('no answer') ? reject(e) : resolve(null)));
-    socket.on('close', () => {
-      let raw = Buffer.concat(chunks);
-      // Skip interim responses (`100 Continue`).
-      while (/^HTTP\/1\.1 1\d\d /.test(raw.subarray(0, 13).toString('latin1')) && raw.indexOf('\r\n\r\n') >= 0) raw = raw.subarray(raw.indexOf('\r\n\r\n') + 4);
-      const headEnd = raw.indexOf('\r\n\r\n');
-      if (headEnd < 0) return resolve(null);
-      const head = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
-      const header = (name: string) => head.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim() ?? '';
-      let body = raw.subarray(headEnd + 4);
-      if (/chunked/i.test(header('transfer-encoding'))) {
-        const parts: Buffer[] = [];
-        for (let at = 0; ;) {
-          const eol = body.indexOf('\r\n', at);
-          const size = parseInt(body.subarray(at, eol).toString(), 16);
-          if (!(size > 0)) break;
-          parts.push(body.subarray(eol + 2, eol + 2 + size));
-          at = eol + 2 + size + 2;
-        }
-        body = Buffer.concat(parts);
-      } else if (header('content-length') !== '') {
-        body = body.subarray(0, Number(header('content-length')));
-      }
-      resolve({ status: Number(head[0]!.split(' ')[1]), contentType: header('content-type'), body: body.toString('utf8') });
-    });
-  });
-}
-
 test('over a real socket: duplicated headers, bytes that are not UTF-8 in the path, headers and body, broken framing', async () => {
   const { t, acct, routes } = await setUp({ listen: true });
   const port = Number(new URL(t.baseUrl).port);
@@ -198,7 +161,7 @@ test('over a real socket: duplicated headers, bytes that are not UTF-8 in the pa
       if (c.framing.startsWith('chunked')) lines.push(Buffer.from(body.length > 0 ? `${body.length.toString(16)}\r\n` : ''), body, Buffer.from(body.length > 0 ? '\r\n0\r\n\r\n' : '0\r\n\r\n'));
       else if (c.framing !== 'none') lines.push(body);
       const request = Buffer.concat(lines);
-      const res = await sendRaw(port, request);
+      const res = await sendRawHttp(port, request);
       const where = `${r.method} ${JSON.stringify(request.toString('latin1').slice(0, 400))}`;
       if (res) assertErrorShape(res, where, r);
     }), { numRuns: 6, seed: FUZZ_SEED });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bearer, createAccount, createTestApp } from './helpers/app.ts';
+import { sendRawHttp } from './helpers/net.ts';
 
 /**
  * The text guard (src/http/text-guard.ts, docs/api-contract.md "Text the service refuses"): a NUL
@@ -120,4 +121,25 @@ test('a 100,000-deep JSON body is walked without overflowing the stack', async (
   const r = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { ...bearer(acct.master), 'content-type': 'application/json' }, payload: deep });
   assert.ok(r.statusCode < 500, `${r.statusCode} ${r.body.slice(0, 200)}`);
   assert.equal(r.statusCode, 422);
+});
+
+test('what Node\'s HTTP parser refuses is answered with a {message} body too', async () => {
+  const t = await createTestApp({ listen: true });
+  const port = Number(new URL(t.baseUrl).port);
+  const raw = async (head: string, body = '') => sendRawHttp(port, Buffer.from(`${head}\r\nHost: x\r\nConnection: close\r\n\r\n${body}`, 'latin1'));
+  const cases: [string, string, number, string?][] = [
+    ['a NUL in a header', 'GET /api/v1/tokens HTTP/1.1\r\nAuthorization: Bearer a\u0000b', 400],
+    ['a byte over 0x7f in the path', 'GET /api/v1/tokens/\u00ff HTTP/1.1', 400],
+    ['two different Content-Lengths', 'POST /api/v1/tokens HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3', 400, '{}'],
+    ['a header block over 16 KB', `GET /api/v1/tokens HTTP/1.1\r\nX-Long: ${'a'.repeat(20_000)}`, 431],
+  ];
+  for (const [what, head, status, body] of cases) {
+    const r = await raw(head, body);
+    assert.equal(r?.status, status, what);
+    assert.match(r!.contentType, /^application\/json/, what);
+    assert.deepEqual(Object.keys(JSON.parse(r!.body)), ['message'], what);
+  }
+  const bad = await raw('GET /api/v1/tokens/%ED%A0%80 HTTP/1.1');
+  assert.equal(bad?.status, 404);
+  assert.deepEqual(JSON.parse(bad!.body), { message: 'The route /api/v1/tokens/%ED%A0%80 could not be found.' });
 });

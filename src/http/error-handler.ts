@@ -108,7 +108,7 @@ export function installErrorHandling(app: FastifyInstance): void {
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    void reply.code(404).send({ message: routeNotFoundMessage(request.url) });
+    void reply.code(404).header('x-request-id', request.id).send({ message: routeNotFoundMessage(request.url) });
     return;
   }
   request.log.error({ err: error }, 'unhandled framework error');

@@ -6,12 +6,39 @@ import { fieldLabel } from './validation.ts';
 /**
  * Text PostgreSQL cannot hold: a NUL (refused in `text`, and as `\u0000` in `jsonb`) and an unpaired
  * UTF-16 surrogate (a JSON body can carry `"\ud800"`; `jsonb` refuses it, `text` silently stores
- * U+FFFD instead). A surrogate pair (an emoji) is fine.
+ * U+FFFD instead). A surrogate pair (an emoji) is fine. `isWellFormed` (Node 20) is native and
+ * several times faster than a regular expression with lookarounds: this runs on every string of
+ * every request.
  */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 export function isStorableText(s: string): boolean {
-  return !UNSTORABLE.test(s);
+  return !s.includes('\u0000') && (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+const isWalkable = (v: unknown): v is object => v !== null && typeof v === 'object' && !ArrayBuffer.isView(v);
+
+/** Whether any string (or object key) in the value is unstorable: the common path, no allocation per field. */
+function hasUnstorableText(value: unknown): boolean {
+  if (typeof value === 'string') return !isStorableText(value);
+  if (!isWalkable(value)) return false;
+  const stack: object[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    if (Array.isArray(v)) {
+      for (const item of v) {
+        if (typeof item === 'string') { if (!isStorableText(item)) return true; }
+        else if (isWalkable(item)) stack.push(item);
+      }
+    } else {
+      for (const key in v) {
+        if (!Object.hasOwn(v, key)) continue;
+        if (!isStorableText(key)) return true;
+        const item = (v as Record<string, unknown>)[key];
+        if (typeof item === 'string') { if (!isStorableText(item)) return true; }
+        else if (isWalkable(item)) stack.push(item);
+      }
+    }
+  }
+  return false;
 }
 
 /**
@@ -21,18 +48,19 @@ export function isStorableText(s: string): boolean {
  * body cannot overflow the stack; typed arrays and buffers (raw bodies) are not walked.
  */
 export function unstorableTextFields(value: unknown): string[] {
+  if (!hasUnstorableText(value)) return [];
   const found = new Set<string>();
   const queue: [unknown, string][] = [[value, '']];
   for (let i = 0; i < queue.length; i++) {
     const [v, path] = queue[i]!;
     const at = (key: string) => (path === '' ? key : `${path}.${key}`);
     if (typeof v === 'string') {
-      if (UNSTORABLE.test(v)) found.add(path);
+      if (!isStorableText(v)) found.add(path);
     } else if (Array.isArray(v)) {
       for (let j = 0; j < v.length; j++) queue.push([v[j], at(String(j))]);
-    } else if (v !== null && typeof v === 'object' && !ArrayBuffer.isView(v)) {
+    } else if (isWalkable(v)) {
       for (const [key, item] of Object.entries(v)) {
-        if (UNSTORABLE.test(key)) found.add(path);
+        if (!isStorableText(key)) found.add(path);
         else queue.push([item, at(key)]);
       }
     }

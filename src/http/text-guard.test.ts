@@ -27,10 +27,10 @@ describe('isStorableText', () => {
   });
 
   test('is "no NUL, every surrogate paired"', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff', 'a', '😀'), maxLength: 6 }), (a, b) => {
+    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 }).map((u) => String.fromCharCode(...u)), fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff', 'a', '😀'), maxLength: 6 }), (a, b) => {
       const s = a + b + a;
       assert.equal(isStorableText(s), storableByDefinition(s), JSON.stringify(s));
-    }), { numRuns: 2000, seed: 19 });
+    }), { numRuns: 3000, seed: 19 });
   });
 });
 

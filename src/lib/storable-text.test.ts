@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { isStorableText, unstorableTextFields } from './text-guard.ts';
+import { isStorableText, unstorableTextFields } from './storable-text.ts';
 
 /** The definition, code unit by code unit. */
 function storableByDefinition(s: string): boolean {

@@ -698,7 +698,7 @@ export interface paths {
                     /** @description Page number; pages hold 20 results. At most 500 (the first 10,000 results): narrow the filters to see further. */
                     page: number;
                     /**
-                     * @description Postal code, with or without the dash (`00-950` = `00950`).
+                     * @description Postal code, any text up to 20 characters; spaces, dashes and case do not matter (`00-950` = `00950`). A code no company has matches nothing.
                      * @example 00-950
                      */
                     postal_code?: string;

@@ -9,11 +9,12 @@ import type { Redis } from 'ioredis';
 import { compose, type Composition, type Core, type PartOverrides } from './composition.ts';
 import { validatorCompiler } from './http/ajv.ts';
 import { installAuthEnforcement, installAuthResolution } from './http/auth.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
 import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
 import { sharedSchemas } from './http/schemas.ts';
+import { installTextGuard } from './http/text-guard.ts';
 
 export interface AppOptions {
   /** Set: rate-limit counters live in Redis, shared by every API process. */
@@ -39,6 +40,8 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     trustProxy: config.trustProxy,
     ajv: { customOptions: { allErrors: true } },
     return503OnClosing: true,
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
 
@@ -47,6 +50,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
   });
   installErrorHandling(app);
+  installTextGuard(app);
 
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(swagger, {
@@ -73,7 +77,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: options.redis });
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices });
-  installMetrics(app, { db, clock: parts.clock });
+  installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });
 
   app.get('/health', {
     config: { auth: 'none', rateLimitGroup: 'none' },

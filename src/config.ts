@@ -54,6 +54,8 @@ export interface Config {
   readonly ceidgApiUrl: string | undefined;
   readonly ceidgApiToken: string | undefined;
   readonly vatApiUrl: string | undefined;
+  /** How many days before the scheduled day the scheduler looks for missed runs to catch up. */
+  readonly registryCatchUpDays: number;
   readonly logLevel: string;
   readonly prices: Readonly<Record<PriceKey, number>>;
   readonly packages: readonly CreditPackage[];
@@ -111,6 +113,7 @@ const EnvSchema = Type.Object({
   CEIDG_API_URL: Type.Optional(Url(['http:', 'https:'])),
   CEIDG_API_TOKEN: Type.Optional(Type.String()),
   VAT_API_URL: Type.Optional(Url(['http:', 'https:'])),
+  REGISTRY_CATCH_UP_DAYS: Type.Optional(Int(0, 366)),
   PRICES: Type.Optional(Type.String({ description: 'a JSON object of operation to credits' })),
   CREDIT_PACKAGES: Type.Optional(Type.String({ description: 'a JSON array of packages' })),
   DEMO_COMPANIES: Type.Optional(Int(0, 10_000_000)),
@@ -239,6 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
     ceidgApiUrl: e.CEIDG_API_URL,
     ceidgApiToken: e.CEIDG_API_TOKEN,
     vatApiUrl: e.VAT_API_URL,
+    registryCatchUpDays: int(e.REGISTRY_CATCH_UP_DAYS, 30),
     logLevel: e.LOG_LEVEL ?? 'info',
     prices: Object.freeze({ ...DEFAULT_PRICES, ...priceOverrides } as Record<PriceKey, number>),
     packages: Object.freeze(packages),

@@ -38,6 +38,8 @@ test('auth: register, then init with the mailed token gives a Master Token the S
   assert.equal(verified.data.user_ref, init.user_ref);
   assert.equal(typeof (await anonymous.auth.recover(email)).message, 'string');
   assert.equal((await anonymous.health()).status, 'ok');
+  const sources = await anonymous.sources();
+  assert.deepEqual(sources.data.slice(0, 4).map((s) => s.source), ['krs', 'bir', 'ceidg', 'vat']);
 });
 
 test('tokens: create, list, get, rename, rotate, revoke', async () => {

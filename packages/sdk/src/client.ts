@@ -67,4 +67,9 @@ export class Regwatch {
   health(options: { signal?: AbortSignal } = {}) {
     return unwrap(this.api.GET('/health', { signal: options.signal }));
   }
+
+  /** Each registry source's health, last completed day, last run, gaps and coverage (`GET /api/v1/sources`, no token). */
+  sources(options: { signal?: AbortSignal } = {}) {
+    return unwrap(this.api.GET('/api/v1/sources', { signal: options.signal }));
+  }
 }

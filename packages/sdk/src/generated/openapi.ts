@@ -698,7 +698,7 @@ export interface paths {
                     /** @description Page number; pages hold 20 results. At most 500 (the first 10,000 results): narrow the filters to see further. */
                     page: number;
                     /**
-                     * @description Postal code, with or without the dash (`00-950` = `00950`).
+                     * @description Postal code, any text up to 20 characters; spaces, dashes and case do not matter (`00-950` = `00950`). A code no company has matches nothing.
                      * @example 00-950
                      */
                     postal_code?: string;
@@ -1486,6 +1486,124 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Message"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Freshness and health of each registry source
+         * @description Per source (krs, bir, ceidg, vat, and synthetic or file when configured or when they ran): whether the scheduler runs it, its health, the latest day with a completed daily run, its most recent run with counts, the due days of the last 30 without a completed run (`gaps`), and how many companies hold a profile from it. A day is due once its scheduled run (03:00 UTC the next day) has had three hours to finish. No credential; the unauthenticated per-IP rate limit applies.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "status": "success",
+                         *       "data": [
+                         *         {
+                         *           "source": "krs",
+                         *           "configured": true,
+                         *           "health": "degraded",
+                         *           "last_completed_date": "2026-11-24",
+                         *           "last_run": {
+                         *             "date": "2026-11-24",
+                         *             "status": "completed",
+                         *             "started_at": "2026-11-25T03:00:04.120Z",
+                         *             "finished_at": "2026-11-25T03:41:17.904Z",
+                         *             "new": 112,
+                         *             "updated": 2390,
+                         *             "deleted": 41,
+                         *             "events": 5122
+                         *           },
+                         *           "gaps": [
+                         *             "2026-11-20"
+                         *           ],
+                         *           "companies": 812345
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** @description Companies holding a profile from this source. */
+                                companies: number;
+                                /** @description Named in REGISTRY_SOURCES: the scheduler runs it every day. */
+                                configured: boolean;
+                                /** @description Due days of the last 30 without a completed run, oldest first (configured sources only). */
+                                gaps: string[];
+                                /** @description `ok`; `degraded`: the last run failed or a day of the last 7 has no completed run; `down`: configured, and none of the last 3 due days completed; `unconfigured`: not in REGISTRY_SOURCES. */
+                                health: "ok" | "degraded" | "down" | "unconfigured";
+                                /**
+                                 * Format: date
+                                 * @description The latest day with a completed daily run.
+                                 * @example 2026-11-21
+                                 */
+                                last_completed_date: string | null;
+                                /** @description The most recent daily run: one running now, else the one that finished last. */
+                                last_run: {
+                                    /**
+                                     * Format: date
+                                     * @description The day the run is for (its events' `event_date`).
+                                     * @example 2026-11-24
+                                     */
+                                    date: string;
+                                    /** @description Companies that became deleted. */
+                                    deleted: number;
+                                    /** @description Events detected. */
+                                    events: number;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    finished_at: string | null;
+                                    /** @description Companies first seen. */
+                                    new: number;
+                                    /**
+                                     * Format: date-time
+                                     * @example 2026-11-21T10:00:00.000Z
+                                     */
+                                    started_at: string;
+                                    status: "running" | "completed" | "failed";
+                                    /** @description Companies with at least one event. */
+                                    updated: number;
+                                } | null;
+                                /**
+                                 * @description krs, bir, ceidg, vat; synthetic or file when configured or when they ran.
+                                 * @example krs
+                                 */
+                                source: string;
+                            }[];
+                            /** @enum {string} */
+                            status: "success";
+                        };
                     };
                 };
             };

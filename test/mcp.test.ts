@@ -148,6 +148,14 @@ test('get_company: the snapshot for one credit; a bad identifier and an unknown 
   assert.deepEqual(Object.keys(structured(shape).error.errors).sort(), ['identifier_type', 'identifier_value']);
   assert.equal(text(shape), 'The selected identifier type is invalid. (and 1 more error)');
 
+  // The text guard's rule, on the arguments: a tool error as from the REST route, nothing stored or charged.
+  const nul = await call('search_companies', { q: 'kwiat\u0000ex', city: '\ud800' });
+  const restNul = await rest('GET', `/companies/search?q=${encodeURIComponent('kwiat\u0000ex')}`);
+  assert.equal(restNul.statusCode, 422);
+  assert.equal(nul.isError, true);
+  assert.deepEqual(Object.keys(structured(nul).error.errors), ['q', 'city']);
+  assert.equal(structured(nul).error.errors.q[0], restNul.json().errors.q[0]);
+
   const unknown = await call('get_company', { identifier_type: 'NIP', identifier_value: nipFor(999) });
   assert.equal(unknown.isError, true);
   assert.equal(text(unknown), 'Company not found');

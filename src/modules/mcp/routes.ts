@@ -30,7 +30,8 @@ function transportRequest(req: FastifyRequest): Request {
 export function mcpRoutes(deps: { createServer: (principal: Principal, log: Log) => Server }) {
   return async (app: FastifyInstance) => {
     app.post('/mcp', {
-      config: { auth: 'any' },
+      // The text guard's rule applies to the tool arguments (mcp/schema.ts), answered as a tool error.
+      config: { auth: 'any', guardBodyText: false },
       // JSON-RPC, not REST: described in docs/mcp.md rather than in the OpenAPI document.
       schema: { hide: true },
     }, async (req, reply) => {

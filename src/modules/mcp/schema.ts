@@ -2,7 +2,8 @@ import { Type, type Static, type TObject, type TProperties } from '@sinclair/typ
 import type { ValidateFunction } from 'ajv';
 import { compileJsonValidator } from '../../http/ajv.ts';
 import { DateSchema } from '../../http/schemas.ts';
-import { validationErrorsFromAjv } from '../../http/validation.ts';
+import { fieldLabel, validationErrorsFromAjv } from '../../http/validation.ts';
+import { unstorableTextFields } from '../../lib/storable-text.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { EVENT_SCOPES, EVENT_TYPES, IDENTIFIER_TYPES, StringEnum } from '../../registry/model.ts';
 import { SearchQuerySchema, SnapshotBodySchema } from '../companies/schema.ts';
@@ -76,11 +77,18 @@ export type Args<T extends TObject> = Static<T>;
 
 const validators = new WeakMap<TObject, ValidateFunction>();
 
-/** Validates a tool's arguments in place; throws the 422 the REST route would (ValidationError). */
+/**
+ * Validates a tool's arguments in place; throws the 422 the REST route would (ValidationError):
+ * first the text guard's (src/http/text-guard.ts: text PostgreSQL cannot store), then the schema's.
+ */
 export function validateArguments<T extends TObject>(schema: T, args: unknown): Static<T> {
+  const value = args ?? {};
+  const unstorable = unstorableTextFields(value);
+  if (unstorable.length > 0) {
+    throw new ValidationError(Object.fromEntries(unstorable.map((f) => [f || 'arguments', [`The ${fieldLabel(f || 'arguments')} field must not contain NUL characters or unpaired surrogates.`]])));
+  }
   let validate = validators.get(schema);
   if (!validate) validators.set(schema, (validate = compileJsonValidator(schema)));
-  const value = args ?? {};
   if (!validate(value)) throw new ValidationError(validationErrorsFromAjv(validate.errors ?? [], 'body'));
   return value as Static<T>;
 }

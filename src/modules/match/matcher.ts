@@ -1,0 +1,105 @@
+import type { MatchCandidate, MatchIndex } from './match-index.ts';
+import { byScore, chooseMatch, scoreCandidate, type PreparedQuery, type ScoredCandidate } from './scoring.ts';
+
+/**
+ * One query against the index: candidates from the posting lists of the query's words (and their
+ * misspellings), a cheap pre-score to keep the most promising, the full score for those, best
+ * first. Synchronous and free of I/O: the service calls it per query, the benchmark and the
+ * evaluation directly.
+ */
+
+/** Posting entries a query may walk (its rarest word's are always walked). */
+const POSTING_BUDGET = 400_000;
+/** Candidates given the full score. */
+const FULL_SCORE_LIMIT = 150;
+export const MAX_CANDIDATES = 5;
+
+export interface MatchOutcome {
+  /** Best first, at most MAX_CANDIDATES. */
+  candidates: ScoredCandidate[];
+  /** Index into `candidates` of the one bet on, or -1. */
+  match: number;
+}
+
+interface Scratch {
+  acc: Float32Array;
+  touched: Int32Array;
+}
+
+const scratches = new WeakMap<MatchIndex, Scratch>();
+
+function scratchOf(index: MatchIndex): Scratch {
+  let s = scratches.get(index);
+  if (!s) {
+    s = { acc: new Float32Array(index.size), touched: new Int32Array(index.size) };
+    scratches.set(index, s);
+  }
+  return s;
+}
+
+/** Built companies worth scoring: by the weight of the query words they hold, then a little address agreement. */
+function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWords: Set<string>): MatchCandidate[] {
+  const groups = [...new Set(q.tokens)].map((token) => {
+    const variants = index.variantsOf(token).filter((v) => v.id >= 0);
+    for (const v of variants) variantWords.add(v.token);
+    const cost = variants.reduce((n, v) => n + index.documentFrequency(v.id), 0);
+    return { variants, cost };
+  }).filter((g) => g.variants.length > 0).sort((a, b) => a.cost - b.cost);
+  if (groups.length === 0) return [];
+
+  const { acc, touched } = scratchOf(index);
+  let n = 0;
+  let spent = 0;
+  for (const [gi, g] of groups.entries()) {
+    if (gi > 0 && spent + g.cost > POSTING_BUDGET) break;
+    spent += g.cost;
+    for (const v of g.variants) {
+      const w = index.weightOf(v.token) * (1 - 0.15 * v.distance);
+      const list = index.postingsOf(v.id);
+      for (let i = 0; i < list.length; i++) {
+        const c = list[i]!;
+        if (acc[c] === 0) touched[n++] = c;
+        acc[c]! += w;
+      }
+    }
+  }
+  let max = 0;
+  for (let i = 0; i < n; i++) max = Math.max(max, acc[touched[i]!]!);
+  const keep: { c: number; pre: number }[] = [];
+  const cityId = q.city === null ? -2 : index.placeId(q.city);
+  for (let i = 0; i < n; i++) {
+    const c = touched[i]!;
+    const a = acc[c]!;
+    acc[c] = 0;
+    if (a < 0.5 * max || !index.isLive(c)) continue;
+    let pre = a - 0.05 * index.tokenCount(c);
+    if (cityId >= 0 && index.cityIdOf(c) === cityId) pre += 2;
+    if (q.postal !== null && index.postalOf(c) === q.postal) pre += 2;
+    keep.push({ c, pre });
+  }
+  if (keep.length > FULL_SCORE_LIMIT) {
+    keep.sort((a, b) => b.pre - a.pre || a.c - b.c);
+    keep.length = FULL_SCORE_LIMIT;
+  }
+  return keep.map((k) => index.candidate(k.c));
+}
+
+export function matchQuery(index: MatchIndex, q: PreparedQuery, limit = MAX_CANDIDATES): MatchOutcome {
+  const byId = new Map<number, { c: MatchCandidate; identifier: boolean }>();
+  for (const key of q.identifierKeys) for (const c of index.findByIdentifierKey(key)) byId.set(c.id, { c, identifier: true });
+  const variantWords = new Set<string>(q.tokens);
+  for (const c of candidatesFromPostings(index, q, variantWords)) if (!byId.has(c.id)) byId.set(c.id, { c, identifier: false });
+  if (index.deltaSize > 0) {
+    for (const t of q.tokens) for (const v of index.variantsOf(t)) variantWords.add(v.token);
+    for (const c of index.extrasWithAnyOf(variantWords)) if (!byId.has(c.id)) byId.set(c.id, { c, identifier: false });
+  }
+  const weightOf = (w: string) => index.weightOf(w);
+  const ranked = [...byId.values()].map(({ c, identifier }) => scoreCandidate(q, c, weightOf, identifier)).sort(byScore);
+  const match = chooseMatch(ranked);
+  if (match >= limit) {
+    // The one identified company is always shown (chooseMatch only picks it by identifier).
+    const chosen = ranked[match]!;
+    return { candidates: [chosen, ...ranked.filter((r) => r !== chosen).slice(0, limit - 1)], match: 0 };
+  }
+  return { candidates: ranked.slice(0, limit), match };
+}

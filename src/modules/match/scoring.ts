@@ -173,7 +173,7 @@ export const MATCH_THRESHOLD = 0.8;
 export const MATCH_MARGIN = 0.05;
 
 export function byScore(a: ScoredCandidate, b: ScoredCandidate): number {
-  return b.score - a.score || b.nameScore - a.nameScore || a.candidate.id - b.candidate.id;
+  return Number(b.identifier) - Number(a.identifier) || b.score - a.score || b.nameScore - a.nameScore || a.candidate.id - b.candidate.id;
 }
 
 /**

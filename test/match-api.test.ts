@@ -2,6 +2,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { runDaily } from '../src/registry/daily.ts';
+import { importCompany } from '../src/registry/import.ts';
 import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { createMatchEngine, type MatchEngine } from '../src/modules/match/engine.ts';
 import { bearer, createAccount, createTestApp, type TestApp } from './helpers/app.ts';
@@ -193,6 +194,22 @@ describe('POST /companies/match', () => {
     await engine.refresh();
     const data = await results([{ name: 'Nowopowstała Spółka Testowa sp. z o.o.' }]);
     assert.equal(nipOf(matched(data[0]!)[0]), nipFor(8));
+  });
+
+  test('an on-demand import is matched from the next batch on, without a rebuild', async () => {
+    const builtBefore = engine.status().buildMs;
+    const snapshot = companySnapshot({ n: 900, name: 'STOCZNIA IMPORTOWANA SPÓŁKA AKCYJNA', city: 'Gdańsk', postalCode: '80-958' });
+    snapshot.profiles[0]!.source = 'krs';
+    const lookup = { name: 'krs' as const, async *snapshotsForDate() {}, async lookup() {
+      return snapshot;
+    } };
+    const imported = await importCompany({ db: t.db.db, logger: pino({ level: 'silent' }), sources: [lookup] }, { type: 'NIP', value: nipFor(900) });
+    assert.equal(imported.found, true);
+    const data = await results([{ name: 'Stocznia Importowana S.A.', city: 'Gdansk' }, { nip: nipFor(900) }]);
+    assert.equal(nipOf(matched(data[0]!)[0]), nipFor(900));
+    assert.equal(nipOf(matched(data[1]!)[0]), nipFor(900));
+    assert.equal(engine.status().buildMs, builtBefore);
+    assert.equal(engine.status().rebuilding, false);
   });
 
   test('OpenAPI documents the route with its examples and price', async () => {

@@ -9,9 +9,9 @@ import { byScore, chooseMatch, scoreCandidate, type PreparedQuery, type ScoredCa
  */
 
 /** Posting entries a query may walk (its rarest word's are always walked). */
-const POSTING_BUDGET = 400_000;
+const POSTING_BUDGET = 200_000;
 /** Candidates given the full score. */
-const FULL_SCORE_LIMIT = 150;
+const FULL_SCORE_LIMIT = 60;
 export const MAX_CANDIDATES = 5;
 
 export interface MatchOutcome {
@@ -65,7 +65,7 @@ function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWord
   }
   let max = 0;
   for (let i = 0; i < n; i++) max = Math.max(max, acc[touched[i]!]!);
-  const keep: { c: number; pre: number }[] = [];
+  const top = new TopK(FULL_SCORE_LIMIT);
   const cityId = q.city === null ? -2 : index.placeId(q.city);
   for (let i = 0; i < n; i++) {
     const c = touched[i]!;
@@ -75,13 +75,55 @@ function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWord
     let pre = a - 0.05 * index.tokenCount(c);
     if (cityId >= 0 && index.cityIdOf(c) === cityId) pre += 2;
     if (q.postal !== null && index.postalOf(c) === q.postal) pre += 2;
-    keep.push({ c, pre });
+    top.offer(c, pre);
   }
-  if (keep.length > FULL_SCORE_LIMIT) {
-    keep.sort((a, b) => b.pre - a.pre || a.c - b.c);
-    keep.length = FULL_SCORE_LIMIT;
+  return top.items().map((c) => index.candidate(c));
+}
+
+/** The k best (item, score) pairs offered, in a min-heap on typed arrays: no object per offer. */
+class TopK {
+  private readonly scores: Float64Array;
+  private readonly items_: Int32Array;
+  private n = 0;
+  constructor(private readonly k: number) {
+    this.scores = new Float64Array(k);
+    this.items_ = new Int32Array(k);
   }
-  return keep.map((k) => index.candidate(k.c));
+
+  offer(item: number, score: number): void {
+    const { scores, items_: items } = this;
+    if (this.n < this.k) {
+      let i = this.n++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (scores[parent]! <= score) break;
+        scores[i] = scores[parent]!;
+        items[i] = items[parent]!;
+        i = parent;
+      }
+      scores[i] = score;
+      items[i] = item;
+      return;
+    }
+    if (score <= scores[0]!) return;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= this.n) break;
+      const r = l + 1;
+      const child = r < this.n && scores[r]! < scores[l]! ? r : l;
+      if (scores[child]! >= score) break;
+      scores[i] = scores[child]!;
+      items[i] = items[child]!;
+      i = child;
+    }
+    scores[i] = score;
+    items[i] = item;
+  }
+
+  items(): number[] {
+    return Array.from(this.items_.subarray(0, this.n));
+  }
 }
 
 export function matchQuery(index: MatchIndex, q: PreparedQuery, limit = MAX_CANDIDATES): MatchOutcome {

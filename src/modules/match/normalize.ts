@@ -90,6 +90,8 @@ export function allowedTypos(length: number): number {
   return length <= 3 ? 0 : length <= 7 ? 1 : 2;
 }
 
+const ROWS: Int32Array[] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
+
 /**
  * Optimal-string-alignment distance (Levenshtein plus adjacent transpositions) when it is at most
  * `max`; otherwise `max + 1`. Bounded: rows stop as soon as every cell is over `max`.
@@ -99,9 +101,10 @@ export function editDistanceWithin(a: string, b: string, max: number): number {
   const la = a.length;
   const lb = b.length;
   if (Math.abs(la - lb) > max) return max + 1;
-  let prev2 = new Int32Array(lb + 1);
-  let prev = new Int32Array(lb + 1);
-  let cur = new Int32Array(lb + 1);
+  if (max === 0) return 1;
+  // Three rows reused between calls: the scorer asks this thousands of times a batch.
+  if (lb + 1 > ROWS[0]!.length) for (let r = 0; r < 3; r++) ROWS[r] = new Int32Array(2 * (lb + 1));
+  let [prev2, prev, cur] = ROWS as [Int32Array, Int32Array, Int32Array];
   for (let j = 0; j <= lb; j++) prev[j] = j;
   for (let i = 1; i <= la; i++) {
     cur[0] = i;

@@ -53,7 +53,7 @@ const TYPO_COST = 0.15;
 export function wordSimilarity(a: string, b: string): number {
   if (a === b) return 1;
   const k = Math.min(allowedTypos(a.length), allowedTypos(b.length));
-  if (k === 0) return 0;
+  if (k === 0 || Math.abs(a.length - b.length) > k) return 0;
   const d = editDistanceWithin(a, b, k);
   return d > k ? 0 : 1 - TYPO_COST * d;
 }

@@ -53,23 +53,29 @@ function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWord
   if (groups.length === 0) return [];
 
   const { acc, touched } = scratchOf(index);
+  const weights = groups.map((g) => Math.max(...g.variants.map((v) => index.weightOf(v.token) * (1 - 0.15 * v.distance))));
+  let unwalked = weights.reduce((a, b) => a + b, 0);
   let n = 0;
   let spent = 0;
+  let max = 0;
   for (const [gi, g] of groups.entries()) {
-    if (gi > 0 && spent + g.cost > POSTING_BUDGET) break;
+    // Candidates below half the best sum are dropped below; a company holding none of the words
+    // walked so far can reach no more than the words left, so once those weigh under half the
+    // best sum, walking them (the commonest, the longest lists) cannot add a candidate.
+    if (gi > 0 && (spent + g.cost > POSTING_BUDGET || unwalked < 0.5 * max)) break;
     spent += g.cost;
+    unwalked -= weights[gi]!;
     for (const v of g.variants) {
       const w = index.weightOf(v.token) * (1 - 0.15 * v.distance);
       const list = index.postingsOf(v.id);
       for (let i = 0; i < list.length; i++) {
         const c = list[i]!;
         if (acc[c] === 0) touched[n++] = c;
-        acc[c]! += w;
+        const a = (acc[c]! += w);
+        if (a > max) max = a;
       }
     }
   }
-  let max = 0;
-  for (let i = 0; i < n; i++) max = Math.max(max, acc[touched[i]!]!);
   const top = new TopK(FULL_SCORE_LIMIT);
   const cityId = q.city === null ? -2 : index.placeId(q.city);
   for (let i = 0; i < n; i++) {

@@ -49,7 +49,8 @@ interface Loaded {
 
 export function createMatchEngine(options: { db: RegistryExecutor; logger: Log; chunkSize?: number; maxDelta?: number; retryAfterMs?: number }): MatchEngine {
   const { db, logger } = options;
-  const chunkSize = options.chunkSize ?? 20_000;
+  // A chunk's rows are parsed and tokenised without a pause: small chunks keep requests flowing.
+  const chunkSize = options.chunkSize ?? 5_000;
   const maxDelta = options.maxDelta ?? 2_000;
   const retryAfterMs = options.retryAfterMs ?? 30_000;
   let loaded: Loaded | null = null;

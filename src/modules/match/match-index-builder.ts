@@ -8,6 +8,9 @@ import { MatchIndex, STATUS_CODES, trigramsOf, type MatchRow } from './match-ind
  */
 
 const SLICE = 100_000;
+/** Companies an index can hold: 2^24 (16.7 million), below the identifier key in a packed integer. */
+const COMPANY_BITS = 24n;
+const COMPANY_MASK = (1n << COMPANY_BITS) - 1n;
 
 export class MatchIndexBuilder {
   private readonly ids: number[] = [];
@@ -41,6 +44,7 @@ export class MatchIndexBuilder {
 
   add(row: MatchRow): void {
     const index = this.ids.length;
+    if (index >= 2 ** Number(COMPANY_BITS)) throw new Error('match index: too many companies');
     if (index > 0 && row.id <= this.ids[index - 1]!) throw new Error(`match index: rows must come in ascending id order (${row.id} after ${this.ids[index - 1]})`);
     this.ids.push(row.id);
     this.status.push(STATUS_CODES.indexOf(row.status));
@@ -105,6 +109,7 @@ export class MatchIndexBuilder {
     const trigramIds = new Map<string, number>();
     const gramLists: number[][] = [];
     for (let t = 0; t < v; t++) {
+      if (t % SLICE === SLICE - 1) await pause();
       for (const g of new Set(trigramsOf(this.vocab[t]!))) {
         let gid = trigramIds.get(g);
         if (gid === undefined) {
@@ -121,16 +126,22 @@ export class MatchIndexBuilder {
     for (let g = 0; g < gramLists.length; g++) trigramTokens.set(gramLists[g]!, trigramStart[g]!);
     await pause();
 
-    // Identifier keys sorted, each with its company.
-    const order = new Int32Array(this.keys.length);
-    for (let i = 0; i < order.length; i++) order[i] = i;
-    const keys = this.keys;
-    order.sort((a, b) => keys[a]! - keys[b]!);
-    const identifierKeys = new Float64Array(order.length);
-    const identifierCompanies = new Int32Array(order.length);
-    for (let i = 0; i < order.length; i++) {
-      identifierKeys[i] = keys[order[i]!]!;
-      identifierCompanies[i] = this.keyCompanies[order[i]!]!;
+    // Identifier keys sorted, each with its company: packed into one 64-bit integer each (key
+    // above, company below) so that the sort is the engine's native one, not a comparator called
+    // some sixty million times on a serving process's only thread.
+    const packed = new BigInt64Array(this.keys.length);
+    for (let i = 0; i < packed.length; i++) {
+      packed[i] = (BigInt(this.keys[i]!) << COMPANY_BITS) | BigInt(this.keyCompanies[i]!);
+      if (i % SLICE === SLICE - 1) await pause();
+    }
+    packed.sort();
+    await pause();
+    const identifierKeys = new Float64Array(packed.length);
+    const identifierCompanies = new Int32Array(packed.length);
+    for (let i = 0; i < packed.length; i++) {
+      identifierKeys[i] = Number(packed[i]! >> COMPANY_BITS);
+      identifierCompanies[i] = Number(packed[i]! & COMPANY_MASK);
+      if (i % SLICE === SLICE - 1) await pause();
     }
     await pause();
 

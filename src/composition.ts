@@ -13,6 +13,7 @@ import { createMailModule } from './modules/mail/module.ts';
 import type { MatchEngine } from './modules/match/engine.ts';
 import { createMatchModule } from './modules/match/module.ts';
 import type { AppModule } from './modules/module.ts';
+import { createSourcesModule } from './modules/sources/module.ts';
 import { createStatsModule } from './modules/stats/module.ts';
 import { createTokensModule } from './modules/tokens/module.ts';
 import { createUsageTracker, type UsageTracker } from './modules/tokens/usage.ts';
@@ -85,6 +86,7 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
     watchlist: createWatchlistModule({ db, config, clock, logger, importCompany }),
     mail: createMailModule({ db, logger, clock, transport: parts.transport, mailFrom: config.mailFrom }),
     registry: createRegistryModule({ config, db, logger, clock }),
+    sources: createSourcesModule({ db, config, clock }),
     webhooks: createWebhooksModule({ db, clock, config, logger, resolve: parts.overrides.webhookResolve, attemptTimeoutMs: parts.overrides.webhookAttemptTimeoutMs }),
   };
 }

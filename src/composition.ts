@@ -10,6 +10,8 @@ import { createCompanySearchEngine, type CompanySearchEngine } from './modules/c
 import { createDictionariesModule } from './modules/dictionaries/module.ts';
 import { createMailTransport } from './modules/mail/jobs.ts';
 import { createMailModule } from './modules/mail/module.ts';
+import type { MatchEngine } from './modules/match/engine.ts';
+import { createMatchModule } from './modules/match/module.ts';
 import { createMcpModule } from './modules/mcp/module.ts';
 import type { AppModule } from './modules/module.ts';
 import { createSourcesModule } from './modules/sources/module.ts';
@@ -56,6 +58,8 @@ export interface PartOverrides {
   webhookResolve?: ResolveHost;
   /** A webhook attempt's timeout (default: the contract's 15 s; tests shorten it). */
   webhookAttemptTimeoutMs?: number;
+  /** The match index's engine (default: one over the database, built once serving). */
+  matchEngine?: MatchEngine;
 }
 
 export interface Composition extends Core {
@@ -78,6 +82,7 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
     wallet: createWalletModule({ db, clock, logger, config, payments: parts.payments }),
     stats: createStatsModule({ db }),
     companies: createCompaniesModule({ db, config, logger, clock, search: parts.search, ownsSearch: parts.ownsSearch, importCompany }),
+    match: createMatchModule({ db, logger, engine: parts.overrides.matchEngine }),
     dictionaries: createDictionariesModule(),
     watchlist: createWatchlistModule({ db, config, clock, logger, importCompany }),
     mail: createMailModule({ db, logger, clock, transport: parts.transport, mailFrom: config.mailFrom }),

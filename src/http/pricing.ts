@@ -15,6 +15,12 @@ declare module 'fastify' {
      * transaction with `chargeCredits`; the HTTP layer only documents the price.
      */
     chargedBy?: 'route' | 'service';
+    /**
+     * Units a request asks for, known from its validated input (e.g. the queries of a batch): the
+     * balance check before the handler then requires the whole price, and the charge takes it.
+     * Without it a request is one unit unless its handler sets `request.chargeUnits`.
+     */
+    unitsOf?: (request: FastifyRequest) => number;
   }
   interface FastifyRequest {
     /** Units of the priced operation this request performed (default 1; 0 makes it free). */
@@ -24,15 +30,16 @@ declare module 'fastify' {
 
 const INSUFFICIENT_BODY = (balance: number, required: number) => ({ message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS' as const, balance, required });
 
-function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' | 'service'): string {
-  const unit = chargedBy === 'service' ? 'per unit' : 'per successful request';
+function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' | 'service', perUnit: boolean): string {
+  const unit = chargedBy === 'service' || perUnit ? 'per unit' : 'per successful request';
   return `**Price:** ${credits} credit${credits === 1 ? '' : 's'} ${unit} (\`${operation}\`). Nothing is charged when the request fails; too few credits: 402.`;
 }
 
 /**
  * The one mechanism that sells data routes. A route declares `config: { price: '<operation>' }`:
  * - before the handler (after authentication and validation), a cheap check answers 402 when the
- *   balance is below one unit's price, so no work is done for a wallet that cannot pay;
+ *   balance is below one unit's price (the whole price with `unitsOf`), so no work is done for a
+ *   wallet that cannot pay;
  * - when the response is a success (< 400), onSend takes `price × request.chargeUnits` with one
  *   conditional ledger entry. If a concurrent request spent the credits in between, the response
  *   is replaced by the 402 body: the caller never receives what it did not pay for.
@@ -48,7 +55,7 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
     if (!(operation in prices)) throw new Error(`Route ${route.method} ${route.url}: unknown price key "${operation}"`);
     if ((route.config?.auth ?? 'none') === 'none') throw new Error(`Route ${route.method} ${route.url} is priced but needs no credential`);
     const schema = (route.schema ?? {}) as Record<string, unknown> & { response?: Record<string | number, TSchema>; description?: string };
-    const note = describePrice(prices[operation], operation, route.config?.chargedBy ?? 'route');
+    const note = describePrice(prices[operation], operation, route.config?.chargedBy ?? 'route', route.config?.unitsOf !== undefined);
     route.schema = {
       ...schema,
       description: schema.description ? `${schema.description}\n\n${note}` : note,
@@ -59,7 +66,9 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
   app.addHook('preHandler', async (request: FastifyRequest) => {
     const operation = request.routeOptions.config?.price;
     if (!operation || request.routeOptions.config?.chargedBy === 'service' || !request.auth) return;
-    const required = priceOf(prices, operation);
+    const unitsOf = request.routeOptions.config?.unitsOf;
+    if (unitsOf) request.chargeUnits = unitsOf(request);
+    const required = priceOf(prices, operation, unitsOf ? request.chargeUnits : 1);
     if (required === 0) return;
     const balance = await readBalance(db, request.auth.accountId);
     if (balance < required) throw new InsufficientCreditsError(balance, required);

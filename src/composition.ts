@@ -94,6 +94,7 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
   const mcp = createMcpModule({
     db, logger, prices: config.prices,
     companies: domain.companies.service, watchlist: domain.watchlist.service, events: domain.watchlist.events, wallet: domain.wallet.service,
+    match: { service: domain.match.service, operation: 'companies.match' },
   });
   return { ...domain, mcp };
 }

@@ -14,8 +14,9 @@ import { accountIdOf, ledger, setBalance } from './watchlist-support.ts';
 /**
  * match_companies, the one tool priced per unit of its arguments (1 credit a query): the balance
  * check and the charge cover the whole batch, as the REST route's `unitsOf`. The tool is built
- * over a stand-in match service here (the server's tools over the composition's real services,
- * connected in memory), so the pricing is tested whatever the matching module answers.
+ * over a stand-in match service here (the other services are the composition's, connected in
+ * memory), so the pricing is tested whatever the matching index answers; test/mcp.test.ts calls
+ * the real one.
  */
 
 const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
@@ -35,8 +36,7 @@ const match: MatchService = {
   },
 };
 const m = parts.modules;
-// Sold under a price key that exists on every branch (1 credit); the composition passes `companies.match`.
-const tools = createTools({ companies: m.companies.service, watchlist: m.watchlist.service, events: m.watchlist.events, wallet: m.wallet.service, match: { service: match, operation: 'companies.search' } });
+const tools = createTools({ companies: m.companies.service, watchlist: m.watchlist.service, events: m.watchlist.events, wallet: m.wallet.service, match: { service: match, operation: 'companies.match' } });
 const deps = { db: t.db.db, prices: t.config.prices, tools, logger: pino({ level: 'silent' }) };
 const server = createMcpServer(deps, toolDefinitions(tools, t.config.prices), { accountId }, deps.logger);
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

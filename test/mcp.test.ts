@@ -71,8 +71,7 @@ test('initialize names the server; tools/list: the tools with their prices, boun
   assert.match(client.getInstructions() ?? '', /dry_run/);
   const { tools } = await client.listTools();
   const names = tools.map((x) => x.name);
-  // match_companies is there only when the batch matching service is (src/composition.ts).
-  assert.deepEqual(names.filter((n) => n !== 'match_companies'), NINE_TOOLS.filter((n) => n !== 'match_companies'));
+  assert.deepEqual(names, NINE_TOOLS);
   for (const tool of tools) {
     assert.match(tool.description ?? '', /Price: (free|\d+ credits? )/, tool.name);
     assert.equal(tool.inputSchema.type, 'object');
@@ -83,6 +82,7 @@ test('initialize names the server; tools/list: the tools with their prices, boun
   assert.match(byName.get('search_companies')!.description!, /Price: 1 credit per successful call \(`companies\.search`\)/);
   assert.match(byName.get('watch_companies')!.description!, /Price: 1 credit per identifier newly queued/);
   assert.match(byName.get('get_wallet')!.description!, /Price: free\./);
+  assert.match(byName.get('match_companies')!.description!, /Price: 1 credit per query \(`companies\.match`\)/);
   assert.equal(byName.get('get_wallet')!.annotations?.readOnlyHint, true);
   assert.equal(byName.get('watch_companies')!.annotations?.readOnlyHint, false);
 });
@@ -125,6 +125,27 @@ test('dry_run answers the price and the balance and takes nothing; it checks the
   assert.equal((await ledger(t, aliceId)).length, ledgerBefore);
   const [watched] = await Promise.all([rest('GET', '/companies/watched')]);
   assert.equal(watched.json().data.length, 0, 'the dry run watched nothing');
+});
+
+test('match_companies: the REST match answer for a batch, one credit a query in one ledger row', async () => {
+  const queries = [{ name: 'Kwiatex 501 sp. z o.o.', city: 'Krakow' }, { nip: nipFor(502) }, { name: 'zupełnie inna nazwa', city: 'Gdynia' }];
+  const before = await balance();
+  const rowsBefore = (await ledger(t, aliceId)).length;
+  const dry = await call('match_companies', { queries, dry_run: true });
+  assert.deepEqual({ units: structured(dry).units, credits: structured(dry).credits }, { units: 3, credits: 3 });
+  const r = await call('match_companies', { queries });
+  assert.equal(r.isError, undefined, text(r));
+  const viaRest = await rest('POST', '/companies/match', { queries });
+  assert.equal(viaRest.statusCode, 200);
+  assert.deepEqual(structured(r).data, viaRest.json().data, 'the same service answers both');
+  const bets = structured(r).data.map((a: { candidates: { match: boolean; identifiers: { type: string; value: string }[] }[] }) => a.candidates.find((c) => c.match)?.identifiers.find((i) => i.type === 'NIP')?.value ?? null);
+  assert.deepEqual(bets.slice(0, 2), [nipFor(501), nipFor(502)]);
+  assert.match(text(r), /^\d of 3 queries matched\.\n- #0: match KWIATEX 501/);
+  assert.deepEqual(structured(r).credits, { charged: 3, balance: before - 3 });
+  assert.deepEqual((await ledger(t, aliceId)).slice(rowsBefore).map((x) => [x.amount, x.description]), [[-3, 'companies.match'], [-3, 'companies.match']]);
+  const empty = await call('match_companies', { queries: [{ city: 'Kraków' }] });
+  assert.equal(empty.isError, true);
+  assert.equal(text(empty), (await rest('POST', '/companies/match', { queries: [{ city: 'Kraków' }] })).json().message);
 });
 
 test('get_company: the snapshot for one credit; a bad identifier and an unknown company are tool errors with the REST message, free', async () => {

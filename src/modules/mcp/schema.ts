@@ -7,6 +7,7 @@ import { unstorableTextFields } from '../../lib/storable-text.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { EVENT_SCOPES, EVENT_TYPES, IDENTIFIER_TYPES, StringEnum } from '../../registry/model.ts';
 import { SearchQuerySchema, SnapshotBodySchema } from '../companies/schema.ts';
+import { MatchBodySchema, type MatchQueryBody } from '../match/schema.ts';
 import { MAX_IDENTIFIERS, MAX_VALUE_LENGTH } from '../watchlist/identifier-list.ts';
 
 /**
@@ -58,19 +59,8 @@ export const WatchlistEventsInput = tool({
 });
 export const GetWalletInput = tool({});
 
-const MatchQuery = Type.Object({
-  name: Type.Optional(Type.String({ maxLength: 300, description: 'Company name as you have it; case, diacritics, punctuation and legal-form words are ignored.' })),
-  nip: Type.Optional(Type.String({ maxLength: 50 })),
-  regon: Type.Optional(Type.String({ maxLength: 50 })),
-  krs: Type.Optional(Type.String({ maxLength: 50 })),
-  city: Type.Optional(Type.String({ maxLength: 150 })),
-  postal_code: Type.Optional(Type.String({ maxLength: 20 })),
-  street: Type.Optional(Type.String({ maxLength: 200 })),
-});
-export const MatchCompaniesInput = tool({
-  queries: Type.Array(MatchQuery, { minItems: 1, maxItems: 100, description: '1 to 100 records to resolve, each with a name or an identifier.' }),
-});
-export type MatchQueryInput = Static<typeof MatchQuery>;
+export const MatchCompaniesInput = tool({ queries: MatchBodySchema.properties.queries });
+export type MatchQueryInput = MatchQueryBody;
 
 /** The arguments once validated: defaults filled in, unknown properties dropped. */
 export type Args<T extends TObject> = Static<T>;

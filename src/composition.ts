@@ -12,6 +12,7 @@ import { createMailTransport } from './modules/mail/jobs.ts';
 import { createMailModule } from './modules/mail/module.ts';
 import type { MatchEngine } from './modules/match/engine.ts';
 import { createMatchModule } from './modules/match/module.ts';
+import { createMcpModule } from './modules/mcp/module.ts';
 import type { AppModule } from './modules/module.ts';
 import { createSourcesModule } from './modules/sources/module.ts';
 import { createStatsModule } from './modules/stats/module.ts';
@@ -75,7 +76,7 @@ export interface Composition extends Core {
 function createModules(core: Core, parts: { usage: UsageTracker; payments: PaymentProviders; sources: readonly RegistrySource[]; search: CompanySearchEngine; ownsSearch: boolean; transport: Transporter | null; overrides: PartOverrides }) {
   const { config, db, logger, clock } = core;
   const importCompany = createCompanyImporter({ db, logger, clock, sources: parts.sources });
-  return {
+  const domain = {
     accounts: createAccountsModule({ db, clock, publicBaseUrl: config.publicBaseUrl }),
     tokens: createTokensModule({ db, clock, usage: parts.usage }),
     wallet: createWalletModule({ db, clock, logger, config, payments: parts.payments }),
@@ -89,6 +90,13 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
     sources: createSourcesModule({ db, config, clock }),
     webhooks: createWebhooksModule({ db, clock, config, logger, resolve: parts.overrides.webhookResolve, attemptTimeoutMs: parts.overrides.webhookAttemptTimeoutMs }),
   };
+  // Built last: its tools call the services above.
+  const mcp = createMcpModule({
+    db, logger, prices: config.prices,
+    companies: domain.companies.service, watchlist: domain.watchlist.service, events: domain.watchlist.events, wallet: domain.wallet.service,
+    match: { service: domain.match.service, operation: 'companies.match' },
+  });
+  return { ...domain, mcp };
 }
 
 export function compose(core: Core, overrides: PartOverrides = {}): Composition {

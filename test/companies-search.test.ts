@@ -293,7 +293,7 @@ describe('GET /companies/search while the index is being built', () => {
       async search() { throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }); },
       start() {},
       async refresh() {},
-      status: () => ({ engine: 'sql', companies: null, bytes: null, buildMs: null, builtAt: null, rebuilding: true }),
+      status: () => ({ engine: 'sql', companies: null, bytes: null, buildMs: null, builtAt: null, rebuilding: true, delta: null, dataAsOf: null }),
       async stop() {},
     };
     const t = await createTestApp({ overrides: { companySearch: slow } });

@@ -89,6 +89,23 @@ describe('search engines on a generated registry', () => {
     assert.ok(nonEmpty > 150, `enough combinations find something (${nonEmpty})`);
   });
 
+  test('a build in a worker thread answers exactly as a build in this thread (400 filter combinations, any page)', async () => {
+    const thread = createCompanySearchEngine({ db: db.db, logger, buildIn: 'thread', followEveryMs: 0 });
+    await thread.refresh();
+    try {
+      assert.equal(thread.status().companies, memory.status().companies);
+      const random = seededRandom(7);
+      for (let i = 0; i < 400; i++) {
+        const { filters } = parseSearchQuery(randomQuery(random));
+        const offset = 20 * Math.floor(random() * 5);
+        const [a, b] = [await thread.search(filters, offset, 20), await memory.search(filters, offset, 20)];
+        assert.deepEqual(b, a, JSON.stringify(filters));
+      }
+    } finally {
+      await thread.stop();
+    }
+  });
+
   test('wide filters too: every status alone, each voivodeship, each legal form', async () => {
     const queries: SearchQuery[] = [
       ...['ACTIVE', 'SUSPENDED', 'DELETED'].map((status) => ({ status })),

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
+import { freePort } from './helpers/net.ts';
 import { bearer, createAccount, createTestApp, type TestApp } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { companySnapshot, nipFor, writeNdjson } from './helpers/registry.ts';
@@ -132,4 +133,30 @@ describe('searches reflect each finished run (regwatch daily in a subprocess)', 
     assert.notEqual(engine.status().builtAt, builtAt, 'rebuilt');
     assert.equal(engine.status().delta, 0);
   });
+});
+
+test('the production start (bin/regwatch.js serve, tsx registered by the binary) builds the index in a worker thread', { timeout: 120_000 }, async () => {
+  const db = await createTestDatabase();
+  await regwatchDaily(db, '2026-11-01', writeNdjson(join(dir, 'serve.ndjson'), [1, 2, 3].map((n) => companySnapshot({ n }))));
+  const port = await freePort();
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    env: { ...process.env, DATABASE_URL: db.url, PORT: String(port), LOG_LEVEL: 'info', REGISTRY_SOURCES: '', ROLE: 'api' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { out += d; });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  try {
+    const deadline = Date.now() + 90_000;
+    while (!/search index (built|build failed)/.test(out)) {
+      assert.ok(Date.now() < deadline && child.exitCode === null, `no build within 90 s: ${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const line = JSON.parse(out.split('\n').find((l) => /search index (built|build failed)/.test(l))!);
+    assert.deepEqual([line.msg, line.in, line.companies, line.data_as_of], ['search index built', 'worker', 3, '2026-11-01'], out);
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
 });

@@ -292,7 +292,7 @@ describe('GET /companies/search while the index is being built', () => {
       async search() { throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }); },
       start() {},
       async refresh() {},
-      status: () => ({ engine: 'sql', companies: null, bytes: null, buildMs: null, builtAt: null, rebuilding: true, delta: null, dataAsOf: null }),
+      status: () => ({ engine: 'sql', companies: null, bytes: null, buildMs: null, builtAt: null, rebuilding: true, delta: null, dataAsOf: null, readAhead: 0 }),
       async stop() {},
     };
     const t = await createTestApp({ overrides: { companySearch: slow } });

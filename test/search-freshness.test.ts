@@ -5,12 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { runDaily } from '../src/registry/daily.ts';
+import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { freePort } from './helpers/net.ts';
 import { bearer, createAccount, createTestApp, type TestApp } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
-import { companySnapshot, nipFor, writeNdjson } from './helpers/registry.ts';
+import { arraySource, companySnapshot, nipFor, writeNdjson } from './helpers/registry.ts';
 
 /**
  * DECISIONS 9, freshness: a search that starts after `regwatch daily` (a separate process) has
@@ -158,5 +160,47 @@ test('the production start (bin/regwatch.js serve, tsx registered by the binary)
   } finally {
     child.kill('SIGTERM');
     await exited;
+  }
+});
+
+test('rows read ahead from a run in progress: its completion reads only the rest, and never brings back an older state', { timeout: 120_000 }, async () => {
+  const db = await createTestDatabase();
+  await runDaily(db.db, { date: '2026-11-01', source: arraySource([1, 2, 3, 4].map((n) => companySnapshot({ n }))), sourceKey: 'file:base' });
+  const engine = createCompanySearchEngine({ db: db.db, logger: pino({ level: 'silent' }), followEveryMs: 20 });
+  try {
+    await engine.refresh();
+    engine.start();
+    const names = async (q: string) => (await engine.search(parseSearchQuery({ q }).filters, 0, 20));
+    const renamed = (n: number, name: string) => companySnapshot({ n, name: `${name} SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ` });
+    // A run that commits two batches (companies 1 and 2), then waits (its reader holds the next
+    // line back, so a third one is sent before the gate).
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const slow = { name: 'file' as const, async *snapshotsForDate() {
+      yield renamed(1, 'WCZESNA JEDEN');
+      yield renamed(2, 'WCZESNA DWA');
+      yield renamed(4, 'WCZESNA CZTERY');
+      await gate;
+      yield renamed(3, 'WCZESNA TRZY');
+    } };
+    const running = runDaily(db.db, { date: '2026-11-02', source: slow, sourceKey: 'file:slow', batchSize: 1 });
+    const deadline = Date.now() + 30_000;
+    while (engine.status().readAhead < 2) {
+      assert.ok(Date.now() < deadline, `nothing read ahead: ${JSON.stringify(engine.status())}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal((await names('wczesna')).total, 0, 'a run in progress is not in the answers');
+    // Another run renames company 1 again and finishes first: its state is the newest.
+    await runDaily(db.db, { date: '2026-11-02', source: arraySource([renamed(1, 'POZNA JEDEN')]), sourceKey: 'file:other' });
+    assert.deepEqual([(await names('pozna jeden')).total, (await names('wczesna')).total], [1, 0]);
+    release();
+    await running;
+    const after = await names('wczesna');
+    assert.equal(after.dataAsOf, '2026-11-02');
+    assert.equal(after.total, 3, 'companies 2, 3 and 4 from the slow run');
+    assert.equal((await names('pozna jeden')).total, 1, 'company 1 keeps the newer state, not the one read ahead');
+    assert.equal(engine.status().readAhead, 0);
+  } finally {
+    await engine.stop();
   }
 });

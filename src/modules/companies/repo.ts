@@ -209,25 +209,32 @@ export async function findRunProgress(db: RegistryExecutor, fromId: number, watc
 }
 
 /**
- * The current index rows of every company these runs wrote, in chunks of up to `chunkSize`
- * companies, all read in one snapshot. A company deleted since (only a lost race does that, in
- * its own transaction) has no row.
+ * The current index rows of every company these runs wrote, leaving out the change rows (batches)
+ * in `except` (already read), in chunks of up to `chunkSize` companies, all read in one snapshot.
+ * Returns the change rows it covered. A company deleted since (only a lost race does that, in its
+ * own transaction) has no row.
  */
-export async function readRunChangedRows(db: RegistryExecutor, runIds: readonly number[], chunkSize: number, onChunk: (rows: IndexRow[]) => Promise<void>): Promise<number> {
-  if (runIds.length === 0) return 0;
+export async function readRunChangedRows(
+  db: RegistryExecutor, runIds: readonly number[], chunkSize: number, onChunk: (rows: IndexRow[]) => Promise<void>, except: readonly string[] = [],
+): Promise<{ changeIds: string[]; companies: number }> {
+  if (runIds.length === 0) return { changeIds: [], companies: 0 };
   return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
-    const ids = await readRunChangedCompanyIds(trx, runIds);
-    let total = 0;
+    const { rows } = await sql<{ change_ids: string | null; ids: string | null }>`
+      SELECT string_agg(DISTINCT c.id::text, ',') AS change_ids, string_agg(DISTINCT x.id::text, ',') AS ids
+      FROM daily_run_changes c CROSS JOIN LATERAL unnest(c.company_ids) AS x(id)
+      WHERE c.run_id = ANY(${runIds.map(String)}::bigint[]) AND NOT (c.id = ANY(${except}::bigint[]))`.execute(trx);
+    const ids = rows[0]!.ids === null ? [] : rows[0]!.ids.split(',');
+    let companies = 0;
     for (let i = 0; i < ids.length; i += chunkSize) {
       const { rows: lines } = await sql<{ lines: string | null }>`
         SELECT string_agg(${INDEX_LINE}, chr(30)) AS lines FROM companies c
         WHERE c.id = ANY(string_to_array(${ids.slice(i, i + chunkSize).join(',')}, ',')::bigint[])`.execute(trx);
       const out: IndexRow[] = [];
       parseLines(lines[0]!.lines, (r) => out.push(r));
-      total += out.length;
+      companies += out.length;
       await onChunk(out);
     }
-    return total;
+    return { changeIds: rows[0]!.change_ids === null ? [] : rows[0]!.change_ids.split(','), companies };
   });
 }
 

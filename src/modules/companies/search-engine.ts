@@ -46,6 +46,8 @@ export interface SearchEngineStatus {
   delta: number | null;
   /** The date of the latest completed daily run the index reflects. */
   dataAsOf: string | null;
+  /** Companies read ahead from runs in progress. */
+  readAhead: number;
 }
 
 export type SearchAnswer = IndexAnswer & { engine: 'memory' | 'sql'; dataAsOf: string | null };
@@ -65,7 +67,7 @@ export interface SearchEngineOptions {
   logger: Log;
   /** `sql` never builds an index (every search runs in PostgreSQL). Default `memory`. */
   mode?: 'memory' | 'sql';
-  /** Rows read per query while building. */
+  /** Rows read per query while building (each chunk is a few milliseconds of this thread's time). */
   chunkSize?: number;
   /**
    * Finished runs that changed more companies than this are applied by a rebuild instead of a
@@ -86,10 +88,17 @@ interface Loaded {
   buildMs: number;
 }
 
+/** Rows of a run still in progress, read ahead on the follow timer, so that its completion has only its last batches left to read. */
+interface Prefetched {
+  /** daily_run_changes rows covered. */
+  changeIds: Set<string>;
+  rows: Map<string, IndexRow>;
+}
+
 export function createCompanySearchEngine(options: SearchEngineOptions): CompanySearchEngine {
   const { db, logger } = options;
   const mode = options.mode ?? 'memory';
-  const chunkSize = options.chunkSize ?? 10_000;
+  const chunkSize = options.chunkSize ?? 4_000;
   const maxDelta = options.maxDelta ?? 50_000;
   const retryAfterMs = options.retryAfterMs ?? 30_000;
   const buildIn = options.buildIn ?? 'worker';
@@ -104,6 +113,10 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
   let retryTimer: NodeJS.Timeout | null = null;
   let followTimer: NodeJS.Timeout | null = null;
   let lastFailureAt = 0;
+  const prefetched = new Map<number, Prefetched>();
+  /** Bumped whenever the serving index changes: rows read ahead across a change may be older than it, and are dropped. */
+  let generation = 0;
+  let prefetching = false;
 
   async function readInWorker(trx: RegistryExecutor): Promise<() => Promise<SearchIndex>> {
     const worker = startWorkerBuild(yieldToRequests);
@@ -141,15 +154,68 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started };
   }
 
-  /** `l` with the companies of a `changes` step applied. */
-  async function applyChanges(l: Loaded, step: Extract<FollowStep, { kind: 'changes' }>): Promise<Loaded> {
-    if (step.runIds.length === 0) return { ...l, cursor: step.next };
+  /**
+   * `l` with the companies of a `changes` step applied. With `ahead`, the rows read ahead for
+   * those runs are used and only their other batches read now (only for the serving index: rows
+   * read ahead may be older than a fresh build).
+   */
+  async function applyChanges(l: Loaded, step: Extract<FollowStep, { kind: 'changes' }>, ahead: boolean): Promise<{ next: Loaded; rows: IndexRow[] }> {
+    if (step.runIds.length === 0) return { next: { ...l, cursor: step.next }, rows: [] };
     const rows: IndexRow[] = [];
+    const except: string[] = [];
+    for (const runId of ahead ? step.runIds : []) {
+      const p = prefetched.get(runId);
+      if (!p) continue;
+      for (const id of p.changeIds) except.push(id);
+      for (const r of p.rows.values()) rows.push(r);
+    }
+    // Read after: a row read now replaces one read ahead (withChanges keeps a company's last row).
     await readRunChangedRows(db, step.runIds, DELTA_CHUNK, async (chunk) => {
       for (const r of chunk) rows.push(r);
       await yieldToRequests();
-    });
-    return { ...l, index: await l.index.withChanges(rows, yieldToRequests), cursor: step.next };
+    }, except);
+    return { next: { ...l, index: await l.index.withChanges(rows, yieldToRequests), cursor: step.next }, rows };
+  }
+
+  /** Swaps in a new serving index; `applied`: the runs and companies a delta applied (null: a rebuild). */
+  function swapIn(next: Loaded, applied: { runIds: number[]; rows: readonly IndexRow[] } | null): void {
+    loaded = next;
+    generation++;
+    if (applied === null) {
+      prefetched.clear();
+      return;
+    }
+    for (const runId of applied.runIds) prefetched.delete(runId);
+    // Those companies were just read: anything read ahead for them before is older.
+    for (const p of prefetched.values()) for (const r of applied.rows) p.rows.delete(r.id);
+    for (const runId of prefetched.keys()) if (next.cursor.watch.get(runId) !== 'running') prefetched.delete(runId);
+  }
+
+  /** Reads ahead the companies written so far by the runs in progress (on the follow timer, never in a search's way). */
+  async function readAhead(): Promise<void> {
+    const current = loaded;
+    if (current === null || holding || prefetching || stopped) return;
+    prefetching = true;
+    try {
+      for (const [runId, state] of current.cursor.watch) {
+        if (state !== 'running') continue;
+        const p = prefetched.get(runId) ?? { changeIds: new Set<string>(), rows: new Map<string, IndexRow>() };
+        // Too large for a delta: it will be rebuilt, so reading ahead would be wasted.
+        if (p.rows.size > maxDelta) continue;
+        const seen = generation;
+        const rows: IndexRow[] = [];
+        const { changeIds } = await readRunChangedRows(db, [runId], DELTA_CHUNK, async (chunk) => {
+          for (const r of chunk) rows.push(r);
+          await yieldToRequests();
+        }, [...p.changeIds]);
+        if (seen !== generation || loaded !== current) return;
+        for (const id of changeIds) p.changeIds.add(id);
+        for (const r of rows) p.rows.set(r.id, r);
+        prefetched.set(runId, p);
+      }
+    } finally {
+      prefetching = false;
+    }
   }
 
   function startBuild(): Promise<void> {
@@ -172,10 +238,10 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
               tooLarge = true;
               break;
             }
-            next = await applyChanges(next, step);
+            next = (await applyChanges(next, step, false)).next;
           }
           if (stopped) return;
-          loaded = next;
+          swapIn(next, null);
           holding = tooLarge;
           if (tooLarge) rebuildAgain = true;
           logger.info({ companies: next.index.size, ms: next.buildMs, mb: Math.round(next.index.byteSize / 1e6), data_as_of: next.cursor.dataAsOf, in: buildIn }, 'search index built');
@@ -203,7 +269,7 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       const current = loaded;
       if (current === null || stopped) return;
       if (holding) {
-        if (!building) void startBuild();
+        if (!building && Date.now() - lastFailureAt > retryAfterMs) void startBuild();
         return;
       }
       const step = await nextFollowStep(db, current.cursor, { maxDelta });
@@ -215,10 +281,10 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
         void startBuild();
         return;
       }
-      const next = await applyChanges(current, step);
+      const { next, rows } = await applyChanges(current, step, true);
       // A rebuild swapped in meanwhile has its own cursor: follow from there.
       if (loaded !== current) continue;
-      loaded = next;
+      swapIn(next, { runIds: step.runIds, rows });
       if (next.index.deltaSize > maxDelta && !building) void startBuild();
       return;
     }
@@ -250,9 +316,8 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
   function follow(): void {
     if (followEveryMs <= 0 || followTimer || stopped) return;
     followTimer = setInterval(() => {
-      if (loaded !== null && !syncing) {
-        syncFor(clock + 1).catch((e: unknown) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'search index: following the runs failed'));
-      }
+      if (loaded === null || syncing || prefetching) return;
+      syncFor(clock + 1).then(readAhead).catch((e: unknown) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'search index: following the runs failed'));
     }, followEveryMs);
     followTimer.unref?.();
   }
@@ -296,6 +361,7 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
         rebuilding: building !== null,
         delta: loaded?.index.deltaSize ?? null,
         dataAsOf: loaded?.cursor.dataAsOf ?? null,
+        readAhead: [...prefetched.values()].reduce((n, p) => n + p.rows.size, 0),
       };
     },
     async stop() {

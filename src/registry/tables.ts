@@ -82,7 +82,7 @@ export interface DailyRunsTable {
   error: string | null;
 }
 
-/** The companies one committed batch of a run wrote (migration 20261125000200_daily_run_changes). */
+/** The companies one committed batch of a run wrote (migration 20261125000300_daily_run_changes). */
 export interface DailyRunChangesTable {
   id: Generated<string>;
   run_id: BigIntColumn;

@@ -6,7 +6,7 @@ import type { Clock } from './lib/clock.ts';
 import type { JobModule } from './jobs/queue.ts';
 import { createAccountsModule } from './modules/accounts/module.ts';
 import { createCompaniesModule } from './modules/companies/module.ts';
-import { createCompanySearchEngine, type CompanySearchEngine } from './modules/companies/search-engine.ts';
+import { createCompanySearchEngine, type CompanySearchEngine, type SearchEngineOptions } from './modules/companies/search-engine.ts';
 import { createDictionariesModule } from './modules/dictionaries/module.ts';
 import { createMailTransport } from './modules/mail/jobs.ts';
 import { createMailModule } from './modules/mail/module.ts';
@@ -51,6 +51,8 @@ export interface PartOverrides {
   registrySources?: RegistrySource[];
   /** The company search engine (default: one over the database, its index built once serving). */
   companySearch?: CompanySearchEngine;
+  /** Options of the default search engine (a smaller delta threshold, a faster follow, a build in this thread). */
+  companySearchOptions?: Partial<Pick<SearchEngineOptions, 'maxDelta' | 'followEveryMs' | 'buildIn' | 'chunkSize'>>;
   payments?: PaymentProviders;
   /** Mail transport (default: SMTP_URL's, or none: mail stays in the outbox). */
   mailTransport?: Transporter | null;
@@ -106,7 +108,7 @@ export function compose(core: Core, overrides: PartOverrides = {}): Composition 
   const sourceLogger = { debug() {}, info: logger.info.bind(logger), warn: logger.warn.bind(logger), error: logger.warn.bind(logger) };
   const ownedSources = overrides.registrySources ? [] : createLiveSources(config, { logger: sourceLogger, clock: core.clock });
   const sources = overrides.registrySources ?? ownedSources;
-  const search = overrides.companySearch ?? createCompanySearchEngine({ db, logger });
+  const search = overrides.companySearch ?? createCompanySearchEngine({ db, logger, ...overrides.companySearchOptions });
   const ownsSearch = !overrides.companySearch;
   const ownedTransport = overrides.mailTransport === undefined && config.smtpUrl ? createMailTransport(config.smtpUrl) : null;
   const transport = overrides.mailTransport === undefined ? ownedTransport : overrides.mailTransport;

@@ -9,7 +9,7 @@ import type { CompanySnapshot, Contact, IdentifierType } from '../../registry/mo
 import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import { findCompanyByIdentifier, type RegistryExecutor } from '../../registry/store.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
-import { findResultRows, type ResultRow } from './repo.ts';
+import { findResultRows, readDataAsOf, type ResultRow } from './repo.ts';
 import type { CompanySearchEngine } from './search-engine.ts';
 
 export interface CompaniesServiceDeps {
@@ -85,10 +85,12 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         if (imported.found) company = await findCompanyByIdentifier(db, identifier);
         if (!company) throw new NotFoundError('Company not found');
       }
+      // Read after the company: it reflects at least that day's run.
+      const dataAsOf = await readDataAsOf(db);
       return {
         status: 'success' as const,
         data: company.snapshot,
-        meta: { fetched_at: clock.now().toISOString(), first_seen_date: company.first_seen_date, last_changed_date: company.last_changed_date },
+        meta: { fetched_at: clock.now().toISOString(), data_as_of: dataAsOf, first_seen_date: company.first_seen_date, last_changed_date: company.last_changed_date },
       };
     },
 
@@ -108,6 +110,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         status: 'success' as const,
         data: {
           ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE),
+          data_as_of: answer.dataAsOf,
           results: rows.map(searchResultOf),
         },
       };

@@ -949,6 +949,11 @@ export interface paths {
                         "application/json": {
                             data: {
                                 current_page: number;
+                                /**
+                                 * @description The date (YYYY-MM-DD) of the latest completed daily run this answer (every result and the total) reflects; null before the first run completed. See docs/search.md, "Freshness".
+                                 * @example 2026-11-24
+                                 */
+                                data_as_of: string | (never | null);
                                 last_page: number;
                                 per_page: number;
                                 results: {
@@ -1182,6 +1187,11 @@ export interface paths {
                                 }[];
                             };
                             meta: {
+                                /**
+                                 * @description The date (YYYY-MM-DD) of the latest completed daily run this snapshot reflects; null before the first run completed. See docs/search.md, "Freshness".
+                                 * @example 2026-11-24
+                                 */
+                                data_as_of: string | (never | null);
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-21T10:00:00.000Z

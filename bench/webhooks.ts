@@ -14,7 +14,7 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
@@ -76,12 +76,20 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   await sql`CHECKPOINT`.execute(db);
   answeredAt.clear();
   received = 0;
+  const cpu0 = process.cpuUsage();
+  const pg0 = bench.postgresCpuSeconds();
   const t0 = performance.now();
   const wall0 = Date.now();
   const s = await runDaily(db, { date, source: createFileSource(file), sourceKey: `webhooks:${date}` });
   const runSeconds = (performance.now() - t0) / 1000;
+  const cpuRun = process.cpuUsage(cpu0);
+  const pgRun = bench.postgresCpuSeconds();
   rmSync(file);
-  const result: Record<string, unknown> = { date, webhooks, events: s.events, run_seconds: Number(runSeconds.toFixed(1)) };
+  const seconds = (us: number) => Number((us / 1e6).toFixed(1));
+  const result: Record<string, unknown> = {
+    date, webhooks, events: s.events, run_seconds: Number(runSeconds.toFixed(1)),
+    run_node_cpu_s: seconds(cpuRun.user + cpuRun.system), run_pg_cpu_s: pgRun === null ? null : Number((pgRun - pg0!).toFixed(1)),
+  };
   if (webhooks) {
     const { rows: [want] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist_feed WHERE event_date = ${date}::date`.execute(db);
     const deadline = Date.now() + 600_000;
@@ -89,11 +97,16 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     const { rows } = await sql<{ id: number; at: Date }>`SELECT id::float8 AS id, created_at AS at FROM events WHERE event_date = ${date}::date`.execute(db);
     const delays = rows.filter((r) => answeredAt.has(r.id)).map((r) => (answeredAt.get(r.id)! - r.at.getTime()) / 1000).sort((a, b) => a - b);
     const last = Math.max(...answeredAt.values());
+    const cpuAll = process.cpuUsage(cpu0);
+    const pgAll = bench.postgresCpuSeconds();
     Object.assign(result, {
       deliveries: answeredAt.size, expected: want!.n, requests: received,
       deliveries_per_second: Math.round(answeredAt.size / ((last - wall0) / 1000)),
       delay_p50_s: Number(percentile(delays, 50).toFixed(2)), delay_p99_s: Number(percentile(delays, 99).toFixed(2)),
       seconds_to_last: Number(((last - wall0) / 1000).toFixed(1)),
+      // CPU from the run's start to the last delivery, and the part after the run, a delivery.
+      node_cpu_s: seconds(cpuAll.user + cpuAll.system), pg_cpu_s: pgAll === null ? null : Number((pgAll - pg0!).toFixed(1)),
+      load: Number(loadavg()[0]!.toFixed(1)),
     });
   }
   return result;

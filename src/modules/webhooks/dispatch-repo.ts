@@ -49,16 +49,12 @@ export async function renewEndpoints(db: Executor, r: { owner: string; ids: read
   return rows;
 }
 
-/** Gives endpoints back (every attempt of them recorded first: their pending messages are free to take). */
-export async function releaseEndpoints(db: Executor, r: { owner: string; ids: readonly string[] }): Promise<void> {
-  if (r.ids.length === 0) return;
-  await sql`UPDATE webhook_endpoints SET lease_owner = NULL, lease_until = NULL WHERE id = ANY(${[...r.ids]}::bigint[]) AND lease_owner = ${r.owner}`.execute(db);
-}
-
 export interface DueDelivery {
   id: string;
   endpoint_id: string;
   url: string;
+  /** The endpoint's signing secrets now: the current one first, then one in its rotation overlap. */
+  secrets: string[];
   event_type: EventType;
   payload: string;
   created_at: Date;
@@ -74,9 +70,13 @@ export interface DueDelivery {
 export async function readDueDeliveries(db: Executor, r: { owner: string; now: Date; want: readonly { endpointId: string; count: number }[]; held: readonly string[] }): Promise<DueDelivery[]> {
   if (r.want.length === 0) return [];
   const { rows } = await sql<DueDelivery>`
-    SELECT d.id, d.endpoint_id, ep.url, d.event_type, d.payload::text AS payload, d.created_at, d.attempts
+    SELECT d.id, d.endpoint_id, ep.url, s.secrets, d.event_type, d.payload::text AS payload, d.created_at, d.attempts
     FROM unnest(${r.want.map((w) => w.endpointId)}::bigint[], ${r.want.map((w) => w.count)}::int[]) AS w(endpoint_id, n)
     JOIN webhook_endpoints ep ON ep.id = w.endpoint_id AND ep.status = 'enabled' AND ep.lease_owner = ${r.owner}
+    CROSS JOIN LATERAL (
+      SELECT coalesce(array_agg(s.secret ORDER BY s.expires_at NULLS FIRST, s.id DESC), '{}') AS secrets FROM webhook_secrets s
+      WHERE s.endpoint_id = w.endpoint_id AND (s.expires_at IS NULL OR s.expires_at > ${r.now})
+    ) s
     CROSS JOIN LATERAL (
       SELECT d.id, d.endpoint_id, d.event_type, d.payload, d.created_at, d.attempts FROM webhook_deliveries d
       WHERE d.endpoint_id = w.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= ${r.now}
@@ -111,35 +111,40 @@ export interface DisabledEndpoint {
 export const FAILING_DAYS = 5;
 
 /**
- * Records a batch of attempts in one transaction with what they mean for their endpoints: a 2xx
- * ends an endpoint's failing streak, a failure starts one, 410 disables at once, and a streak of
- * 5 days disables too (the caller mails the account in the same transaction).
+ * Records a batch of attempts with what they mean for their endpoints: a 2xx ends an endpoint's
+ * failing streak, a failure starts one, 410 disables at once, and a streak of 5 days disables too
+ * (the caller mails the account in the same transaction). Gives back `release` (endpoints the
+ * run is done with) in the same transaction. A batch of 2xx only is one statement.
  */
-export async function recordAttempts(trx: Executor, attempts: readonly RecordedAttempt[], now: Date): Promise<DisabledEndpoint[]> {
-  if (attempts.length === 0) return [];
+export async function recordAttempts(trx: Executor, attempts: readonly RecordedAttempt[], now: Date, release: { owner: string; ids: readonly string[] }): Promise<DisabledEndpoint[]> {
   const col = <T>(f: (a: RecordedAttempt) => T) => attempts.map(f);
-  await sql`
-    UPDATE webhook_deliveries d SET
-      status = CASE WHEN u.ok THEN 'delivered' WHEN u.next_at IS NULL THEN 'failed' ELSE 'pending' END,
-      next_attempt_at = CASE WHEN u.ok THEN NULL ELSE u.next_at END,
-      attempts = d.attempts + 1, last_attempt_at = u.at,
-      last_response_status = u.code, last_error = u.error, last_response_body = u.body,
-      delivered_at = CASE WHEN u.ok THEN u.at ELSE NULL END
-    FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
-      ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[])
-      AS u(id, ok, next_at, code, error, body, at)
-    WHERE d.id = u.id AND d.status = 'pending'`.execute(trx);
-
   const failed = [...new Set(attempts.filter((a) => !a.ok).map((a) => a.endpointId))];
   const ok = [...new Set(attempts.filter((a) => a.ok).map((a) => a.endpointId))];
   const gone = [...new Set(attempts.filter((a) => a.gone).map((a) => a.endpointId))];
-  // Only the endpoints whose streak changes are written (the usual batch, all delivered, writes none).
-  if (failed.length > 0) {
-    await sql`UPDATE webhook_endpoints SET failing_since = ${now} WHERE id = ANY(${failed}::bigint[]) AND failing_since IS NULL`.execute(trx);
-  }
-  if (ok.length > 0) {
-    await sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY(${ok}::bigint[]) AND failing_since IS NOT NULL`.execute(trx);
-  }
+  // One UPDATE of the endpoints (two updates of one row in a statement would lose one).
+  await sql`
+    WITH recorded AS (
+      UPDATE webhook_deliveries d SET
+        status = CASE WHEN u.ok THEN 'delivered' WHEN u.next_at IS NULL THEN 'failed' ELSE 'pending' END,
+        next_attempt_at = CASE WHEN u.ok THEN NULL ELSE u.next_at END,
+        attempts = d.attempts + 1, last_attempt_at = u.at,
+        last_response_status = u.code, last_error = u.error, last_response_body = u.body,
+        delivered_at = CASE WHEN u.ok THEN u.at ELSE NULL END
+      FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
+        ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[])
+        AS u(id, ok, next_at, code, error, body, at)
+      WHERE d.id = u.id AND d.status = 'pending'
+      RETURNING d.id
+    )
+    UPDATE webhook_endpoints SET
+      -- A 2xx in the batch ends the streak, whatever else failed beside it.
+      failing_since = CASE WHEN id = ANY(${ok}::bigint[]) THEN NULL WHEN id = ANY(${failed}::bigint[]) THEN coalesce(failing_since, ${now}) ELSE failing_since END,
+      lease_owner = CASE WHEN id = ANY(${[...release.ids]}::bigint[]) AND lease_owner = ${release.owner} THEN NULL ELSE lease_owner END,
+      lease_until = CASE WHEN id = ANY(${[...release.ids]}::bigint[]) AND lease_owner = ${release.owner} THEN NULL ELSE lease_until END
+    WHERE (id = ANY(${ok}::bigint[]) AND failing_since IS NOT NULL)
+      OR (id = ANY(${failed}::bigint[]) AND NOT id = ANY(${ok}::bigint[]) AND failing_since IS NULL)
+      OR (id = ANY(${[...release.ids]}::bigint[]) AND lease_owner = ${release.owner})`.execute(trx);
+
   if (gone.length === 0 && failed.length === 0) return [];
   const streakStart = new Date(now.getTime() - FAILING_DAYS * 86_400_000);
   const { rows } = await sql<DisabledEndpoint>`

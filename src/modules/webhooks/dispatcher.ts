@@ -6,11 +6,10 @@ import { addJob } from '../../jobs/queue.ts';
 import { enqueueMail } from '../mail/outbox.ts';
 import type { Sender } from './delivery.ts';
 import {
-  acquireEndpoints, findNextDueAt, readDueDeliveries, recordAttempts, releaseEndpoints, renewEndpoints,
+  acquireEndpoints, findNextDueAt, readDueDeliveries, recordAttempts, renewEndpoints,
   type DisabledEndpoint, type DueDelivery, type RecordedAttempt,
 } from './dispatch-repo.ts';
 import { attemptOutcomes, attemptSeconds, endpointsDisabled } from './metrics.ts';
-import { findSigningSecrets } from './repo.ts';
 import { signatureHeaders } from './signing.ts';
 
 export const DELIVER_TASK = 'webhooks.deliver';
@@ -66,7 +65,6 @@ interface Held {
   id: string;
   leaseUntil: number;
   queue: DueDelivery[];
-  secrets: string[];
   inFlight: number;
   /** Attempts finished whose outcome is not recorded yet. */
   unrecorded: number;
@@ -79,47 +77,89 @@ interface Held {
 /**
  * One run of the delivery worker: takes endpoints with due messages for a lease, reads their due
  * messages in bulk, sends them (at most `concurrency` in flight, `perEndpoint` per endpoint),
- * records outcomes in batches, gives back an endpoint once nothing of it is due and every attempt
- * of it is recorded, and ends when it holds none, after queueing a run for the next due time.
- * Safe to run in several processes at once: an endpoint is held by one run at a time.
+ * records outcomes in batches (in the background, one batch at a time), gives back an endpoint
+ * once nothing of it is due and every attempt of it is recorded, and ends when it holds none,
+ * after queueing a run for the next due time. Safe to run in several processes at once: an
+ * endpoint is held by one run at a time, and only while its lease outlasts an attempt.
  */
 export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: number }> {
   const owner = randomUUID();
   const maxEndpoints = o.maxEndpoints ?? 256;
+  const renewAfter = Math.min(RENEW_AFTER_MS, o.leaseMs / 4);
   const held = new Map<string, Held>();
-  const inFlight = new Set<Promise<void>>();
+  const inFlightIds = new Set<string>();
   let pending: RecordedAttempt[] = [];
+  let recording: RecordedAttempt[] = [];
+  let flushing: Promise<void> | null = null;
+  let flushError: unknown = null;
   let lastFlush = Date.now();
   let lastAcquire = 0;
   let attempted = 0;
   let cursor = 0;
-  const renewAfter = Math.min(RENEW_AFTER_MS, o.leaseMs / 4);
+
+  // The loop sleeps until an attempt or a flush ends (or a moment passes).
+  let woken = false;
+  let wakeUp: (() => void) | null = null;
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+  const sleep = (ms: number) => new Promise<void>((resolve) => {
+    if (woken) return resolve();
+    const timer = setTimeout(() => wakeUp?.(), ms);
+    wakeUp = () => {
+      clearTimeout(timer);
+      wakeUp = null;
+      resolve();
+    };
+  }).finally(() => { woken = false; });
+
+  /** Nothing of it in memory, and nothing more to read: to be given back once its attempts are recorded. */
+  const idle = (e: Held) => e.inFlight === 0 && (e.stopped || (e.drained && e.queue.length === 0));
 
   const flush = async () => {
     const batch = pending;
     pending = [];
+    recording = batch;
     lastFlush = Date.now();
-    // Endpoints with nothing in memory and nothing due are given back in the same transaction.
-    const idle = [...held.values()].filter((e) => e.inFlight === 0 && (e.stopped || (e.drained && e.queue.length === 0)));
+    // Endpoints with nothing in memory and nothing due are given back in the same statement,
+    // once every attempt of theirs is in this batch; they leave `held` now.
     const counted = new Map<string, number>();
     for (const a of batch) counted.set(a.endpointId, (counted.get(a.endpointId) ?? 0) + 1);
-    const release = idle.filter((e) => e.unrecorded === (counted.get(e.id) ?? 0));
-    if (batch.length === 0 && release.length === 0) return;
-    const now = o.clock.now();
-    await o.db.transaction().execute(async (trx) => {
-      const disabled = await recordAttempts(trx, batch, now);
-      for (const e of disabled) {
-        endpointsDisabled.inc({ reason: e.reason });
-        if (e.reason === 'failing') await enqueueMail(trx, { kind: 'webhook_disabled', to: e.email, ...describeDisabling(e) });
-        o.logger.warn({ endpoint: `ep_${e.id}`, reason: e.reason }, 'webhook endpoint disabled');
+    const release: string[] = [];
+    for (const e of held.values()) {
+      if (idle(e) && e.unrecorded === (counted.get(e.id) ?? 0)) {
+        release.push(e.id);
+        held.delete(e.id);
       }
-      await releaseEndpoints(trx, { owner, ids: release.map((e) => e.id) });
-    });
+    }
     for (const [id, n] of counted) {
       const e = held.get(id);
       if (e) e.unrecorded -= n;
     }
-    for (const e of release) held.delete(e.id);
+    if (batch.length === 0 && release.length === 0) return;
+    const now = o.clock.now();
+    const ids = { owner, ids: release };
+    if (batch.every((a) => a.ok)) await recordAttempts(o.db, batch, now, ids);
+    else {
+      await o.db.transaction().execute(async (trx) => {
+        const disabled = await recordAttempts(trx, batch, now, ids);
+        for (const e of disabled) {
+          endpointsDisabled.inc({ reason: e.reason });
+          if (e.reason === 'failing') await enqueueMail(trx, { kind: 'webhook_disabled', to: e.email, ...describeDisabling(e) });
+          o.logger.warn({ endpoint: `ep_${e.id}`, reason: e.reason }, 'webhook endpoint disabled');
+        }
+      });
+    }
+    recording = [];
+  };
+  const startFlush = () => {
+    flushing = flush()
+      .catch((err: unknown) => { flushError = err; })
+      .finally(() => {
+        flushing = null;
+        wake();
+      });
   };
 
   const renew = async () => {
@@ -143,7 +183,7 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     const now = o.clock.now();
     const until = now.getTime() + o.leaseMs;
     const got = await acquireEndpoints(o.db, { owner, now, leaseUntil: new Date(until), limit: maxEndpoints - held.size });
-    for (const r of got) held.set(r.id, { id: r.id, leaseUntil: until, queue: [], secrets: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false });
+    for (const r of got) held.set(r.id, { id: r.id, leaseUntil: until, queue: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false });
     return got.length;
   };
 
@@ -154,28 +194,26 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     if (short.length === 0) return;
     const want = short.map((e) => ({ endpointId: e.id, count: READ_PER_ENDPOINT * o.perEndpoint - e.queue.length }));
     // Messages of theirs this run already has (queued, in flight, outcome not recorded) are left out.
-    const exclude = [...inFlightIds, ...pending.map((a) => a.id)];
+    const exclude = [...inFlightIds, ...pending.map((a) => a.id), ...recording.map((a) => a.id)];
     for (const e of short) for (const d of e.queue) exclude.push(d.id);
-    const now = o.clock.now();
-    const rows = await readDueDeliveries(o.db, { owner, now, want, held: exclude });
-    const secrets = await findSigningSecrets(o.db, want.map((w) => w.endpointId), now);
+    const rows = await readDueDeliveries(o.db, { owner, now: o.clock.now(), want, held: exclude });
     const got = new Map<string, number>();
     for (const d of rows) {
-      held.get(d.endpoint_id)!.queue.push(d);
+      const e = held.get(d.endpoint_id);
+      if (!e || e.stopped) continue;
+      e.queue.push(d);
       got.set(d.endpoint_id, (got.get(d.endpoint_id) ?? 0) + 1);
     }
     for (const w of want) {
-      const e = held.get(w.endpointId)!;
-      e.secrets = secrets.get(w.endpointId) ?? [];
-      if ((got.get(w.endpointId) ?? 0) < w.count) e.drained = true;
+      const e = held.get(w.endpointId);
+      if (e && (got.get(w.endpointId) ?? 0) < w.count) e.drained = true;
     }
   };
 
-  const inFlightIds = new Set<string>();
   const attempt = async (e: Held, d: DueDelivery) => {
     const at = o.clock.now();
     const body = JSON.stringify({ type: d.event_type, timestamp: d.created_at.toISOString(), data: JSON.parse(d.payload) as unknown });
-    const r = await o.sender.send(d.url, signatureHeaders(e.secrets, messageId(d.id), at, body), body, at);
+    const r = await o.sender.send(d.url, signatureHeaders(d.secrets, messageId(d.id), at, body), body, at);
     attemptSeconds.observe(r.seconds);
     const gone = r.status === 410;
     attemptOutcomes.inc({ outcome: r.ok ? 'delivered' : gone ? 'gone' : r.error?.startsWith('No answer') ? 'timeout' : r.error?.includes('BLOCKED') || r.error?.includes('not a public') ? 'blocked' : 'failed' });
@@ -197,11 +235,10 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
   const startAttempts = () => {
     const list = [...held.values()];
     const now = o.clock.now().getTime();
-    let started = 0;
     let progress = true;
-    while (progress && inFlight.size < o.concurrency) {
+    while (progress && inFlightIds.size < o.concurrency) {
       progress = false;
-      for (let i = 0; i < list.length && inFlight.size < o.concurrency; i++) {
+      for (let i = 0; i < list.length && inFlightIds.size < o.concurrency; i++) {
         const e = list[(cursor + i) % list.length]!;
         // An attempt starts only while the lease outlasts it by a margin (renew() runs first otherwise).
         if (e.stopped || e.queue.length === 0 || e.inFlight >= o.perEndpoint || e.leaseUntil - now < o.leaseMs - 2 * renewAfter) continue;
@@ -209,24 +246,22 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
         e.inFlight++;
         inFlightIds.add(d.id);
         attempted++;
-        started++;
         progress = true;
-        const p: Promise<void> = attempt(e, d)
+        attempt(e, d)
           .catch((err: unknown) => o.logger.error({ err, delivery: d.id }, 'webhook attempt failed unexpectedly'))
           .finally(() => {
             e.inFlight--;
             inFlightIds.delete(d.id);
-            inFlight.delete(p);
+            wake();
           });
-        inFlight.add(p);
       }
       cursor = list.length > 0 ? (cursor + 1) % list.length : 0;
     }
-    return started;
   };
 
   try {
     for (;;) {
+      if (flushError !== null) throw flushError;
       const now = o.clock.now().getTime();
       let queued = 0;
       let renewDue = false;
@@ -239,13 +274,13 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       if (held.size < maxEndpoints && queued < o.concurrency && (held.size === 0 || Date.now() - lastAcquire >= ACQUIRE_MS)) found = await acquire();
       if (queued < o.concurrency) await refill();
       startAttempts();
-      if (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS || inFlight.size === 0) await flush();
-      if (held.size === 0 && inFlight.size === 0 && pending.length === 0 && found === 0) break;
-      // Until an attempt ends (or a moment passes, when none is in flight).
-      await Promise.race([...inFlight, new Promise((r) => setTimeout(r, FLUSH_MS))]);
+      if (flushing === null && (pending.length > 0 || [...held.values()].some(idle))
+        && (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS || inFlightIds.size === 0)) startFlush();
+      if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0) break;
+      await sleep(FLUSH_MS);
     }
   } finally {
-    await Promise.allSettled([...inFlight]);
+    while (inFlightIds.size > 0 || flushing !== null) await sleep(FLUSH_MS);
     if (pending.length > 0 || held.size > 0) {
       for (const e of held.values()) e.stopped = true;
       await flush().catch((err: unknown) => o.logger.error({ err }, 'webhook outcomes not recorded'));

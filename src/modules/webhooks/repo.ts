@@ -85,18 +85,6 @@ export async function rotateSecret(trx: Executor, endpointId: string, secret: st
   await sql`INSERT INTO webhook_secrets (endpoint_id, secret, created_at) VALUES (${endpointId}, ${secret}, ${at})`.execute(trx);
 }
 
-/** Secrets that sign at `at`: the current one first, then one still in its rotation overlap. */
-export async function findSigningSecrets(db: Executor, endpointIds: readonly string[], at: Date): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  if (endpointIds.length === 0) return out;
-  const { rows } = await sql<{ endpoint_id: string; secret: string }>`
-    SELECT endpoint_id, secret FROM webhook_secrets
-    WHERE endpoint_id = ANY(${[...endpointIds]}::bigint[]) AND (expires_at IS NULL OR expires_at > ${at})
-    ORDER BY endpoint_id, expires_at NULLS FIRST, id DESC`.execute(db);
-  for (const r of rows) out.set(r.endpoint_id, [...(out.get(r.endpoint_id) ?? []), r.secret]);
-  return out;
-}
-
 // ------------------------------------------------------------------------------------------------
 // Messages
 

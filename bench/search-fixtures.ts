@@ -235,6 +235,8 @@ export interface LoadSpec {
   paths?: string[];
   bodies?: string[];
   path?: string;
+  /** Bearer tokens to pick from at random, one per request (many accounts); overrides `authorization`. */
+  tokens?: string[];
 }
 
 export interface LoadResult {
@@ -277,6 +279,7 @@ async function autocannonMain(): Promise<void> {
       setupRequest: (req: Record<string, unknown>) => {
         if (spec.paths) req.path = pick(spec.paths);
         if (spec.bodies) req.body = pick(spec.bodies);
+        if (spec.tokens) req.headers = { ...(req.headers as Record<string, string>), authorization: `Bearer ${pick(spec.tokens)}` };
         return req;
       },
     }],

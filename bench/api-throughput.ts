@@ -27,6 +27,14 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
 import { createDatabase } from '../src/db/database.ts';
+import type * as appModule from '../src/app.ts';
+import type * as configModule from '../src/config.ts';
+import type * as databaseModule from '../src/db/database.ts';
+import type * as clockModule from '../src/lib/clock.ts';
+import type * as ledgerModule from '../src/modules/wallet/ledger.ts';
+import type * as searchEngineModule from '../src/modules/companies/search-engine.ts';
+import type * as identifiersModule from '../src/lib/identifiers.ts';
+import type * as idsModule from '../src/lib/ids.ts';
 import { argValue, buildWorkload, DEFAULT_BENCH_URL, queryString, runLoad, type LoadResult, type LoadSpec } from './search-fixtures.ts';
 
 const APP_NAME = 'regwatch-bench-api';
@@ -42,14 +50,14 @@ async function serve(): Promise<void> {
   const dir = resolve(argValue('app-dir', resolve(here, '..')));
   const accounts = Number(argValue('accounts', '200'));
   const load = async <T>(path: string) => (await import(resolve(dir, path))) as T;
-  const { buildStandaloneApp } = await load<typeof import('../src/app.ts')>('src/app.ts');
-  const { loadConfig } = await load<typeof import('../src/config.ts')>('src/config.ts');
-  const { createDatabase } = await load<typeof import('../src/db/database.ts')>('src/db/database.ts');
-  const { systemClock } = await load<typeof import('../src/lib/clock.ts')>('src/lib/clock.ts');
-  const { applyLedgerEntry } = await load<typeof import('../src/modules/wallet/ledger.ts')>('src/modules/wallet/ledger.ts');
-  const { createCompanySearchEngine } = await load<typeof import('../src/modules/companies/search-engine.ts')>('src/modules/companies/search-engine.ts');
-  const { parseIdentifier, identifierKey } = await load<typeof import('../src/lib/identifiers.ts')>('src/lib/identifiers.ts');
-  const { hashSecret } = await load<typeof import('../src/lib/ids.ts')>('src/lib/ids.ts');
+  const { buildStandaloneApp } = await load<typeof appModule>('src/app.ts');
+  const { loadConfig } = await load<typeof configModule>('src/config.ts');
+  const { createDatabase } = await load<typeof databaseModule>('src/db/database.ts');
+  const { systemClock } = await load<typeof clockModule>('src/lib/clock.ts');
+  const { applyLedgerEntry } = await load<typeof ledgerModule>('src/modules/wallet/ledger.ts');
+  const { createCompanySearchEngine } = await load<typeof searchEngineModule>('src/modules/companies/search-engine.ts');
+  const { parseIdentifier, identifierKey } = await load<typeof identifiersModule>('src/lib/identifiers.ts');
+  const { hashSecret } = await load<typeof idsModule>('src/lib/ids.ts');
 
   const handle = createDatabase(url, { max: 20, applicationName: APP_NAME });
   const config = loadConfig({ ...process.env, DATABASE_URL: url, REGISTRY_SOURCES: '', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn' });
@@ -63,7 +71,7 @@ async function serve(): Promise<void> {
   const pool = new pg.Pool({ connectionString: url, max: 20, application_name: APP_NAME });
   app.post('/bench/pg-min', { config: { auth: 'none', rateLimitGroup: 'none' } }, async (req, reply) => {
     const token = (req.headers.authorization ?? '').slice(7);
-    const body = req.body as { identifier_type: 'NIP' | 'KRS' | 'REGON'; identifier_value: string };
+    const body = req.body as { identifier_type: 'NIP' | 'KRS' | 'REGON9'; identifier_value: string };
     const t = await pool.query<{ id: string; account_id: string; revoked_at: Date | null }>(
       'SELECT t.id, t.account_id, t.revoked_at, t.expires_at, a.email FROM api_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.secret_hash = $1', [hashSecret(token)]);
     if (!t.rows[0] || t.rows[0].revoked_at) return reply.code(401).send({ error: 'Invalid API token' });
@@ -99,7 +107,7 @@ async function serve(): Promise<void> {
   }
   let commit = '';
   try { commit = execSync('git rev-parse --short HEAD', { cwd: dir }).toString().trim(); } catch { /* not a checkout */ }
-  const port = (s: typeof bare) => (s.server.address() as { port: number }).port;
+  const port = (s: { server: { address(): unknown } }) => (s.server.address() as { port: number }).port;
   const ready: Ready = { appUrl: `http://127.0.0.1:${port(app)}`, bareUrl: `http://127.0.0.1:${port(bare)}`, tokens, commit };
   process.stdout.write(`${JSON.stringify(ready)}\n`);
   // Commands from the parent until it closes stdin: `prof-start`, `prof-stop <target>`.

@@ -1,6 +1,6 @@
 import type { PriceKey } from '../../config.ts';
 import type { DbOrTrx } from '../../db/database.ts';
-import { InsufficientCreditsError } from '../../lib/errors.ts';
+import { InsufficientCreditsError, UnauthorizedError } from '../../lib/errors.ts';
 import { applyLedgerEntry } from './ledger.ts';
 
 /**
@@ -30,6 +30,8 @@ export interface ChargeArgs {
   prices: PriceTable;
   /** Idempotency key: a second charge with the same reference for the account takes nothing. */
   reference?: string;
+  /** Charge only while this token is usable (see LedgerEntry.ifTokenActive). */
+  ifTokenActive?: { tokenId: string; now: Date };
 }
 
 export interface ChargeResult {
@@ -40,7 +42,10 @@ export interface ChargeResult {
 }
 
 /** What an attempt to charge came to: taken, or refused for too few credits (nothing written). */
-export type ChargeAttempt = { taken: true; charged: number; balanceAfter: number | null } | { taken: false; balance: number; required: number };
+export type ChargeAttempt =
+  | { taken: true; charged: number; balanceAfter: number | null }
+  | { taken: false; reason: 'insufficient'; balance: number; required: number }
+  | { taken: false; reason: 'inactive-token' };
 
 /**
  * Like chargeCredits, but a short balance is an answer, not an error: for callers that have already
@@ -49,10 +54,13 @@ export type ChargeAttempt = { taken: true; charged: number; balanceAfter: number
 export async function tryChargeCredits(db: DbOrTrx, args: ChargeArgs): Promise<ChargeAttempt> {
   const amount = priceOf(args.prices, args.operation, args.units ?? 1);
   if (amount === 0) return { taken: true, charged: 0, balanceAfter: null };
-  const r = await applyLedgerEntry(db, { accountId: args.accountId, type: 'usage', amount: -amount, description: args.operation, reference: args.reference });
+  const r = await applyLedgerEntry(db, {
+    accountId: args.accountId, type: 'usage', amount: -amount, description: args.operation, reference: args.reference, ifTokenActive: args.ifTokenActive,
+  });
   if (r.applied) return { taken: true, charged: amount, balanceAfter: r.balanceAfter };
   if (r.reason === 'duplicate') return { taken: true, charged: 0, balanceAfter: null };
-  return { taken: false, balance: r.balance, required: amount };
+  if (r.reason === 'inactive-token') return { taken: false, reason: 'inactive-token' };
+  return { taken: false, reason: 'insufficient', balance: r.balance, required: amount };
 }
 
 /**
@@ -63,6 +71,7 @@ export async function tryChargeCredits(db: DbOrTrx, args: ChargeArgs): Promise<C
  */
 export async function chargeCredits(trx: DbOrTrx, args: ChargeArgs): Promise<ChargeResult> {
   const r = await tryChargeCredits(trx, args);
+  if (!r.taken && r.reason === 'inactive-token') throw new UnauthorizedError('Token revoked');
   if (!r.taken) throw new InsufficientCreditsError(r.balance, r.required);
   return { charged: r.charged, balanceAfter: r.balanceAfter };
 }

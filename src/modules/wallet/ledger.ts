@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
+import { isTokenActive } from '../tokens/authenticate.ts';
 
 export type TransactionType = 'start' | 'deposit' | 'usage' | 'refund';
 
@@ -19,18 +20,29 @@ export interface LedgerEntry {
   reference?: string;
   /** For deposits: also count towards total_purchased. */
   purchased?: boolean;
+  /**
+   * Applies the entry only if this token is still usable at `now` (not revoked, not expired): a
+   * request that authenticated from a cache is charged, and so served, only by a live token.
+   */
+  ifTokenActive?: { tokenId: string; now: Date };
 }
 
-export type LedgerResult = { applied: true; balanceAfter: number } | { applied: false; reason: 'insufficient'; balance: number } | { applied: false; reason: 'duplicate' };
+export type LedgerResult =
+  | { applied: true; balanceAfter: number }
+  | { applied: false; reason: 'insufficient'; balance: number }
+  | { applied: false; reason: 'duplicate' }
+  | { applied: false; reason: 'inactive-token' };
 
 /**
  * Applies one balance change and its append-only ledger row in a single statement, so the two
  * can never disagree: the wallet row is updated only when the balance stays >= 0 (and, with a
  * reference, only when no entry with that reference exists yet), and the ledger row is inserted
- * from the update's result. Concurrent callers serialise on the wallet row.
+ * from the update's result. Concurrent callers serialise on the wallet row. With `ifTokenActive`
+ * the same statement checks the token too: one round trip for the whole charge.
  */
 export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<LedgerResult> {
   const purchased = e.purchased ? e.amount : 0;
+  const token = e.ifTokenActive;
   let res;
   try {
     res = await sql<{ balance_after: string }>`
@@ -45,6 +57,9 @@ export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<Led
        WHERE account_id = ${e.accountId}
          AND balance + ${e.amount}::bigint >= 0
          AND NOT EXISTS (SELECT 1 FROM dup)
+         AND (${token?.tokenId ?? null}::bigint IS NULL OR EXISTS (
+               SELECT 1 FROM api_tokens WHERE id = ${token?.tokenId ?? null}::bigint AND revoked_at IS NULL
+                  AND (expires_at IS NULL OR expires_at > ${token?.now ?? null}::timestamptz)))
        RETURNING account_id, balance
     )
     INSERT INTO wallet_transactions (account_id, type, amount, balance_after, description, reference)
@@ -60,6 +75,7 @@ export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<Led
     const dup = await db.selectFrom('wallet_transactions').select('id').where('account_id', '=', e.accountId).where('reference', '=', e.reference).executeTakeFirst();
     if (dup) return { applied: false, reason: 'duplicate' };
   }
+  if (token && !(await isTokenActive(db, token.tokenId, token.now))) return { applied: false, reason: 'inactive-token' };
   const w = await db.selectFrom('wallets').select('balance').where('account_id', '=', e.accountId).executeTakeFirst();
   return { applied: false, reason: 'insufficient', balance: Number(w?.balance ?? 0) };
 }

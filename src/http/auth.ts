@@ -42,8 +42,8 @@ export function installAuthResolution(app: FastifyInstance, deps: { authenticato
       request.authError = new UnauthorizedError('Malformed token format');
       return;
     }
-    // Only a route the pricing hook charges may trust the cache: its charge re-checks the token.
-    const useCache = config?.auth === 'any' && config.price !== undefined && config.chargedBy !== 'service';
+    // Only a priced route whose charge re-checks the token may trust the cache (src/http/pricing.ts).
+    const useCache = config?.auth === 'any' && config.price !== undefined && (config.chargedBy !== 'service' || config.tokenCheckedByCharge === true);
     const result = await deps.authenticator.authenticate(token, { useCache });
     if (result.ok) {
       request.auth = result.principal;

@@ -17,11 +17,23 @@ declare module 'fastify' {
      * transaction with `chargeCredits`; the HTTP layer only documents the price.
      */
     chargedBy?: 'route' | 'service';
+    /**
+     * With `chargedBy: 'service'`: the service's charge checks in the same statement that the
+     * token is still usable (`ifTokenActive`), so the request may authenticate from the token cache.
+     */
+    tokenCheckedByCharge?: boolean;
   }
   interface FastifyRequest {
     /** Units of the priced operation this request performed (default 1; 0 makes it free). */
     chargeUnits: number;
   }
+}
+
+/** The headers that tell a client what a request cost (none when it was free). */
+export function reportCharge(reply: FastifyReply, charged: number, balanceAfter: number | null): void {
+  if (charged <= 0) return;
+  reply.header('x-credits-charged', String(charged));
+  reply.header('x-credits-remaining', String(balanceAfter));
 }
 
 /** How long the balance an account's last charge left may stand in for reading it (see installPricing). */
@@ -105,11 +117,8 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
       return replace(401, { error, code: 'UNAUTHORIZED' });
     }
     if (r.taken) {
-      if (r.charged > 0) {
-        remember(accountId, r.balanceAfter!);
-        reply.header('x-credits-charged', String(r.charged));
-        reply.header('x-credits-remaining', String(r.balanceAfter));
-      }
+      if (r.charged > 0) remember(accountId, r.balanceAfter!);
+      reportCharge(reply, r.charged, r.balanceAfter);
       return payload;
     }
     if (r.reason === 'inactive-token') throw new Error('unreachable');

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
-import type { RegistryExecutor } from '../../registry/store.ts';
+import { companyByKeyQuery, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
+import { chargeSteps, type ChargeArgs } from '../wallet/credits.ts';
 import type { SearchFilters } from './filters.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
 import { identifierKey } from '../../lib/identifiers.ts';
@@ -50,6 +51,29 @@ export async function searchCompaniesSql(db: RegistryExecutor, f: SearchFilters,
       SELECT c.id FROM companies c WHERE ${where} ORDER BY ${RESULT_ORDER} LIMIT ${limit} OFFSET ${offset}`.execute(trx);
     return { total, ids: rows.map((r) => String(r.id)) };
   });
+}
+
+// ------------------------------------------------------------------------------------------------
+// A company, paid for
+
+/**
+ * The stored company with this identifier and, in the same statement, its charge (taken only when
+ * the company is there): a snapshot is one round trip. `balanceAfter` is null when nothing was
+ * taken (free, or refused: ask chargeOutcome). Null when no company has the identifier.
+ */
+export async function findCompanyCharging(db: RegistryExecutor, identifier: Identifier, charge: ChargeArgs): Promise<{ company: StoredCompany; balanceAfter: string | null } | null> {
+  const key = identifierKey(identifier.type, identifier.value);
+  if (key === null) return null;
+  const steps = chargeSteps(charge, sql`EXISTS (SELECT 1 FROM found)`);
+  const { rows } = steps
+    ? await sql<StoredCompany & { balance_after: string | null }>`
+        WITH found AS (${companyByKeyQuery(key)}), ${steps}
+        SELECT found.*, (SELECT balance_after FROM ledger_ins) AS balance_after FROM found`.execute(db)
+    : await sql<StoredCompany & { balance_after: null }>`SELECT f.*, NULL AS balance_after FROM (${companyByKeyQuery(key)}) f`.execute(db);
+  const row = rows[0];
+  if (!row) return null;
+  const { balance_after: balanceAfter, ...company } = row;
+  return { company, balanceAfter };
 }
 
 // ------------------------------------------------------------------------------------------------

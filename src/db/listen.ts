@@ -62,7 +62,8 @@ export function createNotificationListener(options: ListenerOptions): Notificati
     retry = null;
     const pool = poolOf(options.db);
     if (!pool || stopped) return;
-    const c = new pg.Client({ ...pool.options, keepAlive: true });
+    // Named apart from the pool's connections, so an operator (and a test) can tell it.
+    const c = new pg.Client({ ...pool.options, keepAlive: true, application_name: `${pool.options.application_name ?? 'regwatch'}:listen` });
     client = c;
     c.on('error', (e) => lost(c, e));
     c.on('end', () => lost(c));

@@ -18,13 +18,13 @@ export interface DatabaseHandle {
 // midnight shifts calendar days across time zones.
 pg.types.setTypeParser(pg.types.builtins.DATE, (v: string) => v);
 
-const pools = new WeakMap<Db, pg.Pool>();
+const pools = new WeakMap<object, pg.Pool>();
 
 /**
  * The pool behind a Kysely instance made by createDatabase, for what Kysely cannot do: a
  * connection of its own with the same settings (LISTEN, src/db/listen.ts). Undefined otherwise.
  */
-export function poolOf(db: Db): pg.Pool | undefined {
+export function poolOf(db: object): pg.Pool | undefined {
   return pools.get(db);
 }
 

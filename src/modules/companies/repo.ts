@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { executePrepared } from '../../db/prepared.ts';
 import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
 import { companyByKeyQuery, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
 import { chargeSteps, type ChargeArgs } from '../wallet/credits.ts';
@@ -66,10 +67,10 @@ export async function findCompanyCharging(db: RegistryExecutor, identifier: Iden
   if (key === null) return null;
   const steps = chargeSteps(charge, sql`EXISTS (SELECT 1 FROM found)`);
   const { rows } = steps
-    ? await sql<StoredCompany & { balance_after: string | null }>`
+    ? await executePrepared(db, sql<StoredCompany & { balance_after: string | null }>`
         WITH found AS (${companyByKeyQuery(key)}), ${steps}
-        SELECT found.*, (SELECT balance_after FROM ledger_ins) AS balance_after FROM found`.execute(db)
-    : await sql<StoredCompany & { balance_after: null }>`SELECT f.*, NULL AS balance_after FROM (${companyByKeyQuery(key)}) f`.execute(db);
+        SELECT found.*, (SELECT balance_after FROM ledger_ins) AS balance_after FROM found`)
+    : await executePrepared(db, sql<StoredCompany & { balance_after: null }>`SELECT f.*, NULL AS balance_after FROM (${companyByKeyQuery(key)}) f`);
   const row = rows[0];
   if (!row) return null;
   const { balance_after: balanceAfter, ...company } = row;
@@ -91,9 +92,9 @@ export interface ResultRow {
 /** The companies of a page, in the order of `ids`. */
 export async function findResultRows(db: RegistryExecutor, ids: readonly string[]): Promise<ResultRow[]> {
   if (ids.length === 0) return [];
-  const { rows } = await sql<ResultRow>`
+  const { rows } = await executePrepared(db, sql<ResultRow>`
     SELECT c.id::text AS id, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start, c.main_activity, c.snapshot::json AS snapshot
-    FROM companies c WHERE c.id = ANY(${ids}::bigint[])`.execute(db);
+    FROM companies c WHERE c.id = ANY(${ids}::bigint[])`);
   const byId = new Map(rows.map((r) => [r.id, r] as const));
   return ids.map((id) => byId.get(id)).filter((r): r is ResultRow => r !== undefined);
 }

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
+import { executePrepared } from '../../db/prepared.ts';
 import { isTokenActive } from '../tokens/authenticate.ts';
 
 export type TransactionType = 'start' | 'deposit' | 'usage' | 'refund';
@@ -72,7 +73,7 @@ export function ledgerEntrySteps(e: LedgerEntry, gate: RawBuilder<unknown> = sql
 export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<LedgerResult> {
   let res;
   try {
-    res = await sql<{ balance_after: string }>`WITH ${ledgerEntrySteps(e)} SELECT balance_after FROM ledger_ins`.execute(db);
+    res = await executePrepared(db, sql<{ balance_after: string }>`WITH ${ledgerEntrySteps(e)} SELECT balance_after FROM ledger_ins`);
   } catch (err) {
     // Two concurrent entries with one reference: the unique index lets only one in.
     if ((err as { code?: string }).code === '23505' && e.reference) return { applied: false, reason: 'duplicate' };

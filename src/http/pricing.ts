@@ -76,7 +76,9 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
     if (!(operation in prices)) throw new Error(`Route ${route.method} ${route.url}: unknown price key "${operation}"`);
     if ((route.config?.auth ?? 'none') === 'none') throw new Error(`Route ${route.method} ${route.url} is priced but needs no credential`);
     const schema = (route.schema ?? {}) as Record<string, unknown> & { response?: Record<string | number, TSchema>; description?: string };
-    const note = describePrice(prices[operation], operation, route.config?.chargedBy ?? 'route');
+    // A service that charges in the statement of its read (tokenCheckedByCharge) sells one answer, like a route.
+    const perUnit = route.config?.chargedBy === 'service' && !route.config.tokenCheckedByCharge;
+    const note = describePrice(prices[operation], operation, perUnit ? 'service' : 'route');
     route.schema = {
       ...schema,
       description: schema.description ? `${schema.description}\n\n${note}` : note,

@@ -8,6 +8,7 @@ import { ImportUnavailableError, type ImportCompany } from '../../registry/impor
 import type { CompanySnapshot, Contact, Identifier, IdentifierType } from '../../registry/model.ts';
 import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import { findCompanyByIdentifier, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
+import { isTokenActive } from '../tokens/authenticate.ts';
 import { chargeOutcome, priceOf, readBalance, type ChargeArgs } from '../wallet/credits.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
 import { findCompanyCharging, findResultRows, type ResultRow } from './repo.ts';
@@ -125,6 +126,8 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       const now = clock.now();
       const charge: ChargeArgs = { accountId: payer.accountId, operation: 'companies.snapshot', prices: deps.config.prices, ifTokenActive: { tokenId: payer.tokenId, now } };
       const found = await findOrImport(identifier, () => findCompanyCharging(db, identifier, charge), async () => {
+        // An import costs a live lookup: not for a token revoked a moment ago (the cache may not know yet).
+        if (!(await isTokenActive(db, payer.tokenId, now))) throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
         const required = priceOf(deps.config.prices, 'companies.snapshot');
         const balance = required > 0 ? await readBalance(db, payer.accountId) : 0;
         if (balance < required) throw new InsufficientCreditsError(balance, required);

@@ -12,6 +12,8 @@ const names = new Map<string, string>();
  * only, so this goes to the pool behind `db` directly; on a transaction (or any handle not made by
  * createDatabase) the statement runs the ordinary way. Each distinct text gets its own name, so the
  * statements a process prepares are bounded by the shapes in the code, not by the values.
+ * A migration that changes the columns such a statement returns wants the API processes restarted
+ * (PostgreSQL refuses a prepared statement whose result type changed).
  */
 export async function executePrepared<R, DB>(db: Kysely<DB>, query: RawBuilder<R>): Promise<{ rows: R[] }> {
   const compiled = query.compile(db);

@@ -23,8 +23,8 @@ import { waitFor } from './helpers/wait.ts';
 
 type ComposedApp = TestApp & { parts: Composition };
 
-async function composedApp(db: TestDatabase, clock: Clock = systemClock): Promise<ComposedApp> {
-  const config = testConfig({ RATE_LIMIT_PER_MINUTE: '100000' });
+async function composedApp(db: TestDatabase, clock: Clock = systemClock, env: Record<string, string> = {}): Promise<ComposedApp> {
+  const config = testConfig({ RATE_LIMIT_PER_MINUTE: '100000', ...env });
   const parts = compose({ config, db: db.db, logger: pino({ level: 'silent' }), clock });
   const app = await buildApp(parts);
   defer(async () => {
@@ -168,4 +168,15 @@ test('parallel charges through two apps never take the balance below zero, and t
   assert.equal(w.ledgerSum, w.balance);
   assert.ok(w.lowest >= 0);
   assert.equal(w.usage, 1 + 2 + 30, 'the drain, the two warm-ups and the thirty paid requests');
+});
+
+test('TOKEN_CACHE_SIZE=0: no cache, no LISTEN connection, every request looks its token up', async () => {
+  const { a, account, db } = await twoApps();
+  const off = await composedApp(db, systemClock, { TOKEN_CACHE_SIZE: '0' });
+  assert.equal((await snapshot(off, account.master)).statusCode, 200);
+  assert.equal(off.parts.modules.tokens.cache.active, false);
+  assert.equal(cached(off, account.master), false);
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%:listen'`.execute(db.db);
+  assert.equal(rows[0]!.n, 2, 'the two apps with a cache listen; the third does not');
+  assert.equal((await snapshot(a, account.master)).statusCode, 200);
 });

@@ -14,6 +14,8 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 export interface BenchDatabase {
   handle: DatabaseHandle;
   url: string;
+  /** The embedded cluster's data directory (null on an external server). */
+  clusterDir: string | null;
   /** CPU seconds used so far by the embedded cluster's processes (null on an external server). */
   postgresCpuSeconds(): number | null;
   /** The same by process kind (backends, autovacuum worker, checkpointer, walwriter, ...). */
@@ -95,6 +97,7 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
   return {
     handle,
     url: u.toString(),
+    clusterDir: tmp ? join(tmp, 'pg') : null,
     postgresCpuSeconds: () => (tmp ? clusterCpuSeconds(join(tmp, 'pg')) : null),
     postgresCpuByProcess: () => (tmp ? clusterCpuByProcess(join(tmp, 'pg')) : null),
     dispose: async () => {

@@ -16,6 +16,7 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import { explainRun, sampleMachine } from './machine.ts';
 import { argValue, cpuByProcess, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { benchSnapshot, changedSnapshot, speedReference, syncToDisk, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
@@ -43,6 +44,7 @@ async function measured(label: string, file: string, date: string, lines: number
   const pg0 = bench.postgresCpuSeconds();
   const byProcess0 = bench.postgresCpuByProcess();
   const cpu0 = process.cpuUsage();
+  const machine0 = sampleMachine(bench.clusterDir);
   const t0 = performance.now();
   // Progress after each batch, to tell the warm rate from the whole run's (see steadyRate).
   const progress: { ms: number; processed: number }[] = [];
@@ -67,6 +69,7 @@ async function measured(label: string, file: string, date: string, lines: number
     pg_cpu_us: pg0 === null || pg1 === null ? null : Math.round(((pg1 - pg0) * 1e6) / n),
     pg_cpu_us_by_process: cpuByProcess(byProcess0, byProcess1, n),
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+    depends_on: explainRun(machine0, sampleMachine(bench.clusterDir), n, bench.clusterDir),
   };
 }
 

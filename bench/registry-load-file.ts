@@ -11,6 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { sql } from 'kysely';
+import { explainRun, sampleMachine } from './machine.ts';
 import { argValue, cpuByProcess, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { speedReference, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
@@ -28,6 +29,7 @@ try {
   const pgSeconds0 = bench.postgresCpuSeconds();
   const pg0 = bench.postgresCpuByProcess();
   const cpu0 = process.cpuUsage();
+  const machine0 = sampleMachine(bench.clusterDir);
   const t0 = performance.now();
   let lastBatch = t0;
   const s = await runDaily(db, {
@@ -44,6 +46,7 @@ try {
     tail_seconds: Number(((end - lastBatch) / 1000).toFixed(1)), node_cpu_us: Math.round((cpu.user + cpu.system) / s.new),
     pg_cpu_us: pgSeconds0 === null || pgSeconds1 === null ? null : Math.round(((pgSeconds1 - pgSeconds0) * 1e6) / s.new),
     pg_cpu_us_by_process: cpuByProcess(pg0, pg1, s.new), wal: wal?.wal ?? null,
+    depends_on: explainRun(machine0, sampleMachine(bench.clusterDir), s.new, bench.clusterDir),
   }));
   if (statementStats) await printStatementStats(db, 'load', s.new);
 } finally {

@@ -235,7 +235,7 @@ export interface LoadSpec {
   paths?: string[];
   bodies?: string[];
   path?: string;
-  /** Bearer tokens to pick from at random, one per request (many accounts); overrides `authorization`. */
+  /** Bearer tokens to pick from at random, one per request (several accounts), instead of the headers' one. */
   tokens?: string[];
 }
 

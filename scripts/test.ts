@@ -5,7 +5,7 @@
  * template database, and every test file clones its own fresh database from it (fast: a file
  * copy), so files never see each other's rows.
  *
- * Usage: node --import tsx scripts/test.ts [test files...]   (default: every *.test.ts)
+ * Usage: node --import tsx scripts/test.ts [test files...]   (default: every *.test.ts under src/, test/ and packages/)
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -27,7 +27,8 @@ function findTests(dir: string, out: string[] = []): string[] {
 }
 
 const args = process.argv.slice(2);
-const files = args.length > 0 ? args : [...findTests('src'), ...findTests('test')].sort();
+// packages/*: the workspaces' own tests (e.g. packages/sdk/test).
+const files = args.length > 0 ? args : [...findTests('src'), ...findTests('test'), ...findTests('packages')].sort();
 
 let adminUrl: string;
 let stopEmbedded: (() => Promise<void>) | undefined;

@@ -9,11 +9,12 @@ import type { Redis } from 'ioredis';
 import { compose, type Composition, type Core, type PartOverrides } from './composition.ts';
 import { validatorCompiler } from './http/ajv.ts';
 import { installAuthEnforcement, installAuthResolution } from './http/auth.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
 import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
 import { sharedSchemas } from './http/schemas.ts';
+import { installTextGuard } from './http/text-guard.ts';
 
 export interface AppOptions {
   /** Set: rate-limit counters live in Redis, shared by every API process. */
@@ -39,6 +40,8 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     trustProxy: config.trustProxy,
     ajv: { customOptions: { allErrors: true } },
     return503OnClosing: true,
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
 
@@ -47,6 +50,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
   });
   installErrorHandling(app);
+  installTextGuard(app);
 
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(swagger, {
@@ -55,7 +59,9 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       info: {
         title: 'regwatch API',
         version: '1.0.0',
-        description: 'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.',
+        description: 'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.\n\n'
+          + 'Client library: the typed TypeScript SDK `@regwatch/sdk` (`packages/sdk` and `docs/sdk.md` in the repository): one method per operation, '
+          + 'page iterators, the `after_id` feed as a stream, retries on 429/503, typed errors and `verifyWebhook`.',
       },
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Master Token (sk_live_…) or API token (sk_api_…)' } } },
@@ -69,7 +75,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: options.redis });
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices, clock: parts.clock });
-  installMetrics(app, { db, clock: parts.clock });
+  installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });
 
   app.get('/health', {
     config: { auth: 'none', rateLimitGroup: 'none' },

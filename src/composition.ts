@@ -11,6 +11,7 @@ import { createDictionariesModule } from './modules/dictionaries/module.ts';
 import { createMailTransport } from './modules/mail/jobs.ts';
 import { createMailModule } from './modules/mail/module.ts';
 import type { AppModule } from './modules/module.ts';
+import { createSourcesModule } from './modules/sources/module.ts';
 import { createStatsModule } from './modules/stats/module.ts';
 import { createTokensModule } from './modules/tokens/module.ts';
 import { createUsageTracker, type UsageTracker } from './modules/tokens/usage.ts';
@@ -80,6 +81,7 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
     watchlist: createWatchlistModule({ db, config, clock, logger, importCompany }),
     mail: createMailModule({ db, logger, clock, transport: parts.transport, mailFrom: config.mailFrom }),
     registry: createRegistryModule({ config, db, logger, clock }),
+    sources: createSourcesModule({ db, config, clock }),
     webhooks: createWebhooksModule({ db, clock, config, logger, resolve: parts.overrides.webhookResolve, attemptTimeoutMs: parts.overrides.webhookAttemptTimeoutMs }),
   };
 }

@@ -54,6 +54,8 @@ export interface Config {
   readonly ceidgApiUrl: string | undefined;
   readonly ceidgApiToken: string | undefined;
   readonly vatApiUrl: string | undefined;
+  /** How many days before the scheduled day the scheduler looks for missed runs to catch up. */
+  readonly registryCatchUpDays: number;
   readonly logLevel: string;
   readonly prices: Readonly<Record<PriceKey, number>>;
   readonly packages: readonly CreditPackage[];
@@ -68,6 +70,8 @@ export interface Config {
   readonly webhookRetrySchedule: readonly number[];
   /** Deliver webhooks to loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_URLS; local development). */
   readonly webhookAllowPrivateUrls: boolean;
+  /** How a worker process finds the jobs of worker processes that died (src/jobs/recovery.ts). */
+  readonly jobRecovery: { readonly sweepIntervalMs: number; readonly graceMs: number };
 }
 
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt; then the message fails. */
@@ -111,6 +115,7 @@ const EnvSchema = Type.Object({
   CEIDG_API_URL: Type.Optional(Url(['http:', 'https:'])),
   CEIDG_API_TOKEN: Type.Optional(Type.String()),
   VAT_API_URL: Type.Optional(Url(['http:', 'https:'])),
+  REGISTRY_CATCH_UP_DAYS: Type.Optional(Int(0, 366)),
   PRICES: Type.Optional(Type.String({ description: 'a JSON object of operation to credits' })),
   CREDIT_PACKAGES: Type.Optional(Type.String({ description: 'a JSON array of packages' })),
   DEMO_COMPANIES: Type.Optional(Int(0, 10_000_000)),
@@ -121,6 +126,8 @@ const EnvSchema = Type.Object({
   LOG_LEVEL: Type.Optional(OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ description: 'a comma list of seconds' })),
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Optional(OneOf(['true', 'false', '1', '0'])),
+  JOB_RECOVERY_SWEEP_SECONDS: Type.Optional(Int(1, 3600)),
+  JOB_RECOVERY_GRACE_SECONDS: Type.Optional(Int(1, 86_400)),
 });
 type RawEnv = Static<typeof EnvSchema>;
 
@@ -238,6 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
     ceidgApiUrl: e.CEIDG_API_URL,
     ceidgApiToken: e.CEIDG_API_TOKEN,
     vatApiUrl: e.VAT_API_URL,
+    registryCatchUpDays: int(e.REGISTRY_CATCH_UP_DAYS, 30),
     logLevel: e.LOG_LEVEL ?? 'info',
     prices: Object.freeze({ ...DEFAULT_PRICES, ...priceOverrides } as Record<PriceKey, number>),
     packages: Object.freeze(packages),
@@ -247,5 +255,6 @@ export function loadConfig(env: Env = process.env): Config {
     tokenCacheSize: int(e.TOKEN_CACHE_SIZE, 10_000),
     webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
     webhookAllowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true' || e.WEBHOOK_ALLOW_PRIVATE_URLS === '1',
+    jobRecovery: Object.freeze({ sweepIntervalMs: int(e.JOB_RECOVERY_SWEEP_SECONDS, 30) * 1000, graceMs: int(e.JOB_RECOVERY_GRACE_SECONDS, 60) * 1000 }),
   });
 }

@@ -57,7 +57,7 @@ export async function serveCommand(config: Config): Promise<number> {
   try {
     parts = compose({ config, db, logger, clock: systemClock });
     if (config.role === 'all' || config.role === 'worker') {
-      runner = await startWorker({ pool: runtime.database.pool, logger, modules: parts.jobs });
+      runner = await startWorker({ pool: runtime.database.pool, logger, modules: parts.jobs, recovery: config.jobRecovery });
       if (config.smtpUrl) {
         const n = await requeueUnsentMail(db);
         if (n > 0) logger.info({ count: n }, 'queued unsent mail from the outbox');

@@ -61,7 +61,7 @@ test('an endpoint whose every attempt failed for 5 days is disabled and the acco
   const ep = await create('/down');
   failing = true;
   await sendTest(ep.id, '/down');
-  await waitFor('the failure recorded', async () => (await t.db.db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', ep.id.slice(3)).executeTakeFirst())?.failing_since);
+  await waitFor('the failure recorded', async () => Boolean((await t.db.db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', ep.id.slice(3)).executeTakeFirst())?.failing_since));
   clock.advance(4 * 86_400_000);
   await sendTest(ep.id, '/down');
   await new Promise((r) => setTimeout(r, 300));

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isIP } from 'node:net';
 import { ForbiddenError, UnauthorizedError } from '../lib/errors.ts';
 import type { Authenticator, Principal } from '../modules/tokens/authenticate.ts';
 
@@ -63,6 +64,8 @@ export function installAuthEnforcement(app: FastifyInstance, deps: { authenticat
     if (need === 'none') return;
     if (!request.auth) throw request.authError ?? new UnauthorizedError('Missing API token');
     if (need === 'master' && request.auth.kind !== 'master') throw new ForbiddenError();
-    deps.authenticator.recordUse(request.auth.tokenId, request.ip);
+    // Behind a trusted proxy request.ip is whatever X-Forwarded-For says: store only an address
+    // (anything else, a NUL included, would fail the batched usage UPDATE of every token).
+    deps.authenticator.recordUse(request.auth.tokenId, isIP(request.ip) ? request.ip : null);
   });
 }

@@ -1,9 +1,17 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import findMyWay from 'find-my-way';
+import { STATUS_CODES } from 'node:http';
 import {
   DomainError, ForbiddenError, InsufficientCreditsError, NotFoundError, TemporarilyUnavailableError, UnauthorizedError, UpstreamError, ValidationError, summarizeErrors,
 } from '../lib/errors.ts';
 import { validationErrorsFromAjv } from './validation.ts';
+
+const pathOf = (url: string) => url.split('?')[0];
+
+/** The specification's 404 text, naming the path (without the query) that names nothing. */
+export function routeNotFoundMessage(url: string): string {
+  return `The route ${pathOf(url)} could not be found.`;
+}
 
 /**
  * Maps every failure to the bodies of docs/api-contract.md and docs/authentication.md ("Other errors"). Nothing internal
@@ -30,7 +38,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0];
+    const path = pathOf(request.url);
     const found = shadow.find('GET', path) as unknown as { store?: { url: string } } | null;
     const methods = found?.store ? methodsByRoute.get(found.store.url) : undefined;
     if (methods && !methods.has(request.method)) {
@@ -40,7 +48,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         .send({ message: `The ${request.method} method is not supported for route ${path}. Supported methods: ${[...methods].join(', ')}.` });
       return;
     }
-    void reply.code(404).send({ message: `The route ${path} could not be found.` });
+    void reply.code(404).send({ message: routeNotFoundMessage(request.url) });
   });
 
   app.setErrorHandler((error: FastifyError & { validation?: unknown[] }, request: FastifyRequest, reply: FastifyReply) => {
@@ -92,3 +100,34 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(500).send({ message: 'Server Error' });
   });
 }
+
+/**
+ * Fastify's own answers before a route runs (its `frameworkErrors` option), in the specified
+ * shape: a path that does not decode (`/tokens/%FF`, `%ED%A0%80` an encoded lone surrogate) or
+ * a path parameter over the router's 100-character limit names nothing, so 404 as an unknown id.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void reply.code(404).header('x-request-id', request.id).send({ message: routeNotFoundMessage(request.url) });
+    return;
+  }
+  request.log.error({ err: error }, 'unhandled framework error');
+  void reply.code(500).send({ message: 'Server Error' });
+}
+
+/**
+ * A request Node's HTTP parser refuses (a NUL or control byte in a header or the path, a header
+ * block over the limit, a timeout) is answered on the socket, as Fastify's default handler does,
+ * but with the specified `{message}` body instead of Fastify's own shape.
+ */
+export const clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHandler']> = (error, socket) => {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'The request took too long to arrive.']
+    : error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'The request headers are too large.']
+      : [400, 'The request is not valid HTTP.'];
+  if (socket.writable) {
+    const body = JSON.stringify({ message });
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
+};

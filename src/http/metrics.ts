@@ -3,14 +3,17 @@ import { sql } from 'kysely';
 import client from 'prom-client';
 import type { Db } from '../db/database.ts';
 import type { Clock } from '../lib/clock.ts';
+import { installSourceMetrics } from '../modules/sources/metrics.ts';
+import type { SourcesService } from '../modules/sources/service.ts';
 import { installWebhookMetrics } from '../modules/webhooks/metrics.ts';
 
 /**
  * Prometheus metrics at GET /metrics: requests by route and status, latency histograms, the job
  * queue's depth (read from graphile-worker's tables at scrape time), and the registry's daily runs
- * (read from `daily_runs` at scrape time, so every API process reports the same).
+ * (read from `daily_runs` at scrape time, so every API process reports the same), and each
+ * source's freshness as GET /api/v1/sources reports it.
  */
-export function installMetrics(app: FastifyInstance, deps: { db: Db; clock: Clock }): client.Registry {
+export function installMetrics(app: FastifyInstance, deps: { db: Db; clock: Clock; sources: SourcesService }): client.Registry {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'regwatch_' });
   const requests = new client.Counter({
@@ -48,6 +51,7 @@ export function installMetrics(app: FastifyInstance, deps: { db: Db; clock: Cloc
 
   installRegistryRunMetrics(registry, deps.db);
   installWebhookMetrics(registry, { db: deps.db, clock: deps.clock });
+  installSourceMetrics(registry, deps.sources);
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

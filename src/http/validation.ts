@@ -2,7 +2,8 @@ import type { ErrorObject } from 'ajv';
 
 const labels: Record<string, string> = {};
 
-function fieldLabel(field: string): string {
+/** `identifier_value.3` → `identifier value item 3`, as the error texts name a field. */
+export function fieldLabel(field: string): string {
   return labels[field] ?? field.replace(/_/g, ' ').replace(/\.(\d+)$/, ' item $1');
 }
 

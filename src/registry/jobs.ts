@@ -6,7 +6,10 @@ import { watchedNips } from './vat-refresh.ts';
 import { addJob, type JobModule } from '../jobs/queue.ts';
 import { parseJobPayload } from '../jobs/payload.ts';
 import { CronPayload, RegistryDailyPayload, TASKS } from '../jobs/tasks.ts';
-import { isIsoDate } from '../lib/dates.ts';
+import { addDays, isIsoDate, utcDate } from '../lib/dates.ts';
+import { catchUpDays, sourceNameOf } from './source-days.ts';
+import { MAX_BACKFILL_DAYS } from './sources/backfill.ts';
+import { completedRunDays, markSourceScheduled, sourceRunSpans } from './store/source-runs-repo.ts';
 import { runDaily, RunInProgressError } from './daily/run.ts';
 import { formatSummary } from './daily/summary.ts';
 import { resolveSource } from './sources/resolve.ts';
@@ -14,10 +17,12 @@ import type { RegistryExecutor } from './store/executor.ts';
 import type { RegistrySourcesDeps } from './sources/index.ts';
 
 /**
- * The scheduled daily run. The tick (UTC crontab) only fans out: one `registry.daily` job per
- * configured source, keyed by (date, source) so a repeated tick queues nothing twice. Each source
- * has its own named queue, so its days run one after another, in order, while different sources
- * run side by side (the store's revision checks keep them from overwriting each other).
+ * The scheduled daily run. The tick (UTC crontab) only fans out: per configured source, one
+ * `registry.daily` job for the previous day and one for every earlier day it missed (failed, or
+ * never ran) as far back as the source can serve it (docs/sources.md, "Catch-up"), each keyed by
+ * (date, source) so a repeated tick queues nothing twice. Each source has its own named queue, so
+ * its days run one after another, oldest first, while different sources run side by side (the
+ * store's revision checks keep them from overwriting each other).
  */
 
 // No dot in the tick's name: graphile-worker's crontab accepts only [_a-zA-Z0-9:/-] there.
@@ -47,15 +52,40 @@ export function dailyJobKey(date: string, source: string): string {
 
 /** Queues one daily job per configured source for `date`; returns the sources queued. */
 export async function enqueueDailyRuns(db: RegistryExecutor, sources: readonly string[], date: string): Promise<string[]> {
-  for (const source of sources) {
-    await addJob(db, DAILY_TASK, { date, source }, {
-      jobKey: dailyJobKey(date, source),
-      jobKeyMode: 'preserve_run_at',
-      queueName: `registry-daily-${source}`,
-      maxAttempts: 8,
-    });
-  }
+  for (const source of sources) await enqueueDailyRun(db, source, date, false);
   return [...sources];
+}
+
+/**
+ * A day's job. A catch-up day replaces a job still waiting under its key (one that failed every
+ * attempt, or waits out a long backoff): it runs now, with fresh attempts, in order with the rest.
+ */
+async function enqueueDailyRun(db: RegistryExecutor, source: string, date: string, catchUp: boolean): Promise<void> {
+  await addJob(db, DAILY_TASK, { date, source }, {
+    jobKey: dailyJobKey(date, source),
+    jobKeyMode: catchUp ? 'replace' : 'preserve_run_at',
+    queueName: `registry-daily-${source}`,
+    maxAttempts: 8,
+  });
+}
+
+/**
+ * Queues, per source, its missed days oldest first and then `date`; returns the days queued per
+ * source. The first tick for a source records the day it is watched from.
+ */
+export async function enqueueDailyRunsWithCatchUp(db: RegistryExecutor, sources: readonly string[], date: string, options: { today: string; catchUpDays: number }): Promise<Record<string, string[]>> {
+  const queued: Record<string, string[]> = {};
+  for (const source of sources) {
+    const name = sourceNameOf(source);
+    await markSourceScheduled(db, name, date);
+    const span = (await sourceRunSpans(db)).find((s) => s.source === name);
+    const completed = (await completedRunDays(db, addDays(date, -options.catchUpDays), date, name)).get(name) ?? new Set<string>();
+    const maxBackfillDays = (MAX_BACKFILL_DAYS as Record<string, number | null | undefined>)[name] ?? null;
+    const days = catchUpDays({ target: date, today: options.today, trackedFrom: span?.tracked_from ?? date, completedDays: completed, maxBackfillDays, catchUpDays: options.catchUpDays });
+    for (const day of days) await enqueueDailyRun(db, source, day, day !== date);
+    queued[source] = days;
+  }
+  return queued;
 }
 
 export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
@@ -65,8 +95,8 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
     const ts = parseJobPayload(DAILY_TICK_TASK, CronPayload, payload ?? {})._cron?.ts;
     const at = ts ? new Date(ts) : deps.clock.now();
     const date = dayBefore(Number.isNaN(at.getTime()) ? deps.clock.now() : at);
-    const queued = await enqueueDailyRuns(deps.db, sources, date);
-    deps.logger.info({ date, sources: queued }, 'daily registry runs queued');
+    const queued = await enqueueDailyRunsWithCatchUp(deps.db, sources, date, { today: utcDate(deps.clock.now()), catchUpDays: deps.config.registryCatchUpDays });
+    deps.logger.info({ date, days: queued }, 'daily registry runs queued');
   };
 
   const daily: Task = async (payload) => {

@@ -77,6 +77,22 @@ export async function drainJobs(t: { db: TestDatabase; config: Config; clock: Cl
   await parts.close();
 }
 
+/**
+ * drainJobs until no job is due: runOnce takes one job per named queue (the queue is unlocked as
+ * its job completes, after runOnce has looked for the next). A failed job waiting out its backoff
+ * is left for later.
+ */
+export async function drainQueues(t: { db: TestDatabase; config: Config; clock: Clock }): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    await drainJobs(t);
+    const { rows } = await t.db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE attempts < max_attempts AND (run_at <= now() OR locked_at IS NOT NULL)');
+    if (rows[0]!.n === 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('jobs are still due after 50 passes of the worker');
+}
+
 export interface TestAccount {
   userRef: string;
   email: string;

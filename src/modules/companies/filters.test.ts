@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ValidationError } from '../../lib/errors.ts';
-import { filtersKey, nameWordsOf, parseSearchQuery, type SearchQuery } from './filters.ts';
+import { filtersKey, isStoredPostalCode, nameWordsOf, parseSearchQuery, type SearchQuery } from './filters.ts';
 
 const errorsOf = (q: SearchQuery) => {
   try {
@@ -30,6 +30,7 @@ describe('parseSearchQuery', () => {
       [{ activities: '6201Z, 4941Z' }, { activity_code: '4941Z', activities: '62.01.Z' }],
       [{ activity_prefix: '62.0' }, { activity_prefix: '620' }],
       [{ postal_code: '00-950' }, { postal_code: '00950' }],
+      [{ postal_code: 'sw1a 1aa' }, { postal_code: 'SW1A-1AA' }],
       [{ city: 'Łódź' }, { city: '  LODZ ' }],
       [{ voivodeship: 'Łódzkie' }, { voivodeship: '10' }],
       [{ voivodeship: 'województwo łódzkie' }, { voivodeship: 'lodzkie' }],
@@ -60,8 +61,6 @@ describe('parseSearchQuery', () => {
       [{ activity_start_to: '2020-1-1' }, 'activity_start_to'],
       [{ activity_start_from: '2021-01-02', activity_start_to: '2021-01-01' }, 'activity_start_to'],
       [{ voivodeship: 'bawaria' }, 'voivodeship'],
-      [{ postal_code: '0095' }, 'postal_code'],
-      [{ postal_code: '00-95%' }, 'postal_code'],
       [{ legal_form: "'; DROP TABLE companies; --" }, 'legal_form'],
       [{ q: 'a b c d e f g h i' }, 'q'],
       [{ city: 'lodz\u0000' }, 'city'],
@@ -69,6 +68,15 @@ describe('parseSearchQuery', () => {
       [{ voivodeship: '\u001bmazowieckie' }, 'voivodeship'],
     ];
     for (const [q, field] of cases) assert.deepEqual(Object.keys(errorsOf(q)), [field], JSON.stringify(q));
+  });
+
+  test('postal_code: any text (the schema bounds it to 20 characters) is a filter, not a 422', () => {
+    for (const code of ['0095', '00-95%', 'SW1A 1AA', '75008', 'CEDEX 16', "'; --", '1e3', '😀']) {
+      assert.ok(parseSearchQuery({ postal_code: code }).filters.postalCode, code);
+    }
+    assert.equal(parseSearchQuery({ postal_code: ' 00 - 950 ' }).filters.postalCode, '00950');
+    assert.ok(isStoredPostalCode('00950'));
+    for (const code of ['0095', '009500', 'SW1A1AA', '1E3', '']) assert.equal(isStoredPostalCode(code), false, code);
   });
 
   test('nameWordsOf: folded, legal-form words dropped, split at anything but a-z0-9, distinct and sorted', () => {

@@ -1,7 +1,7 @@
 import { ValidationError } from '../../lib/errors.ts';
 import { findVoivodeship, legalFormBySlug } from '../../registry/dictionaries.ts';
 import type { CompanyStatus, ContactType } from '../../registry/model.ts';
-import { foldText, normalizeActivityCode, normalizePostalCode, stripLegalFormWords } from '../../lib/text.ts';
+import { foldText, normalizeActivityCode, stripLegalFormWords } from '../../lib/text.ts';
 import { isIsoDate } from '../../lib/dates.ts';
 
 /**
@@ -45,7 +45,7 @@ export interface SearchFilters {
   /** Folded as the companies table stores it (`lodzkie`). */
   voivodeship: string | null;
   city: string | null;
-  /** Five digits. */
+  /** Spaces and dashes removed, upper case; only five digits can match (isStoredPostalCode). */
   postalCode: string | null;
   legalForm: string | null;
   /** Folded word prefixes of the name, legal-form words removed (sorted, distinct). */
@@ -67,6 +67,14 @@ const WORD_SPLIT = /[^a-z0-9]+/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 type Errors = Record<string, string[]>;
+
+/**
+ * Whether a postal-code filter can match a company: the registry stores postal codes as their
+ * five digits (`00950`); the in-memory index holds only those, so every engine refuses the rest alike.
+ */
+export function isStoredPostalCode(code: string): boolean {
+  return /^\d{5}$/.test(code);
+}
 
 function add(errors: Errors, field: string, message: string): void {
   (errors[field] ??= []).push(message);
@@ -165,15 +173,11 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
   const cityRaw = present(query.city);
   const city = cityRaw === null ? null : foldText(cityRaw);
 
-  let postalCode: string | null = null;
+  // Any text up to the schema's 20 characters (the specification's only limit; foreign codes
+  // are coming): spaces and dashes do not count, case does not matter, and a value no company
+  // has (anything but five digits today, see isStoredPostalCode) simply matches nothing.
   const postalRaw = present(query.postal_code);
-  if (postalRaw !== null) {
-    postalCode = normalizePostalCode(postalRaw);
-    if (!/^\d{5}$/.test(postalCode) || /[^\d\s-]/.test(postalRaw)) {
-      add(errors, 'postal_code', 'The postal code field must be a Polish postal code such as 00-950 or 00950.');
-      postalCode = null;
-    }
-  }
+  const postalCode = postalRaw === null ? null : postalRaw.replace(/[\s-]+/g, '').toUpperCase();
 
   let legalForm: string | null = null;
   const legalRaw = present(query.legal_form);

@@ -3,7 +3,7 @@ import { executePrepared } from '../../db/prepared.ts';
 import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
 import { companyByKeyQuery, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
 import { chargeSteps, type ChargeArgs } from '../wallet/credits.ts';
-import type { SearchFilters } from './filters.ts';
+import { isStoredPostalCode, type SearchFilters } from './filters.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
 import { identifierKey } from '../../lib/identifiers.ts';
 
@@ -29,7 +29,7 @@ function searchConditions(f: SearchFilters): RawBuilder<unknown>[] {
   if (f.activityStartTo !== null) where.push(sql`c.activity_start <= ${f.activityStartTo}::date`);
   if (f.voivodeship !== null) where.push(sql`c.voivodeship_folded = ${f.voivodeship}`);
   if (f.city !== null) where.push(sql`c.city_folded = ${f.city}`);
-  if (f.postalCode !== null) where.push(sql`c.postal_code = ${f.postalCode}`);
+  if (f.postalCode !== null) where.push(isStoredPostalCode(f.postalCode) ? sql`c.postal_code = ${f.postalCode}` : sql`false`);
   if (f.legalForm !== null) where.push(sql`c.legal_form = ${f.legalForm}`);
   // A word of the name starts with each query word; name words are split at anything but a-z0-9,
   // as the in-memory index splits them, and query words hold only a-z0-9.

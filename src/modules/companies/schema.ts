@@ -39,7 +39,7 @@ export const SearchQuerySchema = Type.Object({
   activity_start_to: date('Activity start date, upper bound (inclusive), YYYY-MM-DD.'),
   voivodeship: text(60, 'Voivodeship name, ignoring case and Polish diacritics (`Łódzkie` = `lodzkie`); a TERYT code or `województwo …` works too.', ['mazowieckie']),
   city: text(150, 'City name, ignoring case and Polish diacritics (`Łódź` = `LODZ`).', ['Warszawa']),
-  postal_code: text(20, 'Postal code, with or without the dash (`00-950` = `00950`).', ['00-950']),
+  postal_code: text(20, 'Postal code, any text up to 20 characters; spaces, dashes and case do not matter (`00-950` = `00950`). A code no company has matches nothing.', ['00-950']),
   status: text(20, '`ACTIVE` (default), `SUSPENDED` or `DELETED`.'),
   legal_form: text(60, 'Legal form slug (GET /api/v1/dictionaries/legal-forms), e.g. `sp-z-oo`.', ['sp-z-oo']),
   q: text(200, 'Extension: words the name must contain, each as the start of a word, ignoring case, diacritics and legal-form words (`sp. z o.o.`, `spółka akcyjna`, `S.A.`).', ['orlen']),

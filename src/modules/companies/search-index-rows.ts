@@ -1,5 +1,5 @@
 import type { CompanyStatus } from '../../registry/model.ts';
-import type { SearchFilters } from './filters.ts';
+import { isStoredPostalCode, type SearchFilters } from './filters.ts';
 
 /**
  * The search index: every company's search columns in memory, in result order (activity_start
@@ -87,7 +87,7 @@ export function rowMatches(r: IndexRow, f: SearchFilters): boolean {
   if (f.hasContact !== null && (flagsOf(r) & CONTACT_FLAG[f.hasContact]) === 0) return false;
   if (f.voivodeship !== null && r.voivodeship !== f.voivodeship) return false;
   if (f.city !== null && r.city !== f.city) return false;
-  if (f.postalCode !== null && r.postalCode !== f.postalCode) return false;
+  if (f.postalCode !== null && (r.postalCode !== f.postalCode || !isStoredPostalCode(f.postalCode))) return false;
   if (f.legalForm !== null && r.legalForm !== f.legalForm) return false;
   if (f.activityStartFrom !== null && (r.activityStart === null || r.activityStart < f.activityStartFrom)) return false;
   if (f.activityStartTo !== null && (r.activityStart === null || r.activityStart > f.activityStartTo)) return false;

@@ -22,7 +22,8 @@ const rowArb = (id: number) => fc.record({
   status: fc.constantFrom(...STATUSES),
   voivodeship: fc.constantFrom(...VOIVODESHIPS),
   city: fc.constantFrom(...CITIES),
-  postalCode: fc.constantFrom('90001', '00950', null),
+  // '0095': a malformed code a source could store; no filter may match it.
+  postalCode: fc.constantFrom('90001', '00950', '01000', '0095', null),
   legalForm: fc.constantFrom(...LEGAL),
   hasPhone: fc.boolean(),
   hasEmail: fc.boolean(),
@@ -42,7 +43,7 @@ const filtersArb: fc.Arbitrary<SearchFilters> = fc.record({
   activityStartTo: fc.option(dateArb.filter((d) => d !== null), { nil: null }),
   voivodeship: fc.constantFrom(...VOIVODESHIPS, 'opolskie'),
   city: fc.constantFrom(...CITIES, 'gdansk'),
-  postalCode: fc.constantFrom(null, '90001', '11111'),
+  postalCode: fc.constantFrom(null, '90001', '11111', '0095', 'SW1A1AA', '1E3'),
   legalForm: fc.constantFrom(...LEGAL, 'fundacja'),
   nameWords: fc.uniqueArray(fc.constantFrom('a', 'alf', 'alfab', 'tr', 'transp', 'x', '1', 'z'), { maxLength: 2 }),
 }) as fc.Arbitrary<SearchFilters>;
@@ -123,6 +124,18 @@ describe('SearchIndex', async () => {
       assert.deepEqual(index.query(f, 0, 50), reference(rows, f, 0, 50));
       assert.ok(pauses > 0);
     }), { numRuns: 100 });
+  });
+
+  test('a postal-code filter that is not five digits matches nothing, not the number it spells', async () => {
+    const base = { activityStart: '2020-01-01', status: 'ACTIVE' as const, voivodeship: null, city: null, legalForm: null, hasPhone: false, hasEmail: false, hasFax: false, activityCodes: [], nameFolded: 'alfa' };
+    const rows: IndexRow[] = ['01000', '00095', '0095', '00950'].map((postalCode, i) => ({ ...base, id: String(i + 1), primaryIdentifier: String(1_000_000_000 + i), postalCode }));
+    const index = await searchIndexFromRows(rows);
+    const f: SearchFilters = { status: 'ACTIVE', hasContact: null, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null, voivodeship: null, city: null, postalCode: null, legalForm: null, nameWords: [] };
+    for (const postalCode of ['1E3', '1000', '0095', '95', 'SW1A1AA', '009500']) {
+      assert.deepEqual(index.query({ ...f, postalCode }, 0, 20), { total: 0, ids: [] }, postalCode);
+      assert.deepEqual(reference(rows, { ...f, postalCode }, 0, 20), { total: 0, ids: [] }, postalCode);
+    }
+    assert.deepEqual(index.query({ ...f, postalCode: '01000' }, 0, 20), { total: 1, ids: ['1'] });
   });
 
   test('an empty index answers zero', async () => {

@@ -1,4 +1,4 @@
-import type { SearchFilters } from './filters.ts';
+import { isStoredPostalCode, type SearchFilters } from './filters.ts';
 import { type IndexRow, type IndexAnswer, STATUS_CODE, NO_DAY, dayOf, identifierSortKey, CONTACT_FLAG, rowMatches, compareRows } from './search-index-rows.ts';
 import { type Csr, type Postings, type Pause, noPause, SLICE, postingsOf, lowerBound, intersectTwo, unionOf } from './search-index-arrays.ts';
 /**
@@ -235,7 +235,10 @@ export class SearchIndex {
       plan.city = p.cities.get(f.city) ?? -1;
       if (plan.city < 0) plan.impossible = true;
     }
-    if (f.postalCode !== null) plan.postal = Number(f.postalCode) + 1;
+    if (f.postalCode !== null) {
+      if (isStoredPostalCode(f.postalCode)) plan.postal = Number(f.postalCode) + 1;
+      else plan.impossible = true;
+    }
 
     const prefix = f.activityPrefix;
     if (f.activityCodes.length > 0) {

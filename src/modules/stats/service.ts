@@ -1,6 +1,6 @@
 import type { RegistryExecutor } from '../../registry/store.ts';
 import { completedRunDays, type RunDayRow } from './repo.ts';
-import { isIsoDate } from '../../lib/dates.ts';
+import { addDays, isIsoDate } from '../../lib/dates.ts';
 
 /**
  * Registry statistics (docs/api-contract.md, "Registry statistics"), computed from the completed daily runs: a run's
@@ -27,12 +27,6 @@ export interface RangeStatsBody {
 const RANGE_DAYS = 30;
 
 export { isIsoDate };
-
-function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}
 
 const SOURCE_LABELS: Record<string, string> = {
   krs: 'KRS (National Court Register)',

@@ -20,6 +20,7 @@ import { parseIdentifier } from '../../lib/identifiers.ts';
 import { normalizeActivityCode } from '../../lib/text.ts';
 import { pkdName } from '../dictionaries.ts';
 import type { RegistrySource } from './source.ts';
+import { MAX_BACKFILL_DAYS } from './backfill.ts';
 
 /**
  * The `file:PATH` source: a snapshot NDJSON file, one company a line in the shape of
@@ -45,6 +46,7 @@ const FILE_ORIGINS = new WeakMap<RegistrySource, { path: string; options: FileSo
 export function createFileSource(path: string, options: FileSourceOptions = {}): RegistrySource {
   const source: RegistrySource = {
     name: 'file',
+    maxBackfillDays: MAX_BACKFILL_DAYS.file,
     snapshotsForDate(_date: string, runOptions?: { signal?: AbortSignal }): AsyncIterable<CompanySnapshot> {
       return readSnapshotFile(path, options, runOptions?.signal);
     },

@@ -12,6 +12,11 @@ export interface RegistrySource {
    * generated changes. A company absent from the stream is unchanged that day.
    */
   snapshotsForDate(date: string, options?: { signal?: AbortSignal }): AsyncIterable<CompanySnapshot>;
+  /**
+   * How many days before today the source can still serve a day (null or absent: any day). The
+   * scheduler catches up missed days only that far back (sources/backfill.ts holds every value).
+   */
+  readonly maxBackfillDays?: number | null;
   /** Fetches one company by identifier; null when the source does not know it. */
   lookup?(identifier: Identifier, options?: { signal?: AbortSignal }): Promise<CompanySnapshot | null>;
   /** Lets go of connections (live connectors hold HTTP agents). */

@@ -23,6 +23,7 @@ import {
   type SearchHit,
 } from './bir-reports.ts';
 import { field, type BirRow, type SearchParameter } from './bir-soap.ts';
+import { MAX_BACKFILL_DAYS } from '../backfill.ts';
 
 /**
  * GUS REGON through BIR1.1/1.2: lookup by NIP, REGON or KRS with the full reports of legal
@@ -197,6 +198,7 @@ export function createBirSource(options: BirSourceOptions): BirSource {
 
   return {
     name: 'bir',
+    maxBackfillDays: MAX_BACKFILL_DAYS.bir,
     client,
     changedRegons,
     fetchSnapshot,

@@ -21,6 +21,7 @@ import {
   type RetryPolicy,
 } from '../http.ts';
 import { ceidgStatus, mapCeidgEntry, normalizeEntryId, pickCurrentEntry } from './ceidg-mapper.ts';
+import { MAX_BACKFILL_DAYS } from '../backfill.ts';
 
 /**
  * CEIDG data warehouse API (dane.biznes.gov.pl, v2 or v3): `/zmiana` is the daily change feed
@@ -188,6 +189,7 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
 
   return {
     name: 'ceidg',
+    maxBackfillDays: MAX_BACKFILL_DAYS.ceidg,
     changedEntryIds,
     async listReports(from, to, opts) {
       const response = await get('raporty', { dataod: from, datado: to }, `raporty ${from}..${to}`, opts?.signal);

@@ -22,6 +22,7 @@ import {
   type RetryPolicy,
 } from '../http.ts';
 import { mapKrsExtract, parseBulletin } from './krs-extract.ts';
+import { MAX_BACKFILL_DAYS } from '../backfill.ts';
 
 /**
  * KRS open API of the Ministry of Justice (api-krs.ms.gov.pl): current extract by number, full
@@ -156,6 +157,7 @@ export function createKrsSource(options: KrsSourceOptions): KrsSource {
 
   return {
     name: 'krs',
+    maxBackfillDays: MAX_BACKFILL_DAYS.krs,
     changedKrsNumbers,
     fetchSnapshot,
     async *snapshotsForDate(date, opts) {

@@ -5,6 +5,7 @@ import { hashString } from './random.ts';
 import { parseDay } from './days.ts';
 import { changesOn, type Context, formOf, newCompaniesOn, pendingDelayOf, registrationDayOf } from './state.ts';
 import { stateAt, toSnapshot } from './snapshot.ts';
+import { MAX_BACKFILL_DAYS } from '../backfill.ts';
 
 /**
  * The `synthetic[:SEED]` source: a deterministic, realistic Polish business registry.
@@ -116,6 +117,7 @@ export function createSyntheticSource(options: SyntheticSourceOptions = {}): Syn
 
   return {
     name: 'synthetic',
+    maxBackfillDays: MAX_BACKFILL_DAYS.synthetic,
     seed,
     size,
     epoch,

@@ -26,6 +26,7 @@ import {
   type RetryPolicy,
 } from '../http.ts';
 import { mapVatSubject } from './vat-mapper.ts';
+import { MAX_BACKFILL_DAYS } from '../backfill.ts';
 
 /**
  * Ministry of Finance VAT white list (wl-api.mf.gov.pl). It has no change feed: the daily run
@@ -257,6 +258,7 @@ export function createVatSource(options: VatSourceOptions): VatSource {
 
   return {
     name: 'vat',
+    maxBackfillDays: MAX_BACKFILL_DAYS.vat,
     snapshotsForDate: (date, opts) => refresh(date, opts?.signal),
     async lookup(identifier, opts) {
       if (identifier.type === 'KRS') return null;

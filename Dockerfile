@@ -1,0 +1,11 @@
+# The regwatch image used by deploy/compose.yaml (docs/deployment.md). TypeScript runs through tsx,
+# so there is no build step. Not built on the development machine (it has no Docker engine).
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY bin ./bin
+COPY src ./src
+ENV HOST=0.0.0.0 NODE_ENV=production
+USER node
+CMD ["node", "bin/regwatch.js", "serve"]

@@ -1,0 +1,29 @@
+import { type Api, type CallOptions, eachItem, unwrap } from './core.ts';
+import type { CompanyIdentifier, SearchFilters, SearchPage, SearchQuery, SearchResult, Snapshot } from './types.ts';
+
+/**
+ * Search and snapshots (`/companies/search`, `/companies/snapshot`). Each search page and each
+ * snapshot costs a credit. A new operation (e.g. `match`) is one more method of the same shape.
+ */
+export class Companies {
+  constructor(private readonly api: Api) {}
+
+  /** One page (20 results) of a search: `{ data: { total, per_page, current_page, last_page, results } }`. */
+  search(filters: SearchFilters & { page?: number } = {}, options: CallOptions = {}): Promise<SearchPage> {
+    const query: SearchQuery = { ...filters, page: filters.page ?? 1 };
+    return unwrap(this.api.GET('/api/v1/companies/search', { params: { query }, signal: options.signal }));
+  }
+
+  /** Every result of a search, page after page (a credit a page; the API serves the first 500 pages). */
+  searchAll(filters: SearchFilters = {}, options: CallOptions = {}): AsyncGenerator<SearchResult, void, undefined> {
+    return eachItem(async (page) => {
+      const { data } = await this.search({ ...filters, page }, options);
+      return { items: data.results, lastPage: data.last_page };
+    });
+  }
+
+  /** The full profile of one company: `snapshot({ identifier_type: 'nip', identifier_value: '5250001090' })`. */
+  snapshot(company: CompanyIdentifier, options: CallOptions = {}): Promise<Snapshot> {
+    return unwrap(this.api.POST('/api/v1/companies/snapshot', { body: company, signal: options.signal }));
+  }
+}

@@ -1,0 +1,10 @@
+export { Regwatch, type RegwatchOptions } from './client.ts';
+export {
+  AuthenticationError, ConnectionError, InsufficientCreditsError, NotFoundError, PermissionError, RateLimitError, RegwatchError, ServiceUnavailableError, ValidationError,
+  type ValidationErrors,
+} from './errors.ts';
+export type { CallOptions } from './core.ts';
+export type { StreamOptions } from './events.ts';
+export type { FetchLike, RetryOptions } from './transport.ts';
+export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookHeaders } from './verify-webhook.ts';
+export type * from './types.ts';

@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import { NotFoundError, ValidationError } from '../lib/errors.ts';
+import { routeNotFoundMessage } from './error-handler.ts';
+import { fieldLabel } from './validation.ts';
+import { unstorableTextFields } from '../lib/storable-text.ts';
+
+/**
+ * One guard in front of every route (docs/api-contract.md, "Text the service refuses"): before
+ * schema validation, every string of the path parameters, query and body is checked, so no
+ * route, present or future, can hand PostgreSQL text it fails on. A path parameter names no
+ * resource then (404, as the route's unknown id would); a query or body field is a 422 on that
+ * field. Runs after authentication (preParsing), so a 401 still comes first.
+ */
+export function installTextGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (unstorableTextFields(request.params).length > 0) {
+      done(new NotFoundError(routeNotFoundMessage(request.url)));
+      return;
+    }
+    let errors: Record<string, string[]> | null = null;
+    for (const [part, value] of [['query', request.query], ['body', request.body]] as const) {
+      for (const path of unstorableTextFields(value)) {
+        const field = path || part;
+        (errors ??= {})[field] = [`The ${fieldLabel(field)} field must not contain NUL characters or unpaired surrogates.`];
+      }
+    }
+    done(errors ? new ValidationError(errors) : undefined);
+  });
+}

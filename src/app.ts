@@ -61,7 +61,9 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
         version: '1.0.0',
         description: 'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.\n\n'
           + 'Client library: the typed TypeScript SDK `@regwatch/sdk` (`packages/sdk` and `docs/sdk.md` in the repository): one method per operation, '
-          + 'page iterators, the `after_id` feed as a stream, retries on 429/503, typed errors and `verifyWebhook`.',
+          + 'page iterators, the `after_id` feed as a stream, retries on 429/503, typed errors and `verifyWebhook`.\n\n'
+          + `**AI agents (MCP):** the same operations as Model Context Protocol tools at \`${config.publicBaseUrl}/api/v1/mcp\` (Streamable HTTP, the same Bearer token, prices and rate limits), `
+          + 'or over stdio with `npx regwatch mcp` (`REGWATCH_URL`, `REGWATCH_TOKEN`). Client set-up (Claude, Cursor, VS Code), the tools and their prices: docs/mcp.md.',
       },
       servers: [{ url: config.publicBaseUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Master Token (sk_live_…) or API token (sk_api_…)' } } },

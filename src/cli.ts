@@ -75,7 +75,30 @@ function buildProgram(run: (name: string, command: (config: Config) => Promise<n
     .argument('[args...]')
     .action((args: string[]) => run('wallet', async (config) => (await import('./modules/wallet/commands.ts')).walletCommand({ config, argv: args })));
 
+  program.command('mcp').description('an MCP server on stdio relaying to a regwatch server (REGWATCH_URL, default http://127.0.0.1:3000; REGWATCH_TOKEN): see docs/mcp.md')
+    .action(async () => {
+      process.exitCode = await mcpCommand({ url: process.env.REGWATCH_URL, token: process.env.REGWATCH_TOKEN });
+    });
+
   return program;
+}
+
+/** Needs no server configuration: only where the server is and the token to present (docs/mcp.md). */
+async function mcpCommand(env: { url?: string; token?: string }): Promise<number> {
+  const url = env.url?.trim() || 'http://127.0.0.1:3000';
+  const token = env.token;
+  if (!token?.trim()) {
+    console.error('regwatch mcp: set REGWATCH_TOKEN to an API token (sk_api_…) or the Master Token of your account.');
+    return EXIT_CONFIG;
+  }
+  const { endpointOf, runStdioBridge } = await import('./modules/mcp/bridge.ts');
+  try {
+    endpointOf(url);
+  } catch {
+    console.error(`regwatch mcp: REGWATCH_URL is not an http(s) URL: ${url}`);
+    return EXIT_CONFIG;
+  }
+  return runStdioBridge({ url, token: token.trim(), warn: (line) => console.error(line) });
 }
 
 export async function main(argv: string[]): Promise<void> {

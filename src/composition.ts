@@ -6,10 +6,13 @@ import type { Clock } from './lib/clock.ts';
 import type { JobModule } from './jobs/queue.ts';
 import { createAccountsModule } from './modules/accounts/module.ts';
 import { createCompaniesModule } from './modules/companies/module.ts';
-import { createCompanySearchEngine, type CompanySearchEngine } from './modules/companies/search-engine.ts';
+import { createCompanySearchEngine, type CompanySearchEngine, type SearchEngineOptions } from './modules/companies/search-engine.ts';
 import { createDictionariesModule } from './modules/dictionaries/module.ts';
 import { createMailTransport } from './modules/mail/jobs.ts';
 import { createMailModule } from './modules/mail/module.ts';
+import type { MatchEngine } from './modules/match/engine.ts';
+import { createMatchModule } from './modules/match/module.ts';
+import { createMcpModule } from './modules/mcp/module.ts';
 import type { AppModule } from './modules/module.ts';
 import { createSourcesModule } from './modules/sources/module.ts';
 import { createStatsModule } from './modules/stats/module.ts';
@@ -48,6 +51,8 @@ export interface PartOverrides {
   registrySources?: RegistrySource[];
   /** The company search engine (default: one over the database, its index built once serving). */
   companySearch?: CompanySearchEngine;
+  /** Options of the default search engine (a smaller delta threshold, a faster follow, a build in this thread). */
+  companySearchOptions?: Partial<Pick<SearchEngineOptions, 'maxDelta' | 'followEveryMs' | 'buildIn' | 'chunkSize'>>;
   payments?: PaymentProviders;
   /** Mail transport (default: SMTP_URL's, or none: mail stays in the outbox). */
   mailTransport?: Transporter | null;
@@ -55,6 +60,8 @@ export interface PartOverrides {
   webhookResolve?: ResolveHost;
   /** A webhook attempt's timeout (default: the contract's 15 s; tests shorten it). */
   webhookAttemptTimeoutMs?: number;
+  /** The match index's engine (default: one over the database, built once serving). */
+  matchEngine?: MatchEngine;
 }
 
 export interface Composition extends Core {
@@ -71,12 +78,13 @@ export interface Composition extends Core {
 function createModules(core: Core, parts: { usage: UsageTracker; payments: PaymentProviders; sources: readonly RegistrySource[]; search: CompanySearchEngine; ownsSearch: boolean; transport: Transporter | null; overrides: PartOverrides }) {
   const { config, db, logger, clock } = core;
   const importCompany = createCompanyImporter({ db, logger, clock, sources: parts.sources });
-  return {
+  const domain = {
     accounts: createAccountsModule({ db, clock, publicBaseUrl: config.publicBaseUrl }),
     tokens: createTokensModule({ db, clock, usage: parts.usage, cacheSize: config.tokenCacheSize, onError: (e) => logger.warn({ err: e }, 'token cache: the LISTEN connection failed; serving without the cache until it listens again') }),
     wallet: createWalletModule({ db, clock, logger, config, payments: parts.payments }),
     stats: createStatsModule({ db }),
     companies: createCompaniesModule({ db, config, logger, clock, search: parts.search, ownsSearch: parts.ownsSearch, importCompany }),
+    match: createMatchModule({ db, logger, engine: parts.overrides.matchEngine }),
     dictionaries: createDictionariesModule(),
     watchlist: createWatchlistModule({ db, config, clock, logger, importCompany }),
     mail: createMailModule({ db, logger, clock, transport: parts.transport, mailFrom: config.mailFrom }),
@@ -84,6 +92,13 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
     sources: createSourcesModule({ db, config, clock }),
     webhooks: createWebhooksModule({ db, clock, config, logger, resolve: parts.overrides.webhookResolve, attemptTimeoutMs: parts.overrides.webhookAttemptTimeoutMs }),
   };
+  // Built last: its tools call the services above.
+  const mcp = createMcpModule({
+    db, logger, prices: config.prices,
+    companies: domain.companies.service, watchlist: domain.watchlist.service, events: domain.watchlist.events, wallet: domain.wallet.service,
+    match: { service: domain.match.service, operation: 'companies.match' },
+  });
+  return { ...domain, mcp };
 }
 
 export function compose(core: Core, overrides: PartOverrides = {}): Composition {
@@ -93,7 +108,7 @@ export function compose(core: Core, overrides: PartOverrides = {}): Composition 
   const sourceLogger = { debug() {}, info: logger.info.bind(logger), warn: logger.warn.bind(logger), error: logger.warn.bind(logger) };
   const ownedSources = overrides.registrySources ? [] : createLiveSources(config, { logger: sourceLogger, clock: core.clock });
   const sources = overrides.registrySources ?? ownedSources;
-  const search = overrides.companySearch ?? createCompanySearchEngine({ db, logger });
+  const search = overrides.companySearch ?? createCompanySearchEngine({ db, logger, ...overrides.companySearchOptions });
   const ownsSearch = !overrides.companySearch;
   const ownedTransport = overrides.mailTransport === undefined && config.smtpUrl ? createMailTransport(config.smtpUrl) : null;
   const transport = overrides.mailTransport === undefined ? ownedTransport : overrides.mailTransport;

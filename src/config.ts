@@ -13,6 +13,7 @@ export const DEFAULT_PRICES = {
   'companies.snapshot': 1,
   'companies.add': 1,
   'companies.events': 1,
+  'companies.match': 1,
   'watchlist.events': 1,
   'webhooks.delivery': 0,
 } as const;

@@ -89,6 +89,23 @@ describe('search engines on a generated registry', () => {
     assert.ok(nonEmpty > 150, `enough combinations find something (${nonEmpty})`);
   });
 
+  test('a build in a worker thread answers exactly as a build in this thread (400 filter combinations, any page)', async () => {
+    const thread = createCompanySearchEngine({ db: db.db, logger, buildIn: 'thread', followEveryMs: 0 });
+    await thread.refresh();
+    try {
+      assert.equal(thread.status().companies, memory.status().companies);
+      const random = seededRandom(7);
+      for (let i = 0; i < 400; i++) {
+        const { filters } = parseSearchQuery(randomQuery(random));
+        const offset = 20 * Math.floor(random() * 5);
+        const [a, b] = [await thread.search(filters, offset, 20), await memory.search(filters, offset, 20)];
+        assert.deepEqual(b, a, JSON.stringify(filters));
+      }
+    } finally {
+      await thread.stop();
+    }
+  });
+
   test('wide filters too: every status alone, each voivodeship, each legal form', async () => {
     const queries: SearchQuery[] = [
       ...['ACTIVE', 'SUSPENDED', 'DELETED'].map((status) => ({ status })),
@@ -102,15 +119,16 @@ describe('search engines on a generated registry', () => {
     }
   });
 
-  test('the index follows the database: imports at once, other runs after a rebuild', async () => {
+  test('the index follows the database: a finished run and an import at once, without a rebuild', async () => {
     const f = (query: SearchQuery): SearchFilters => parseSearchQuery(query).filters;
     const beta = COMPANIES[1]!;
-    // A run of another source: the index answers from before it until the rebuild is in.
+    const builtAt = memory.status().builtAt;
+    // A run of another source: applied as a delta by the next search.
     await runDaily(db.db, { date: '2026-11-04', source: sourceOf([beta]), sourceKey: 'file:engines-1' });
-    const stale = await memory.search(f({ q: 'beta it' }), 0, 20);
-    assert.equal(stale.total, 0, 'a finished run is not in the index until it is rebuilt');
-    await memory.refresh();
-    assert.equal((await memory.search(f({ q: 'beta it' }), 0, 20)).total, 1);
+    const fresh = await memory.search(f({ q: 'beta it' }), 0, 20);
+    assert.equal(fresh.total, 1, 'a finished run is in the next search');
+    assert.equal(fresh.dataAsOf, '2026-11-04');
+    assert.equal(memory.status().builtAt, builtAt, 'no rebuild for a small run');
 
     // An import: searchable from the next search on, without a rebuild.
     const before = memory.status().builtAt;
@@ -125,7 +143,7 @@ describe('search engines on a generated registry', () => {
     const imported = await importCompany({ db: db.db, logger, sources: [lookup] }, { type: 'NIP', value: nip(900) });
     assert.equal(imported.found, true);
     const found = await memory.search(f({ q: 'stocznia', city: 'gdansk', activity_code: '30.11.Z' }), 0, 20);
-    assert.deepEqual(found, { total: 1, ids: [imported.companyId], engine: 'memory' });
+    assert.deepEqual(found, { total: 1, ids: [imported.companyId], engine: 'memory', dataAsOf: '2026-11-04' });
     assert.equal(memory.status().builtAt, before, 'no rebuild for an import');
     const sqlTotal = await searchCompaniesSql(db.db, f({}), 0, 20);
     assert.deepEqual((await memory.search(f({}), 0, 20)).total, sqlTotal.total);

@@ -60,6 +60,7 @@ describe('POST /companies/snapshot', () => {
     assert.ok(Math.abs(Date.parse(body.meta.fetched_at) - Date.now()) < 60_000);
     assert.equal(body.meta.first_seen_date, '2026-11-20');
     assert.equal(body.meta.last_changed_date, null);
+    assert.equal(body.meta.data_as_of, '2026-11-20', 'the latest completed daily run');
   });
 
   test('formatting variants the identifiers accept: NIP with spaces, dashes, a PL prefix; KRS with or without zeros; REGON9', async () => {

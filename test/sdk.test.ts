@@ -68,6 +68,10 @@ test('companies: one search page, searchAll across three pages, a snapshot', asy
   assert.equal(new Set(names).size, 45, 'none twice across the page boundaries');
   const snapshot = await rw.companies.snapshot({ identifier_type: 'KRS', identifier_value: krsFor(7) });
   assert.ok(snapshot.data.identity.identifiers.some((i: { type: string; value: string }) => i.type === 'NIP' && i.value === nipFor(7)));
+  const matched = await rw.companies.match({ queries: [{ nip: `PL ${nipFor(7)}` }, { name: 'no such company at all' }] });
+  assert.equal(matched.data.length, 2);
+  assert.equal(matched.data[0]!.candidates[0]!.match, true);
+  assert.ok(matched.data[0]!.candidates[0]!.identifiers.some((i: { type: string; value: string }) => i.value === nipFor(7)));
 });
 
 test('watchlist: add, request, list, listAll across pages, remove', async () => {

@@ -27,3 +27,11 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const ajv = httpPart === 'body' ? bodyAjv : partsAjv;
   return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
 };
+
+/**
+ * A validator of a JSON value outside a route (an MCP tool's arguments) under the body rules:
+ * strict types, defaults filled in, unknown properties dropped, every error listed.
+ */
+export function compileJsonValidator(schema: object) {
+  return bodyAjv.compile(schema);
+}

@@ -22,6 +22,12 @@ declare module 'fastify' {
      * token is still usable (`ifTokenActive`), so the request may authenticate from the token cache.
      */
     tokenCheckedByCharge?: boolean;
+    /**
+     * Units a request asks for, known from its validated input (e.g. the queries of a batch): the
+     * balance check before the handler then requires the whole price, and the charge takes it.
+     * Without it a request is one unit unless its handler sets `request.chargeUnits`.
+     */
+    unitsOf?: (request: FastifyRequest) => number;
   }
   interface FastifyRequest {
     /** Units of the priced operation this request performed (default 1; 0 makes it free). */
@@ -42,15 +48,16 @@ const BALANCE_HINTS = 50_000;
 
 const INSUFFICIENT_BODY = (balance: number, required: number) => ({ message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS' as const, balance, required });
 
-function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' | 'service'): string {
-  const unit = chargedBy === 'service' ? 'per unit' : 'per successful request';
+function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' | 'service', perUnit: boolean): string {
+  const unit = chargedBy === 'service' || perUnit ? 'per unit' : 'per successful request';
   return `**Price:** ${credits} credit${credits === 1 ? '' : 's'} ${unit} (\`${operation}\`). Nothing is charged when the request fails; too few credits: 402.`;
 }
 
 /**
  * The one mechanism that sells data routes. A route declares `config: { price: '<operation>' }`:
  * - before the handler (after authentication and validation), a cheap check answers 402 when the
- *   balance is below one unit's price, so no work is done for a wallet that cannot pay. The
+ *   balance is below one unit's price (the whole price with `unitsOf`), so no work is done for a
+ *   wallet that cannot pay. The
  *   balance the account's last charge in this process left (at most BALANCE_HINT_MS old) stands
  *   in for a read when it covers the price; when it does not, or there is none, the balance is read;
  * - when the response is a success (< 400), onSend takes `price × request.chargeUnits` with one
@@ -78,7 +85,7 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
     const schema = (route.schema ?? {}) as Record<string, unknown> & { response?: Record<string | number, TSchema>; description?: string };
     // A service that charges in the statement of its read (tokenCheckedByCharge) sells one answer, like a route.
     const perUnit = route.config?.chargedBy === 'service' && !route.config.tokenCheckedByCharge;
-    const note = describePrice(prices[operation], operation, perUnit ? 'service' : 'route');
+    const note = describePrice(prices[operation], operation, perUnit ? 'service' : 'route', route.config?.unitsOf !== undefined);
     route.schema = {
       ...schema,
       description: schema.description ? `${schema.description}\n\n${note}` : note,
@@ -89,7 +96,9 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
   app.addHook('preHandler', async (request: FastifyRequest) => {
     const operation = request.routeOptions.config?.price;
     if (!operation || request.routeOptions.config?.chargedBy === 'service' || !request.auth) return;
-    const required = priceOf(prices, operation);
+    const unitsOf = request.routeOptions.config?.unitsOf;
+    if (unitsOf) request.chargeUnits = unitsOf(request);
+    const required = priceOf(prices, operation, unitsOf ? request.chargeUnits : 1);
     if (required === 0) return;
     const hint = hints.get(request.auth.accountId);
     if (hint && hint.balance >= required && performance.now() - hint.at < BALANCE_HINT_MS) return;

@@ -4,6 +4,16 @@ import { routeNotFoundMessage } from './error-handler.ts';
 import { fieldLabel } from './validation.ts';
 import { unstorableTextFields } from '../lib/storable-text.ts';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * `false`: the route checks its body's text itself (the MCP endpoint checks a tool's
+     * arguments, so that a bad one is a tool error like any other bad argument).
+     */
+    guardBodyText?: boolean;
+  }
+}
+
 /**
  * One guard in front of every route (docs/api-contract.md, "Text the service refuses"): before
  * schema validation, every string of the path parameters, query and body is checked, so no
@@ -18,7 +28,8 @@ export function installTextGuard(app: FastifyInstance): void {
       return;
     }
     let errors: Record<string, string[]> | null = null;
-    for (const [part, value] of [['query', request.query], ['body', request.body]] as const) {
+    const body = request.routeOptions.config?.guardBodyText === false ? undefined : request.body;
+    for (const [part, value] of [['query', request.query], ['body', body]] as const) {
       for (const path of unstorableTextFields(value)) {
         const field = path || part;
         (errors ??= {})[field] = [`The ${fieldLabel(field)} field must not contain NUL characters or unpaired surrogates.`];

@@ -1,4 +1,5 @@
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { startTsWorker } from '../lib/ts-worker.ts';
 import type { Identifier } from './model.ts';
 import { canonicalEntry, isSkip, newRowFields, type PreparedEntry } from './prepare.ts';
 import { contentHash } from './store/content-hash.ts';
@@ -176,33 +177,17 @@ class WorkerFailure extends Error {
   }
 }
 
-/**
- * The worker runs this module's code through tsx like the main thread. Loader hooks are not
- * inherited by an eval worker (neither tsx's `register()`, as the `regwatch` binary uses, nor
- * `--import tsx`), so the bootstrap registers tsx itself.
- */
-function bootstrap(): string {
-  return `
-    const { workerData, parentPort } = require('node:worker_threads');
-    (async () => {
-      if (workerData.tsxApi) (await import(workerData.tsxApi)).register();
-      await import(workerData.entry);
-    })().catch((e) => parentPort.postMessage({ type: 'fatal', message: String(e && e.stack || e), code: e && e.code }));
-  `;
-}
-
 export function prepareFileInWorker(path: string, date: string, options: FileSourceOptions, withColumns = true): PreparedChunks {
-  const input: WorkerInput & { entry: string; tsxApi: string } = {
+  const input: WorkerInput = {
     role: ROLE,
     withColumns,
     path,
     date,
     reportErrors: options.onError !== undefined,
     reportWarnings: options.onWarning !== undefined,
-    entry: import.meta.url,
-    tsxApi: import.meta.resolve('tsx/esm/api'),
   };
-  const worker = new Worker(bootstrap(), { eval: true, workerData: input });
+  // This module's code, through tsx like the main thread (src/lib/ts-worker.ts).
+  const worker = startTsWorker(import.meta.url, { ...input });
   const queue: ToMain[] = [];
   let waiting: { resolve: (m: ToMain) => void; reject: (e: unknown) => void } | null = null;
   let failure: unknown = null;

@@ -82,11 +82,20 @@ export interface DailyRunsTable {
   error: string | null;
 }
 
+/** The companies one committed batch of a run wrote (migration 20261125000300_daily_run_changes). */
+export interface DailyRunChangesTable {
+  id: Generated<string>;
+  run_id: BigIntColumn;
+  company_ids: ColumnType<string[], string[], string[]>;
+  created_at: Generated<Timestamp>;
+}
+
 export interface RegistryTables {
   companies: CompaniesTable;
   company_identifiers: CompanyIdentifiersTable;
   events: EventsTable;
   daily_runs: DailyRunsTable;
+  daily_run_changes: DailyRunChangesTable;
 }
 
 export type RegistryDb = Kysely<RegistryTables>;

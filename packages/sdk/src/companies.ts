@@ -1,9 +1,9 @@
 import { type Api, type CallOptions, eachItem, unwrap } from './core.ts';
-import type { CompanyIdentifier, SearchFilters, SearchPage, SearchQuery, SearchResult, Snapshot } from './types.ts';
+import type { BodyOf, CompanyIdentifier, ResultOf, SearchFilters, SearchPage, SearchQuery, SearchResult, Snapshot } from './types.ts';
 
 /**
  * Search and snapshots (`/companies/search`, `/companies/snapshot`). Each search page and each
- * snapshot costs a credit. A new operation (e.g. `match`) is one more method of the same shape.
+ * snapshot costs a credit; a match batch costs a credit a query.
  */
 export class Companies {
   constructor(private readonly api: Api) {}
@@ -25,5 +25,13 @@ export class Companies {
   /** The full profile of one company: `snapshot({ identifier_type: 'nip', identifier_value: '5250001090' })`. */
   snapshot(company: CompanyIdentifier, options: CallOptions = {}): Promise<Snapshot> {
     return unwrap(this.api.POST('/api/v1/companies/snapshot', { body: company, signal: options.signal }));
+  }
+
+  /**
+   * Up to 100 messy names, addresses or identifiers matched to companies, each with up to five
+   * scored candidates and at most one `match: true` (docs/match.md): `match({ queries: [{ name: 'Firma sp. z o.o.', city: 'Lodz' }] })`.
+   */
+  match(body: BodyOf<'/api/v1/companies/match', 'post'>, options: CallOptions = {}): Promise<ResultOf<'/api/v1/companies/match', 'post'>> {
+    return unwrap(this.api.POST('/api/v1/companies/match', { body, signal: options.signal }));
   }
 }

@@ -2,9 +2,11 @@ import { sql, type RawBuilder } from 'kysely';
 import { executePrepared } from '../../db/prepared.ts';
 import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
 import { companyByKeyQuery, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
+import { RUN_CHANGES_KEPT_DAYS } from '../../registry/store/daily-runs-repo.ts';
 import { chargeSteps, type ChargeArgs } from '../wallet/credits.ts';
 import { isStoredPostalCode, type SearchFilters } from './filters.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
+import { INDEX_RECORD as RECORD, parseIndexLines as parseLines } from './search-index-lines.ts';
 import { identifierKey } from '../../lib/identifiers.ts';
 
 /**
@@ -58,23 +60,25 @@ export async function searchCompaniesSql(db: RegistryExecutor, f: SearchFilters,
 // A company, paid for
 
 /**
- * The stored company with this identifier and, in the same statement, its charge (taken only when
- * the company is there): a snapshot is one round trip. `balanceAfter` is null when nothing was
- * taken (free, or refused: ask chargeOutcome). Null when no company has the identifier.
+ * The stored company with this identifier, the registry's date (readDataAsOf) and, in the same
+ * statement, its charge (taken only when the company is there): a snapshot is one round trip.
+ * `balanceAfter` is null when nothing was taken (free, or refused: ask chargeOutcome). Null when
+ * no company has the identifier.
  */
-export async function findCompanyCharging(db: RegistryExecutor, identifier: Identifier, charge: ChargeArgs): Promise<{ company: StoredCompany; balanceAfter: string | null } | null> {
+export async function findCompanyCharging(db: RegistryExecutor, identifier: Identifier, charge: ChargeArgs): Promise<{ company: StoredCompany; dataAsOf: string | null; balanceAfter: string | null } | null> {
   const key = identifierKey(identifier.type, identifier.value);
   if (key === null) return null;
   const steps = chargeSteps(charge, sql`EXISTS (SELECT 1 FROM found)`);
+  type Row = StoredCompany & { data_as_of: string | null; balance_after: string | null };
   const { rows } = steps
-    ? await executePrepared(db, sql<StoredCompany & { balance_after: string | null }>`
+    ? await executePrepared(db, sql<Row>`
         WITH found AS (${companyByKeyQuery(key)}), ${steps}
-        SELECT found.*, (SELECT balance_after FROM ledger_ins) AS balance_after FROM found`)
-    : await executePrepared(db, sql<StoredCompany & { balance_after: null }>`SELECT f.*, NULL AS balance_after FROM (${companyByKeyQuery(key)}) f`);
+        SELECT found.*, ${DATA_AS_OF} AS data_as_of, (SELECT balance_after FROM ledger_ins) AS balance_after FROM found`)
+    : await executePrepared(db, sql<Row>`SELECT f.*, ${DATA_AS_OF} AS data_as_of, NULL AS balance_after FROM (${companyByKeyQuery(key)}) f`);
   const row = rows[0];
   if (!row) return null;
-  const { balance_after: balanceAfter, ...company } = row;
-  return { company, balanceAfter };
+  const { balance_after: balanceAfter, data_as_of: dataAsOf, ...company } = row;
+  return { company, dataAsOf, balanceAfter };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -102,9 +106,6 @@ export async function findResultRows(db: RegistryExecutor, ids: readonly string[
 // ------------------------------------------------------------------------------------------------
 // Index rows
 
-const FIELD = '\x1f';
-const RECORD = '\x1e';
-
 // One text per chunk instead of a row per company: node-postgres spends about a microsecond on
 // every field it parses, which for twelve fields of millions of companies is most of a build.
 const INDEX_LINE = sql`concat_ws(chr(31), c.id, coalesce(to_char(c.activity_start, 'YYYY-MM-DD'), ''),
@@ -116,36 +117,24 @@ const INDEX_LINE = sql`concat_ws(chr(31), c.id, coalesce(to_char(c.activity_star
   translate(array_to_string(c.activity_codes, ','), chr(30) || chr(31), '  '),
   translate(c.name_folded, chr(30) || chr(31), '  '))`;
 
-function parseLines(text: string | null, onRow: (row: IndexRow) => void): void {
-  if (!text) return;
-  for (const line of text.split(RECORD)) {
-    const f = line.split(FIELD);
-    if (f.length !== 11) throw new Error(`search index: unexpected row shape (${f.length} fields)`);
-    const flags = Number(f[8]);
-    onRow({
-      id: f[0]!,
-      activityStart: f[1] === '' ? null : f[1]!,
-      primaryIdentifier: f[2]!,
-      status: f[3] as CompanyStatus,
-      voivodeship: f[4] === '' ? null : f[4]!,
-      city: f[5] === '' ? null : f[5]!,
-      postalCode: f[6] === '' ? null : f[6]!,
-      legalForm: f[7] === '' ? null : f[7]!,
-      hasPhone: (flags & 1) !== 0,
-      hasEmail: (flags & 2) !== 0,
-      hasFax: (flags & 4) !== 0,
-      activityCodes: f[9] === '' ? [] : f[9]!.split(','),
-      nameFolded: f[10]!,
-    });
-  }
-}
-
 /**
  * Every company's index row in result order (activity_start newest first, then primary identifier,
  * then id), handed over in chunks. Run it inside a transaction: the rows come through a cursor.
  * PostgreSQL sorts once; the index is then built without reordering anything.
  */
 export async function readIndexRowsInOrder(trx: RegistryExecutor, chunkSize: number, onChunk: (rows: IndexRow[]) => Promise<void>): Promise<number> {
+  return readIndexLinesInOrder(trx, chunkSize, async (lines) => {
+    const out: IndexRow[] = [];
+    parseLines(lines, (row) => out.push(row));
+    await onChunk(out);
+  });
+}
+
+/**
+ * readIndexRowsInOrder's chunks as index lines (search-index-lines.ts), unparsed: what a build in
+ * a worker thread is sent, so this thread only moves text.
+ */
+export async function readIndexLinesInOrder(trx: RegistryExecutor, chunkSize: number, onChunk: (lines: string) => Promise<void>): Promise<number> {
   // The sort holds one short line per company; give it memory rather than temporary files.
   await sql`SELECT set_config('work_mem', '256MB', true)`.execute(trx);
   await sql`DECLARE search_index_rows NO SCROLL CURSOR FOR
@@ -154,10 +143,10 @@ export async function readIndexRowsInOrder(trx: RegistryExecutor, chunkSize: num
   for (;;) {
     const { rows } = await sql<{ line: string }>`FETCH FORWARD ${sql.raw(String(Math.max(1, Math.floor(chunkSize))))} FROM search_index_rows`.execute(trx);
     if (rows.length === 0) break;
-    const out: IndexRow[] = [];
-    for (const r of rows) parseLines(r.line, (row) => out.push(row));
-    total += out.length;
-    await onChunk(out);
+    let text = rows[0]!.line;
+    for (let i = 1; i < rows.length; i++) text += RECORD + rows[i]!.line;
+    total += rows.length;
+    await onChunk(text);
   }
   await sql`CLOSE search_index_rows`.execute(trx);
   return total;
@@ -207,4 +196,83 @@ export async function readRunWatermark(db: RegistryExecutor): Promise<{ nextId: 
 /** The identifier an on-demand import's run (src/registry/import.ts) was for; null for any other run. */
 export function importedIdentifierOf(run: RunState): Identifier | null {
   return run.import_identifier_type === null || run.import_identifier_value === null ? null : { type: run.import_identifier_type, value: run.import_identifier_value };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Freshness: which runs an index reflects, and what a finished run changed (index-follower.ts)
+
+/**
+ * The date of the latest completed daily run (imports left out): what an answer read from the
+ * database now reflects. Null before any run completed.
+ */
+export async function readDataAsOf(db: RegistryExecutor): Promise<string | null> {
+  const { rows } = await sql<{ d: string | null }>`SELECT ${DATA_AS_OF} AS d`.execute(db);
+  return rows[0]!.d;
+}
+
+/** The date of the latest completed daily run (YYYY-MM-DD, or null), as a scalar subquery. */
+const DATA_AS_OF = sql<string | null>`(SELECT to_char(max(run_date), 'YYYY-MM-DD') FROM daily_runs WHERE status = 'completed' AND kind = 'daily')`;
+
+/** A run as an index follower sees it. */
+export interface RunProgress extends RunState {
+  kind: 'daily' | 'import';
+  run_date: string;
+  /** Companies its committed batches wrote (daily_run_changes), a company written twice counted twice; 0 while running. */
+  changed: number;
+  /** Finished longer ago than its change lists are surely kept (they may be pruned). */
+  changes_expired: boolean;
+}
+
+/** findRunChanges with what a follower needs to apply each finished run as a delta. */
+export async function findRunProgress(db: RegistryExecutor, fromId: number, watch: readonly number[]): Promise<RunProgress[]> {
+  const { rows } = await sql<RunProgress>`
+    SELECT r.id::float8 AS id, r.status, r.attempts, r.import_identifier_type, r.import_identifier_value, r.kind,
+      to_char(r.run_date, 'YYYY-MM-DD') AS run_date,
+      CASE WHEN r.status = 'running' THEN 0
+        ELSE coalesce((SELECT sum(cardinality(x.company_ids)) FROM daily_run_changes x WHERE x.run_id = r.id), 0) END::float8 AS changed,
+      coalesce(r.finished_at < now() - make_interval(days => ${RUN_CHANGES_KEPT_DAYS - 1}), false) AS changes_expired
+    FROM daily_runs r
+    WHERE r.id >= ${fromId}::bigint OR r.status <> 'completed' OR r.id = ANY(${watch}::bigint[])
+    ORDER BY r.id`.execute(db);
+  return rows;
+}
+
+/**
+ * The current index rows of every company these runs wrote, leaving out the change rows (batches)
+ * in `except` (already read), in chunks of up to `chunkSize` companies, all read in one snapshot.
+ * Returns the change rows it covered. A company deleted since (only a lost race does that, in its
+ * own transaction) has no row.
+ */
+export async function readRunChangedRows(
+  db: RegistryExecutor, runIds: readonly number[], chunkSize: number, onChunk: (rows: IndexRow[]) => Promise<void>, except: readonly string[] = [],
+): Promise<{ changeIds: string[]; companies: number }> {
+  if (runIds.length === 0) return { changeIds: [], companies: 0 };
+  return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
+    const { rows } = await sql<{ change_ids: string | null; ids: string | null }>`
+      SELECT string_agg(DISTINCT c.id::text, ',') AS change_ids, string_agg(DISTINCT x.id::text, ',') AS ids
+      FROM daily_run_changes c CROSS JOIN LATERAL unnest(c.company_ids) AS x(id)
+      WHERE c.run_id = ANY(${runIds.map(String)}::bigint[]) AND NOT (c.id = ANY(${except}::bigint[]))`.execute(trx);
+    const ids = rows[0]!.ids === null ? [] : rows[0]!.ids.split(',');
+    let companies = 0;
+    for (let i = 0; i < ids.length; i += chunkSize) {
+      const { rows: lines } = await sql<{ lines: string | null }>`
+        SELECT string_agg(${INDEX_LINE}, chr(30)) AS lines FROM companies c
+        WHERE c.id = ANY(string_to_array(${ids.slice(i, i + chunkSize).join(',')}, ',')::bigint[])`.execute(trx);
+      const out: IndexRow[] = [];
+      parseLines(lines[0]!.lines, (r) => out.push(r));
+      companies += out.length;
+      await onChunk(out);
+    }
+    return { changeIds: rows[0]!.change_ids === null ? [] : rows[0]!.change_ids.split(','), companies };
+  });
+}
+
+/** The ids of the companies these runs wrote (for an index that reads its own columns). */
+export async function readRunChangedCompanyIds(db: RegistryExecutor, runIds: readonly number[]): Promise<string[]> {
+  if (runIds.length === 0) return [];
+  const { rows } = await sql<{ ids: string | null }>`
+    SELECT string_agg(DISTINCT x.id::text, ',') AS ids
+    FROM daily_run_changes c CROSS JOIN LATERAL unnest(c.company_ids) AS x(id)
+    WHERE c.run_id = ANY(${runIds.map(String)}::bigint[])`.execute(db);
+  return rows[0]!.ids === null ? [] : rows[0]!.ids.split(',');
 }

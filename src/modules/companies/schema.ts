@@ -7,6 +7,13 @@ import { MAX_SEARCH_PAGE } from './filters.ts';
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
+/** DECISIONS 9: the day an answer shows. */
+const DataAsOfSchema = (what: string) => Type.Union([DateSchema, Type.Null()], {
+  description: `The date (YYYY-MM-DD) of the latest completed daily run ${what} reflects; null before the first run completed. `
+    + 'See docs/search.md, "Freshness".',
+  examples: ['2026-11-24'],
+});
+
 export const SnapshotBodySchema = Type.Object({
   identifier_type: StringEnum(['NIP', 'REGON9', 'KRS'] as const, { description: 'NIP, REGON9 or KRS.' }),
   identifier_value: Type.String({
@@ -21,6 +28,7 @@ export const SnapshotResponseSchema = Type.Object({
   data: CompanySnapshotSchema,
   meta: Type.Object({
     fetched_at: TimestampSchema,
+    data_as_of: DataAsOfSchema('this snapshot'),
     first_seen_date: Type.String({ description: 'Extension: the day the service first stored the company (YYYY-MM-DD).' }),
     last_changed_date: Nullable(Type.String({ description: 'Extension: the day of the last detected change (YYYY-MM-DD); null when none was.' })),
   }),
@@ -64,6 +72,7 @@ export const SearchResponseSchema = Type.Object({
     per_page: Type.Integer(),
     current_page: Type.Integer(),
     last_page: Type.Integer(),
+    data_as_of: DataAsOfSchema('this answer (every result and the total)'),
     results: Type.Array(SearchResultSchema),
   }),
 });

@@ -1,30 +1,37 @@
-import type { Identifier } from '../../registry/model.ts';
 import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
-import {
-  findRunChanges, importedIdentifierOf, readIndexRowsByIdentifiers, readIndexRowsInOrder, readRunWatermark, searchCompaniesSql,
-} from './repo.ts';
+import { nextFollowStep, readIndexCursor, type FollowStep, type IndexCursor } from './index-follower.ts';
+import { readDataAsOf, readIndexRowsInOrder, readIndexLinesInOrder, readRunChangedRows, searchCompaniesSql } from './repo.ts';
 import type { SearchIndex } from './search-index.ts';
 import { SearchIndexBuilder } from './search-index-builder.ts';
-import type { IndexAnswer } from './search-index-rows.ts';
+import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
+import { startWorkerBuild } from './search-index-worker.ts';
 
 /**
  * Keeps the in-memory search index of this process in step with the database, and answers
- * searches from it, or from SQL while there is none yet.
+ * searches from it, or from SQL while there is none yet (docs/search.md, "Freshness").
  *
- * Companies change only through daily runs (src/registry/daily/), and every run leaves a row in
- * daily_runs, so that table says when the index is out of date. Before each search the runs
- * since the index was built are read (one small query):
- * - an on-demand import (a run of kind 'import') changes one company: its row is read and put in
- *   the index's delta at once, so an imported company is searchable from the next request on;
- * - any other run that has finished (completed, or failed after committing some batches) starts
- *   a rebuild in the background; until it is swapped in, searches see the registry as it was
- *   before that run (plus imports). A run still in progress is waited for.
+ * Companies change only through runs (daily runs and on-demand imports), and the index follows
+ * them (index-follower.ts): before each search, and every `followEveryMs`, one small query on
+ * daily_runs says which runs finished since. Their companies are read again and applied to the
+ * index as a delta, at once, when they changed up to `maxDelta` companies (DECISIONS 9: 50,000);
+ * a larger change starts a full rebuild, and until it is swapped in the index stays exactly as it
+ * was (later runs wait for the rebuild too), so an answer always reflects whole runs up to its
+ * `dataAsOf`, never part of a day. A delta grown past `maxDelta` is folded into a rebuild in the
+ * background, answering from the delta meanwhile.
+ *
+ * A change is applied to a copy of the index's overlay (search-index-delta.ts) and swapped in
+ * whole; a rebuild is swapped in only once it has caught up with the runs that finished while it
+ * was built. Full builds run in a worker thread (search-index-worker.ts); this thread only reads
+ * the rows from PostgreSQL and sends them on.
  */
 
-/** A build runs in the serving process: between slices of a few milliseconds, requests get their turn. */
+/** Lets requests run between slices of this thread's share of the work. */
 const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Companies read per query when a delta is applied. */
+const DELTA_CHUNK = 5_000;
 
 export interface SearchEngineStatus {
   engine: 'memory' | 'sql';
@@ -35,11 +42,19 @@ export interface SearchEngineStatus {
   buildMs: number | null;
   builtAt: Date | null;
   rebuilding: boolean;
+  /** Companies in the index's delta (applied since its last full build). */
+  delta: number | null;
+  /** The date of the latest completed daily run the index reflects. */
+  dataAsOf: string | null;
+  /** Companies read ahead from runs in progress. */
+  readAhead: number;
 }
 
+export type SearchAnswer = IndexAnswer & { engine: 'memory' | 'sql'; dataAsOf: string | null };
+
 export interface CompanySearchEngine {
-  search(filters: SearchFilters, offset: number, limit: number): Promise<IndexAnswer & { engine: 'memory' | 'sql' }>;
-  /** Starts the first build in the background (the API answers from SQL meanwhile). */
+  search(filters: SearchFilters, offset: number, limit: number): Promise<SearchAnswer>;
+  /** Starts the first build in the background (the API answers from SQL meanwhile) and follows the runs. */
   start(): void;
   /** Brings the index up to date now, waiting for any rebuild it needs (tests, benchmarks). */
   refresh(): Promise<void>;
@@ -52,53 +67,155 @@ export interface SearchEngineOptions {
   logger: Log;
   /** `sql` never builds an index (every search runs in PostgreSQL). Default `memory`. */
   mode?: 'memory' | 'sql';
-  /** Rows read per query while building. */
+  /** Rows read per query while building (each chunk is a few milliseconds of this thread's time). */
   chunkSize?: number;
-  /** A delta larger than this asks for a rebuild instead. */
+  /**
+   * Finished runs that changed more companies than this are applied by a rebuild instead of a
+   * delta; a delta grown past it is folded into a rebuild in the background. Default 50,000.
+   */
   maxDelta?: number;
   retryAfterMs?: number;
+  /** Where a full build runs: `worker` (default: a worker thread) or `thread` (this one, between requests). */
+  buildIn?: 'worker' | 'thread';
+  /** How often a serving index looks for finished runs without waiting for a search; 0: only when searched. Default 1,000 ms. */
+  followEveryMs?: number;
 }
 
 interface Loaded {
   index: SearchIndex;
-  /** Runs with an id from here on were not seen when the index was built or last synced. */
-  nextRunId: number;
-  /** Runs to look at again: unfinished ones ('running') and failed ones (`failed:<attempts>`) that may be resumed. */
-  watch: Map<number, string>;
+  cursor: IndexCursor;
   builtAt: Date;
   buildMs: number;
+}
+
+/** Rows of a run still in progress, read ahead on the follow timer, so that its completion has only its last batches left to read. */
+interface Prefetched {
+  /** daily_run_changes rows covered. */
+  changeIds: Set<string>;
+  rows: Map<string, IndexRow>;
 }
 
 export function createCompanySearchEngine(options: SearchEngineOptions): CompanySearchEngine {
   const { db, logger } = options;
   const mode = options.mode ?? 'memory';
-  const chunkSize = options.chunkSize ?? 10_000;
+  const chunkSize = options.chunkSize ?? 4_000;
   const maxDelta = options.maxDelta ?? 50_000;
   const retryAfterMs = options.retryAfterMs ?? 30_000;
+  const buildIn = options.buildIn ?? 'worker';
+  const followEveryMs = options.followEveryMs ?? 1_000;
 
   let loaded: Loaded | null = null;
   let building: Promise<void> | null = null;
   let rebuildAgain = false;
+  /** A change too large for a delta was seen: the index stays as it is until a rebuild is in. */
+  let holding = false;
   let stopped = false;
   let retryTimer: NodeJS.Timeout | null = null;
+  let followTimer: NodeJS.Timeout | null = null;
   let lastFailureAt = 0;
+  const prefetched = new Map<number, Prefetched>();
+  /** Bumped whenever the serving index changes: rows read ahead across a change may be older than it, and are dropped. */
+  let generation = 0;
+  let prefetching = false;
+
+  async function readInWorker(trx: RegistryExecutor): Promise<() => Promise<SearchIndex>> {
+    const worker = startWorkerBuild(yieldToRequests);
+    try {
+      await readIndexLinesInOrder(trx, chunkSize, async (lines) => {
+        if (stopped) throw new Error('search engine stopped');
+        await worker.add(lines);
+      });
+    } catch (e) {
+      await worker.abort();
+      throw e;
+    }
+    return () => worker.finish();
+  }
+
+  async function readInThread(trx: RegistryExecutor): Promise<() => Promise<SearchIndex>> {
+    const builder = new SearchIndexBuilder();
+    await readIndexRowsInOrder(trx, chunkSize, async (rows) => {
+      if (stopped) throw new Error('search engine stopped');
+      for (const row of rows) builder.add(row);
+      await yieldToRequests();
+    });
+    return () => builder.build(yieldToRequests);
+  }
 
   async function build(): Promise<Loaded> {
     const started = Date.now();
-    // One snapshot for the whole read: the index and the run watermark describe the same state.
-    return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
-      const { nextId, unfinished } = await readRunWatermark(trx);
-      const builder = new SearchIndexBuilder();
-      await readIndexRowsInOrder(trx, chunkSize, async (rows) => {
-        if (stopped) throw new Error('search engine stopped');
-        for (const row of rows) builder.add(row);
-        await yieldToRequests();
-      });
-      const index = await builder.build(yieldToRequests);
-      const watch = new Map<number, string>();
-      for (const r of unfinished) watch.set(r.id, r.status === 'running' ? 'running' : `${r.status}:${r.attempts}`);
-      return { index, nextRunId: nextId, watch, builtAt: new Date(), buildMs: Date.now() - started };
-    });
+    // One snapshot for the whole read: the index and its cursor describe the same state. The
+    // transaction ends once the rows are read; the index is finished after.
+    const { cursor, finish } = await db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => ({
+      cursor: await readIndexCursor(trx),
+      finish: await (buildIn === 'worker' ? readInWorker(trx) : readInThread(trx)),
+    }));
+    const index = await finish();
+    return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started };
+  }
+
+  /**
+   * `l` with the companies of a `changes` step applied. With `ahead`, the rows read ahead for
+   * those runs are used and only their other batches read now (only for the serving index: rows
+   * read ahead may be older than a fresh build).
+   */
+  async function applyChanges(l: Loaded, step: Extract<FollowStep, { kind: 'changes' }>, ahead: boolean): Promise<{ next: Loaded; rows: IndexRow[] }> {
+    if (step.runIds.length === 0) return { next: { ...l, cursor: step.next }, rows: [] };
+    const rows: IndexRow[] = [];
+    const except: string[] = [];
+    for (const runId of ahead ? step.runIds : []) {
+      const p = prefetched.get(runId);
+      if (!p) continue;
+      for (const id of p.changeIds) except.push(id);
+      for (const r of p.rows.values()) rows.push(r);
+    }
+    // Read after: a row read now replaces one read ahead (withChanges keeps a company's last row).
+    await readRunChangedRows(db, step.runIds, DELTA_CHUNK, async (chunk) => {
+      for (const r of chunk) rows.push(r);
+      await yieldToRequests();
+    }, except);
+    return { next: { ...l, index: await l.index.withChanges(rows, yieldToRequests), cursor: step.next }, rows };
+  }
+
+  /** Swaps in a new serving index; `applied`: the runs and companies a delta applied (null: a rebuild). */
+  function swapIn(next: Loaded, applied: { runIds: number[]; rows: readonly IndexRow[] } | null): void {
+    loaded = next;
+    generation++;
+    if (applied === null) {
+      prefetched.clear();
+      return;
+    }
+    for (const runId of applied.runIds) prefetched.delete(runId);
+    // Those companies were just read: anything read ahead for them before is older.
+    for (const p of prefetched.values()) for (const r of applied.rows) p.rows.delete(r.id);
+    for (const runId of prefetched.keys()) if (next.cursor.watch.get(runId) !== 'running') prefetched.delete(runId);
+  }
+
+  /** Reads ahead the companies written so far by the runs in progress (on the follow timer, never in a search's way). */
+  async function readAhead(): Promise<void> {
+    const current = loaded;
+    if (current === null || holding || prefetching || stopped) return;
+    prefetching = true;
+    try {
+      for (const [runId, state] of current.cursor.watch) {
+        if (state !== 'running') continue;
+        const p = prefetched.get(runId) ?? { changeIds: new Set<string>(), rows: new Map<string, IndexRow>() };
+        // Too large for a delta: it will be rebuilt, so reading ahead would be wasted.
+        if (p.rows.size > maxDelta) continue;
+        const seen = generation;
+        const rows: IndexRow[] = [];
+        const { changeIds } = await readRunChangedRows(db, [runId], DELTA_CHUNK, async (chunk) => {
+          for (const r of chunk) rows.push(r);
+          await yieldToRequests();
+        }, [...p.changeIds]);
+        if (seen !== generation || loaded !== current) return;
+        for (const id of changeIds) p.changeIds.add(id);
+        for (const r of rows) p.rows.set(r.id, r);
+        prefetched.set(runId, p);
+      }
+    } finally {
+      prefetching = false;
+    }
   }
 
   function startBuild(): Promise<void> {
@@ -111,9 +228,23 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       do {
         rebuildAgain = false;
         try {
-          const next = await build();
-          loaded = next;
-          logger.info({ companies: next.index.size, ms: next.buildMs, mb: Math.round(next.index.byteSize / 1e6) }, 'search index built');
+          let next = await build();
+          // Catch up with the runs that finished while it was built, then swap it in.
+          let tooLarge = false;
+          for (;;) {
+            const step = await nextFollowStep(db, next.cursor, { maxDelta });
+            if (step.kind === 'current') break;
+            if (step.kind === 'rebuild') {
+              tooLarge = true;
+              break;
+            }
+            next = (await applyChanges(next, step, false)).next;
+          }
+          if (stopped) return;
+          swapIn(next, null);
+          holding = tooLarge;
+          if (tooLarge) rebuildAgain = true;
+          logger.info({ companies: next.index.size, ms: next.buildMs, mb: Math.round(next.index.byteSize / 1e6), data_as_of: next.cursor.dataAsOf, in: buildIn }, 'search index built');
         } catch (e) {
           if (stopped) return;
           lastFailureAt = Date.now();
@@ -132,37 +263,35 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     return building;
   }
 
-  /** Applies what happened since the index was built: imports now, other runs by a rebuild. */
+  /** Applies the runs finished since the index's cursor: a delta at once, or a rebuild. */
   async function sync(): Promise<void> {
-    const current = loaded;
-    if (current === null) return;
-    const runs = await findRunChanges(db, current.nextRunId, [...current.watch.keys()]);
-    const imported: Identifier[] = [];
-    let rebuild = false;
-    for (const run of runs) {
-      current.nextRunId = Math.max(current.nextRunId, run.id + 1);
-      if (run.status === 'running') {
-        current.watch.set(run.id, 'running');
-        continue;
+    for (;;) {
+      const current = loaded;
+      if (current === null || stopped) return;
+      if (holding) {
+        if (!building && Date.now() - lastFailureAt > retryAfterMs) void startBuild();
+        return;
       }
-      const key = `${run.status}:${run.attempts}`;
-      if (current.watch.get(run.id) === key) continue;
-      if (run.status === 'failed') current.watch.set(run.id, key);
-      else current.watch.delete(run.id);
-      const identifier = importedIdentifierOf(run);
-      if (identifier) imported.push(identifier);
-      else rebuild = true;
+      const step = await nextFollowStep(db, current.cursor, { maxDelta });
+      if (loaded !== current) continue;
+      if (step.kind === 'current') return;
+      if (step.kind === 'rebuild') {
+        holding = true;
+        logger.info({ changed: step.changed, reason: step.reason, data_as_of: current.cursor.dataAsOf }, 'search index: runs too large for a delta; rebuilding, answering as of before them');
+        void startBuild();
+        return;
+      }
+      const { next, rows } = await applyChanges(current, step, true);
+      // A rebuild swapped in meanwhile has its own cursor: follow from there.
+      if (loaded !== current) continue;
+      swapIn(next, { runIds: step.runIds, rows });
+      if (next.index.deltaSize > maxDelta && !building) void startBuild();
+      return;
     }
-    if (imported.length > 0) {
-      const rows = await readIndexRowsByIdentifiers(db, imported);
-      for (const row of rows) current.index.upsert(row);
-      if (current.index.deltaSize > maxDelta) rebuild = true;
-    }
-    if (rebuild) void startBuild();
   }
 
-  // Every search syncs with a query that started after the search arrived, so an import that
-  // committed before it is seen; concurrent searches share one such query.
+  // Every search syncs with a query that started after the search arrived, so a run that
+  // finished before it is seen; concurrent searches share one such query.
   let syncing: { startedAt: number; promise: Promise<void> } | null = null;
   let queued: Promise<void> | null = null;
   let clock = 0;
@@ -184,19 +313,33 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     return promise;
   }
 
+  function follow(): void {
+    if (followEveryMs <= 0 || followTimer || stopped) return;
+    followTimer = setInterval(() => {
+      if (loaded === null || syncing || prefetching) return;
+      syncFor(clock + 1).then(readAhead).catch((e: unknown) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'search index: following the runs failed'));
+    }, followEveryMs);
+    followTimer.unref?.();
+  }
+
   return {
     async search(filters, offset, limit) {
       const arrivedAt = clock + 1;
-      const current = loaded;
-      if (current === null) {
+      if (loaded === null) {
         if (mode === 'memory' && !building && Date.now() - lastFailureAt > retryAfterMs) void startBuild();
-        return { ...(await searchCompaniesSql(db, filters, offset, limit)), engine: 'sql' as const };
+        // Read first: the answer reflects at least that day.
+        const dataAsOf = await readDataAsOf(db);
+        return { ...(await searchCompaniesSql(db, filters, offset, limit)), engine: 'sql' as const, dataAsOf };
       }
       await syncFor(arrivedAt);
-      return { ...loaded!.index.query(filters, offset, limit), engine: 'memory' as const };
+      // One object: the index and the day it reflects are never from two different states.
+      const current = loaded;
+      return { ...current.index.query(filters, offset, limit), engine: 'memory' as const, dataAsOf: current.cursor.dataAsOf };
     },
     start() {
-      if (mode === 'memory' && loaded === null) void startBuild();
+      if (mode !== 'memory') return;
+      if (loaded === null) void startBuild();
+      follow();
     },
     async refresh() {
       if (mode === 'sql') return;
@@ -216,11 +359,15 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
         buildMs: loaded?.buildMs ?? null,
         builtAt: loaded?.builtAt ?? null,
         rebuilding: building !== null,
+        delta: loaded?.index.deltaSize ?? null,
+        dataAsOf: loaded?.cursor.dataAsOf ?? null,
+        readAhead: [...prefetched.values()].reduce((n, p) => n + p.rows.size, 0),
       };
     },
     async stop() {
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
+      if (followTimer) clearInterval(followTimer);
       await building?.catch(() => {});
     },
   };

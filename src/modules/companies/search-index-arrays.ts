@@ -78,28 +78,32 @@ export async function postingsOf(keyCount: number, n: number, pause: Pause, keys
   return { offsets, rows };
 }
 
-/** Sorts strings in slices merged in pairs, pausing between steps, so a large dictionary never blocks for long. */
-export async function sortStrings(values: string[], pause: Pause): Promise<string[]> {
-  const runs: string[][] = [];
+/** The items of two sorted lists in one sorted list (ties: `a`'s first). */
+export function mergeSorted<T>(a: readonly T[], b: readonly T[], compare: (a: T, b: T) => number): T[] {
+  const out: T[] = new Array(a.length + b.length);
+  let x = 0;
+  let y = 0;
+  let w = 0;
+  while (x < a.length && y < b.length) out[w++] = compare(a[x]!, b[y]!) <= 0 ? a[x++]! : b[y++]!;
+  while (x < a.length) out[w++] = a[x++]!;
+  while (y < b.length) out[w++] = b[y++]!;
+  return out;
+}
+
+/** Sorts in slices merged in pairs, pausing between steps, so a large sort never blocks for long. */
+export async function sortSliced<T>(values: T[], compare: (a: T, b: T) => number, pause: Pause): Promise<T[]> {
+  const runs: T[][] = [];
   for (let i = 0; i < values.length; i += SLICE) {
-    runs.push(values.slice(i, i + SLICE).sort());
+    runs.push(values.slice(i, i + SLICE).sort(compare));
     await pause();
   }
   let level = runs;
   while (level.length > 1) {
-    const next: string[][] = [];
+    const next: T[][] = [];
     for (let i = 0; i < level.length; i += 2) {
       const a = level[i]!;
       const b = level[i + 1];
-      if (!b) { next.push(a); continue; }
-      const out: string[] = new Array(a.length + b.length);
-      let x = 0;
-      let y = 0;
-      let w = 0;
-      while (x < a.length && y < b.length) out[w++] = a[x]! <= b[y]! ? a[x++]! : b[y++]!;
-      while (x < a.length) out[w++] = a[x++]!;
-      while (y < b.length) out[w++] = b[y++]!;
-      next.push(out);
+      next.push(b ? mergeSorted(a, b, compare) : a);
       await pause();
     }
     level = next;
@@ -107,16 +111,103 @@ export async function sortStrings(values: string[], pause: Pause): Promise<strin
   return level[0] ?? [];
 }
 
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-export function lowerBound(words: readonly string[], w: string): number {
+/** Sorts strings (code-unit order) without blocking for long: see sortSliced. */
+export function sortStrings(values: string[], pause: Pause): Promise<string[]> {
+  return sortSliced(values, byCodeUnits, pause);
+}
+
+/**
+ * The index's name words, sorted, as one ASCII byte array (words hold only a-z and 0-9): typed
+ * arrays cross from the build's worker thread without a copy, and a million strings would be
+ * cloned one by one on the thread that receives them.
+ */
+export interface PackedWords {
+  bytes: Uint8Array;
+  /** Word i is bytes[offsets[i] .. offsets[i + 1]). */
+  offsets: Uint32Array;
+}
+
+export function packWords(sorted: readonly string[]): PackedWords {
+  let length = 0;
+  for (const w of sorted) length += w.length;
+  const bytes = new Uint8Array(length);
+  const offsets = new Uint32Array(sorted.length + 1);
+  let at = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    const w = sorted[i]!;
+    for (let j = 0; j < w.length; j++) bytes[at++] = w.charCodeAt(j);
+    offsets[i + 1] = at;
+  }
+  return { bytes, offsets };
+}
+
+export function wordCount(words: PackedWords): number {
+  return words.offsets.length - 1;
+}
+
+/** Compares word i with `w`, looking at no more than `limit` characters of word i. */
+function compareWord(words: PackedWords, i: number, w: string, limit: number): number {
+  const start = words.offsets[i]!;
+  const length = Math.min(words.offsets[i + 1]! - start, limit);
+  const n = Math.min(length, w.length);
+  for (let j = 0; j < n; j++) {
+    const d = words.bytes[start + j]! - w.charCodeAt(j);
+    if (d !== 0) return d;
+  }
+  return length - w.length;
+}
+
+/** The words starting with `prefix` are words [a, b). */
+export function wordRange(words: PackedWords, prefix: string): [number, number] {
+  const search = (limit: number, strict: boolean) => {
+    let lo = 0;
+    let hi = wordCount(words);
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = compareWord(words, mid, prefix, limit);
+      if (c < 0 || (!strict && c === 0)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  // First word not below the prefix; first word whose first prefix.length characters are above it.
+  return [search(Infinity, true), search(prefix.length, false)];
+}
+
+/** Main rows by company id: `ids` sorted, and the row of each. Built with the index, so a delta finds the rows it replaces at once. */
+export interface IdLookup {
+  ids: Float64Array;
+  rows: Uint32Array;
+}
+
+export async function idLookupOf(ids: Float64Array, n: number, pause: Pause): Promise<IdLookup> {
+  const sorted = ids.slice(0, n).sort();
+  await pause();
+  const rows = new Uint32Array(n);
+  for (let r = 0; r < n; r++) {
+    rows[lowerBoundNumber(sorted, ids[r]!)] = r;
+    if ((r & (SLICE - 1)) === SLICE - 1) await pause();
+  }
+  return { ids: sorted, rows };
+}
+
+function lowerBoundNumber(values: Float64Array, v: number): number {
   let lo = 0;
-  let hi = words.length;
+  let hi = values.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (words[mid]! < w) lo = mid + 1;
+    if (values[mid]! < v) lo = mid + 1;
     else hi = mid;
   }
   return lo;
+}
+
+/** The main row of company `id`, or -1. */
+export function rowOfId(lookup: IdLookup, id: number): number {
+  const i = lowerBoundNumber(lookup.ids, id);
+  return i < lookup.ids.length && lookup.ids[i] === id ? lookup.rows[i]! : -1;
 }
 
 export function mergeTwo(a: Uint32Array, b: Uint32Array): Uint32Array {

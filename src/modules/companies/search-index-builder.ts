@@ -1,7 +1,8 @@
 import { SearchIndex } from './search-index.ts';
 import type { IndexRow } from './search-index-rows.ts';
 import { STATUS_CODE, dayOf, identifierSortKey, nameWords, flagsOf, compareRows } from './search-index-rows.ts';
-import { growableU32, growableF64, Dictionary, type Pause, noPause, SLICE, sortStrings } from './search-index-arrays.ts';
+import { growableU32, growableF64, Dictionary, type Pause, noPause, SLICE, sortStrings, packWords } from './search-index-arrays.ts';
+import type { IndexParts } from './search-index.ts';
 
 export class SearchIndexBuilder {
   private readonly ids = growableF64();
@@ -55,6 +56,11 @@ export class SearchIndexBuilder {
   }
 
   async build(pause: Pause = noPause): Promise<SearchIndex> {
+    return SearchIndex.create(await this.buildParts(pause), pause);
+  }
+
+  /** The columns in result order, the name words sorted and the dictionaries: what the query side is made of. */
+  async buildParts(pause: Pause = noPause): Promise<IndexParts> {
     const n = this.ids.length;
     const ids = this.ids.data;
     const days = new Int32Array(this.days.data.buffer, 0, this.days.data.length);
@@ -114,7 +120,7 @@ export class SearchIndexBuilder {
       wordOffsets[r + 1] = wordAt;
       if ((r & (SLICE - 1)) === SLICE - 1) await pause();
     }
-    return SearchIndex.create({
+    return {
       n, ...cols,
       codes: { offsets: codeOffsets, values: codeValues },
       words: { offsets: wordOffsets, values: wordValues },
@@ -122,8 +128,8 @@ export class SearchIndexBuilder {
       legalForms: this.legalForms.ids,
       cities: this.cities.ids,
       codeIds: this.codes.ids,
-      sortedWords,
-    }, pause);
+      sortedWords: packWords(sortedWords),
+    };
   }
 }
 

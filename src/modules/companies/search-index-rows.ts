@@ -81,8 +81,8 @@ export function flagsOf(r: IndexRow): number {
 
 export const CONTACT_FLAG = { phone: PHONE, email: EMAIL, fax: FAX } as const;
 
-/** Whether one row passes a filter set: the reference semantics, used for the delta. */
-export function rowMatches(r: IndexRow, f: SearchFilters): boolean {
+/** Whether one row passes a filter set: the reference semantics, used for the delta (`words`: its nameWords, when known). */
+export function rowMatches(r: IndexRow, f: SearchFilters, words?: readonly string[]): boolean {
   if (r.status !== f.status) return false;
   if (f.hasContact !== null && (flagsOf(r) & CONTACT_FLAG[f.hasContact]) === 0) return false;
   if (f.voivodeship !== null && r.voivodeship !== f.voivodeship) return false;
@@ -94,8 +94,8 @@ export function rowMatches(r: IndexRow, f: SearchFilters): boolean {
   if (f.activityCodes.length > 0 && !r.activityCodes.some((c) => f.activityCodes.includes(c))) return false;
   if (f.activityPrefix !== null && !r.activityCodes.some((c) => c.startsWith(f.activityPrefix!))) return false;
   if (f.nameWords.length > 0) {
-    const words = nameWords(r.nameFolded);
-    if (!f.nameWords.every((q) => words.some((w) => w.startsWith(q)))) return false;
+    const ws = words ?? nameWords(r.nameFolded);
+    if (!f.nameWords.every((q) => ws.some((w) => w.startsWith(q)))) return false;
   }
   return true;
 }
@@ -105,3 +105,16 @@ export function compareRows(a: { day: number; key: number; id: number }, b: { da
   return b.day - a.day || a.key - b.key || a.id - b.id;
 }
 
+
+/** A company of the index's delta: its row with the order keys and name words worked out once. */
+export interface DeltaRow {
+  row: IndexRow;
+  day: number;
+  key: number;
+  id: number;
+  words: string[];
+}
+
+export function deltaRowOf(row: IndexRow): DeltaRow {
+  return { row, day: dayOf(row.activityStart), key: identifierSortKey(row.primaryIdentifier), id: Number(row.id), words: nameWords(row.nameFolded) };
+}

@@ -1,10 +1,14 @@
 import { isStoredPostalCode, type SearchFilters } from './filters.ts';
-import { type IndexRow, type IndexAnswer, STATUS_CODE, NO_DAY, dayOf, identifierSortKey, CONTACT_FLAG, rowMatches, compareRows } from './search-index-rows.ts';
-import { type Csr, type Postings, type Pause, noPause, SLICE, postingsOf, lowerBound, intersectTwo, unionOf } from './search-index-arrays.ts';
+import { type IndexRow, type IndexAnswer, STATUS_CODE, NO_DAY, dayOf, CONTACT_FLAG, compareRows } from './search-index-rows.ts';
+import {
+  type Csr, type IdLookup, type PackedWords, type Pause, type Postings, noPause, SLICE, postingsOf, intersectTwo, unionOf, idLookupOf, wordRange, wordCount,
+} from './search-index-arrays.ts';
+import { IndexOverlay } from './search-index-delta.ts';
 /**
  * The search index's query side: the columns a build produced (search-index-builder.ts), posting
- * lists for the selective filters, and a small delta of companies changed since (imports). The
- * rows' shape and order are in search-index-rows.ts, the typed-array parts in search-index-arrays.ts.
+ * lists for the selective filters, and an overlay of companies changed since (runs and imports
+ * applied as deltas, search-index-delta.ts). The rows' shape and order are in
+ * search-index-rows.ts, the typed-array parts in search-index-arrays.ts.
  */
 
 /** Everything a build hands the query side. */
@@ -25,14 +29,21 @@ export interface IndexParts {
   legalForms: ReadonlyMap<string, number>;
   cities: ReadonlyMap<string, number>;
   codeIds: ReadonlyMap<string, number>;
-  sortedWords: readonly string[];
+  sortedWords: PackedWords;
 }
 
-interface DeltaRow {
-  row: IndexRow;
-  day: number;
-  key: number;
-  id: number;
+/** What SearchIndex.derive works out from the parts: the packed column, the histogram, the posting lists and the id lookup. */
+export interface IndexDerived {
+  dims: Int32Array;
+  histogram: Map<number, number>;
+  prefix2Ids: Map<string, number>;
+  firstUndated: number;
+  city: Postings;
+  postal: Postings;
+  code: Postings;
+  prefix2: Postings;
+  word: Postings;
+  lookup: IdLookup;
 }
 
 // The low-cardinality columns packed in one word per row, so that status, contact type,
@@ -70,9 +81,8 @@ interface Plan {
 
 export class SearchIndex {
   private readonly p: IndexParts;
+  private readonly derived: IndexDerived;
   private readonly dims: Int32Array;
-  /** Main rows by packed low-cardinality value: a query on those columns alone is counted from here. */
-  private readonly histogram: Map<number, number>;
   private readonly cityPostings: Postings;
   private readonly postalPostings: Postings;
   private readonly codePostings: Postings;
@@ -80,21 +90,16 @@ export class SearchIndex {
   private readonly prefix2Postings: Postings;
   private readonly prefix2Ids: Map<string, number>;
   private readonly wordPostings: Postings;
-  /** Main rows replaced by the delta. */
-  private readonly masked: Uint8Array;
-  private maskedCount = 0;
-  private readonly delta = new Map<string, DeltaRow>();
+  /** Main rows replaced since the build, the histogram without them, and the rows that replace them. */
+  private readonly overlay: IndexOverlay;
   /** Rows without an activity start begin here (they sort last). */
   private readonly firstUndated: number;
 
-  private constructor(parts: IndexParts, derived: {
-    dims: Int32Array; histogram: Map<number, number>; prefix2Ids: Map<string, number>; firstUndated: number;
-    city: Postings; postal: Postings; code: Postings; prefix2: Postings; word: Postings;
-  }) {
+  private constructor(parts: IndexParts, derived: IndexDerived, overlay: IndexOverlay | null) {
     this.p = parts;
-    this.masked = new Uint8Array(parts.n);
+    this.derived = derived;
+    this.overlay = overlay ?? IndexOverlay.empty(parts.n, derived.histogram);
     this.dims = derived.dims;
-    this.histogram = derived.histogram;
     this.prefix2Ids = derived.prefix2Ids;
     this.firstUndated = derived.firstUndated;
     this.cityPostings = derived.city;
@@ -104,8 +109,17 @@ export class SearchIndex {
     this.wordPostings = derived.word;
   }
 
-  /** Derives the packed column and the posting lists, pausing every few milliseconds. */
   static async create(p: IndexParts, pause: Pause = noPause): Promise<SearchIndex> {
+    return new SearchIndex(p, await SearchIndex.derive(p, pause), null);
+  }
+
+  /** An index of parts and what was derived from them elsewhere (a build's worker thread): no work on this thread. */
+  static fromDerived(p: IndexParts, derived: IndexDerived): SearchIndex {
+    return new SearchIndex(p, derived, null);
+  }
+
+  /** Derives the packed column, the posting lists and the id lookup, pausing every few milliseconds. */
+  static async derive(p: IndexParts, pause: Pause = noPause): Promise<IndexDerived> {
     const dims = new Int32Array(p.n);
     const histogram = new Map<number, number>();
     const prefix2Ids = new Map<string, number>();
@@ -152,49 +166,44 @@ export class SearchIndex {
         if (!again) emit(k);
       }
     });
-    const word = await postingsOf(p.sortedWords.length, p.n, pause, (r, emit) => {
+    const word = await postingsOf(wordCount(p.sortedWords), p.n, pause, (r, emit) => {
       for (let j = p.words.offsets[r]!; j < p.words.offsets[r + 1]!; j++) emit(p.words.values[j]!);
     });
-    return new SearchIndex(p, { dims, histogram, prefix2Ids, firstUndated: lo, city, postal, code, prefix2, word });
+    const lookup = await idLookupOf(p.ids, p.n, pause);
+    return { dims, histogram, prefix2Ids, firstUndated: lo, city, postal, code, prefix2, word, lookup };
+  }
+
+  /** The parts and what was derived from them (to hand the index to another thread). */
+  get data(): { parts: IndexParts; derived: IndexDerived } {
+    return { parts: this.p, derived: this.derived };
   }
 
   /** Companies in the index (main rows not replaced, plus the delta). */
   get size(): number {
-    return this.p.n - this.maskedCount + this.delta.size;
+    return this.p.n - this.overlay.maskedCount + this.overlay.rows.length;
   }
 
   get deltaSize(): number {
-    return this.delta.size;
+    return this.overlay.rows.length;
   }
 
   /** Bytes held by the typed arrays (the bulk of the index). */
   get byteSize(): number {
     const p = this.p;
-    const arrays: ArrayBufferView[] = [p.ids, p.days, p.keys, p.status, p.voiv, p.legal, p.flags, p.city, p.postal, p.codes.offsets, p.codes.values, p.words.offsets, p.words.values, this.masked, this.dims];
+    const arrays: ArrayBufferView[] = [p.ids, p.days, p.keys, p.status, p.voiv, p.legal, p.flags, p.city, p.postal, p.codes.offsets, p.codes.values,
+      p.words.offsets, p.words.values, p.sortedWords.bytes, p.sortedWords.offsets, this.overlay.masked, this.dims, this.derived.lookup.ids, this.derived.lookup.rows];
     for (const ps of [this.cityPostings, this.postalPostings, this.codePostings, this.prefix2Postings, this.wordPostings]) arrays.push(ps.offsets, ps.rows);
     return arrays.reduce((n, a) => n + a.byteLength, 0);
   }
 
-  /** Replaces (or adds) one company: its main row, if any, is masked and the new row kept in the delta. */
-  upsert(row: IndexRow): void {
-    this.maskMain(Number(row.id));
-    this.delta.set(row.id, { row, day: dayOf(row.activityStart), key: identifierSortKey(row.primaryIdentifier), id: Number(row.id) });
-  }
-
-  private maskMain(id: number): void {
-    // A linear scan: upserts are rare (imports between rebuilds) and an id map would double the memory.
-    const ids = this.p.ids;
-    for (let r = 0; r < this.p.n; r++) {
-      if (ids[r] === id) {
-        if (this.masked[r] === 0) {
-          this.masked[r] = 1;
-          this.maskedCount++;
-          const packed = this.dims[r]! & HISTOGRAM_BITS;
-          this.histogram.set(packed, this.histogram.get(packed)! - 1);
-        }
-        return;
-      }
-    }
+  /**
+   * This index with these companies replaced (or added): their main rows masked, their rows in the
+   * delta. A new index sharing this one's main part; this one is left as it was, so searches
+   * running meanwhile see it whole.
+   */
+  async withChanges(rows: readonly IndexRow[], pause: Pause = noPause): Promise<SearchIndex> {
+    const overlay = await this.overlay.with(rows, { lookup: this.derived.lookup, packedOf: (r) => this.dims[r]! & HISTOGRAM_BITS }, pause);
+    return new SearchIndex(this.p, this.derived, overlay);
   }
 
   private codeMaskOf(pred: (code: string) => boolean): Uint8Array | null {
@@ -259,8 +268,7 @@ export class SearchIndex {
       }
     }
     for (const w of f.nameWords) {
-      const a = lowerBound(p.sortedWords, w);
-      const b = lowerBound(p.sortedWords, `${w}\uffff`);
+      const [a, b] = wordRange(p.sortedWords, w);
       if (a === b) plan.impossible = true;
       plan.wordRanges.push([a, b]);
     }
@@ -348,7 +356,7 @@ export class SearchIndex {
   query(f: SearchFilters, offset: number, limit: number): IndexAnswer {
     const p = this.p;
     const plan = this.plan(f);
-    const dm = this.delta.size === 0 ? [] : [...this.delta.values()].filter((d) => rowMatches(d.row, f)).sort(compareRows);
+    const dm = this.overlay.matching(f);
     const ids: string[] = [];
     const ids64 = p.ids;
     let position = 0;
@@ -370,14 +378,14 @@ export class SearchIndex {
       const dims = this.dims;
       const mask = plan.mask;
       const want = plan.want;
-      const masked = this.maskedCount > 0 ? this.masked : null;
+      const masked = this.overlay.maskedCount > 0 ? this.overlay.masked : null;
       const rowChecks = plan.city !== 0 || plan.postal !== 0 || plan.codeMask !== null || plan.wordRanges.length > 0
         || plan.exactVoiv !== 0 || plan.exactLegal !== 0;
 
       if (!rowChecks && !plan.dated && (mask & ~HISTOGRAM_BITS) === 0) {
         // Only packed columns: the histogram counts, a scan from the top finds the page.
         let mainTotal = 0;
-        for (const [packed, count] of this.histogram) if ((packed & mask) === want) mainTotal += count;
+        for (const [packed, count] of this.overlay.histogram) if ((packed & mask) === want) mainTotal += count;
         const end = offset + limit;
         for (let r = 0; r < p.n && position < end && ids.length < limit; r++) {
           if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;

@@ -11,7 +11,7 @@ import { findCompanyByIdentifier, type RegistryExecutor, type StoredCompany } fr
 import { isTokenActive } from '../tokens/authenticate.ts';
 import { chargeOutcome, priceOf, readBalance, type ChargeArgs } from '../wallet/credits.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
-import { findCompanyCharging, findResultRows, type ResultRow } from './repo.ts';
+import { findCompanyCharging, findResultRows, readDataAsOf, type ResultRow } from './repo.ts';
 import type { CompanySearchEngine } from './search-engine.ts';
 
 /** Who pays for a snapshot: the request's account and the token it presented. */
@@ -75,11 +75,11 @@ function parseOrThrow(type: IdentifierType, rawValue: string): Identifier {
   return { type, value: parsed.value };
 }
 
-function snapshotBody(company: StoredCompany, now: Date) {
+function snapshotBody(company: StoredCompany, now: Date, dataAsOf: string | null) {
   return {
     status: 'success' as const,
     data: company.snapshot,
-    meta: { fetched_at: now.toISOString(), first_seen_date: company.first_seen_date, last_changed_date: company.last_changed_date },
+    meta: { fetched_at: now.toISOString(), data_as_of: dataAsOf, first_seen_date: company.first_seen_date, last_changed_date: company.last_changed_date },
   };
 }
 
@@ -112,7 +112,9 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
      */
     async snapshot(type: IdentifierType, rawValue: string) {
       const identifier = parseOrThrow(type, rawValue);
-      return snapshotBody(await findOrImport(identifier, () => findCompanyByIdentifier(db, identifier)), clock.now());
+      const company = await findOrImport(identifier, () => findCompanyByIdentifier(db, identifier));
+      // Read after the company: it reflects at least that day's run.
+      return snapshotBody(company, clock.now(), await readDataAsOf(db));
     },
 
     /**
@@ -135,7 +137,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       const outcome = await chargeOutcome(db, charge, found.balanceAfter);
       if (!outcome.taken && outcome.reason === 'inactive-token') throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
       if (!outcome.taken) throw new InsufficientCreditsError(outcome.balance, outcome.required);
-      return { charged: outcome.charged, balanceAfter: outcome.balanceAfter, body: snapshotBody(found.company, now) };
+      return { charged: outcome.charged, balanceAfter: outcome.balanceAfter, body: snapshotBody(found.company, now, found.dataAsOf) };
     },
 
     async search(query: SearchQuery) {
@@ -154,6 +156,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         status: 'success' as const,
         data: {
           ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE),
+          data_as_of: answer.dataAsOf,
           results: rows.map(searchResultOf),
         },
       };

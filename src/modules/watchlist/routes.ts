@@ -5,7 +5,7 @@ import { DateSchema, errorResponses, TimestampSchema } from '../../http/schemas.
 import { EVENT_SCOPES, EVENT_TYPES, IDENTIFIER_TYPES } from '../../registry/model.ts';
 import type { EventsService } from './feed.ts';
 import { MAX_IDENTIFIERS, MAX_VALUE_LENGTH } from './identifier-list.ts';
-import type { AddOutcome, WatchlistService } from './service.ts';
+import { addMessage, type WatchlistService } from './service.ts';
 
 const IdentifierTypeSchema = Type.Union(IDENTIFIER_TYPES.map((t) => Type.Literal(t)));
 
@@ -64,13 +64,6 @@ const PageQuery = {
   page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
 };
-
-function addMessage(o: AddOutcome): string {
-  const parts = [`${o.queued} identifier${o.queued === 1 ? '' : 's'} queued for monitoring`];
-  if (o.already_watched > 0) parts.push(`${o.already_watched} already watched`);
-  if (o.already_queued > 0) parts.push(`${o.already_queued} already queued by an earlier request`);
-  return `${parts.join('; ')}. A confirmation e-mail follows once every company is ready.`;
-}
 
 export function watchlistRoutes(deps: { watchlist: WatchlistService; events: EventsService }): FastifyPluginAsyncTypebox {
   const { watchlist, events } = deps;

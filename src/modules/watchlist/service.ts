@@ -2,7 +2,7 @@ import type { Config } from '../../config.ts';
 import { pageMeta, type PageMeta } from '../../lib/pagination.ts';
 import type { Db } from '../../db/database.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { chargeCredits, refundCredits } from '../wallet/credits.ts';
+import { chargeCredits, priceOf, refundCredits } from '../wallet/credits.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newRef } from '../../lib/ids.ts';
 import { addJob } from '../../jobs/queue.ts';
@@ -46,6 +46,19 @@ export interface AddOutcome {
   credits_charged: number;
 }
 
+/** The `message` of an add's answer (the REST body and the MCP tool's). */
+export function addMessage(o: AddOutcome): string {
+  const parts = [`${o.queued} identifier${o.queued === 1 ? '' : 's'} queued for monitoring`];
+  if (o.already_watched > 0) parts.push(`${o.already_watched} already watched`);
+  if (o.already_queued > 0) parts.push(`${o.already_queued} already queued by an earlier request`);
+  return `${parts.join('; ')}. A confirmation e-mail follows once every company is ready.`;
+}
+
+/** What an add would do now: the counts of AddOutcome and the credits it would take (docs/mcp.md, `dry_run`). */
+export interface AddQuote extends Omit<AddOutcome, 'request_id' | 'credits_charged'> {
+  credits: number;
+}
+
 export interface RemoveOutcome {
   removed: string[];
   not_found: string[];
@@ -68,6 +81,8 @@ export interface RequestView {
 
 export interface WatchlistService {
   add(accountId: string, list: IdentifierList): Promise<AddOutcome>;
+  /** What `add` would queue and charge right now, without writing anything (an add racing it may change the answer). */
+  quoteAdd(accountId: string, list: IdentifierList): Promise<AddQuote>;
   remove(accountId: string, list: IdentifierList): Promise<RemoveOutcome>;
   listWatched(accountId: string, page: number, perPage: number): Promise<{ data: WatchedRow[]; meta: PageMeta }>;
   getRequest(accountId: string, requestRef: string): Promise<RequestView>;
@@ -86,30 +101,18 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
       return db.transaction().execute(async (trx) => {
         // Two adds of one account at once must not both charge for the same value.
         await lockAccountWatchlist(trx, accountId);
-        const known = await findCompanyIds(trx, list.type, list.values);
-        const watched = await findActiveWatches(trx, accountId, [...known.values()]);
-        const queuedBefore = await findQueuedValues(trx, accountId, list.type, list.values);
-        const items: NewRequestItem[] = list.values.map((value) => {
-          const companyId = known.get(value) ?? null;
-          if (companyId !== null && watched.has(companyId)) return { value, status: 'already_watched', charged: false, companyId };
-          if (queuedBefore.has(value)) return { value, status: 'already_queued', charged: false, companyId };
-          return { value, status: 'queued', charged: true, companyId: null };
-        });
+        const items = await classifyAddItems(trx, accountId, list);
         const queued = items.filter((i) => i.charged).length;
         const { charged } = await chargeCredits(trx, { accountId, operation: 'companies.add', units: queued, prices: config.prices, reference: chargeReference(ref) });
         const requestId = await insertRequest(trx, { ref, accountId, type: list.type, submitted: list.submitted, queued, charged, createdAt: now }, items);
         await addJob(trx, WATCH_ADD_TASK, { request_id: requestId }, { jobKey: watchAddJobKey(ref), maxAttempts: WATCH_ADD_MAX_ATTEMPTS });
-        return {
-          request_id: ref,
-          identifier_type: list.type,
-          submitted: list.submitted,
-          duplicates: list.submitted - list.values.length,
-          queued,
-          already_watched: items.filter((i) => i.status === 'already_watched').length,
-          already_queued: items.filter((i) => i.status === 'already_queued').length,
-          credits_charged: charged,
-        };
+        return { request_id: ref, ...addCounts(list, items), credits_charged: charged };
       });
+    },
+
+    async quoteAdd(accountId, list) {
+      const counts = addCounts(list, await classifyAddItems(db, accountId, list));
+      return { ...counts, credits: priceOf(config.prices, 'companies.add', counts.queued) };
     },
 
     /**
@@ -168,6 +171,30 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
         items: items.map((i) => ({ identifier_value: i.identifier_value, status: i.status, primary_identifier: i.primary_identifier, name: i.company_name })),
       };
     },
+  };
+}
+
+/** Each value's fate in an add: already watched, already queued by an earlier request, or newly queued (charged). */
+async function classifyAddItems(db: Executor, accountId: string, list: IdentifierList): Promise<NewRequestItem[]> {
+  const known = await findCompanyIds(db, list.type, list.values);
+  const watched = await findActiveWatches(db, accountId, [...known.values()]);
+  const queuedBefore = await findQueuedValues(db, accountId, list.type, list.values);
+  return list.values.map((value) => {
+    const companyId = known.get(value) ?? null;
+    if (companyId !== null && watched.has(companyId)) return { value, status: 'already_watched', charged: false, companyId };
+    if (queuedBefore.has(value)) return { value, status: 'already_queued', charged: false, companyId };
+    return { value, status: 'queued', charged: true, companyId: null };
+  });
+}
+
+function addCounts(list: IdentifierList, items: readonly NewRequestItem[]): Omit<AddQuote, 'credits'> {
+  return {
+    identifier_type: list.type,
+    submitted: list.submitted,
+    duplicates: list.submitted - list.values.length,
+    queued: items.filter((i) => i.charged).length,
+    already_watched: items.filter((i) => i.status === 'already_watched').length,
+    already_queued: items.filter((i) => i.status === 'already_queued').length,
   };
 }
 

@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { addJob } from '../../jobs/queue.ts';
 import { enqueueMail } from '../mail/outbox.ts';
 import type { Sender } from './delivery.ts';
+import {
+  acquireEndpoints, findNextDueAt, readDueDeliveries, recordAttempts, renewEndpoints,
+  type DisabledEndpoint, type DueDelivery, type RecordedAttempt,
+} from './dispatch-repo.ts';
 import { attemptOutcomes, attemptSeconds, endpointsDisabled } from './metrics.ts';
-import { claimDueDeliveries, findNextDueAt, findSigningSecrets, recordAttempts, type ClaimedDelivery, type DisabledEndpoint, type RecordedAttempt } from './repo.ts';
 import { signatureHeaders } from './signing.ts';
 
 export const DELIVER_TASK = 'webhooks.deliver';
@@ -17,20 +21,28 @@ export interface DispatcherOptions {
   sender: Sender;
   /** Seconds after each failed attempt (the last entry spent: failed). */
   retrySchedule: readonly number[];
-  /** Attempts in flight in this dispatcher. */
+  /** Attempts in flight in this dispatcher run. */
   concurrency: number;
-  /** Attempts in flight per endpoint, across every worker. */
+  /** Attempts in flight per endpoint (an endpoint is sent to by one run at a time). */
   perEndpoint: number;
-  /** How long a claimed message is this worker's; longer than an attempt can take. */
+  /** How long a run holds an endpoint without renewing; longer than an attempt can take. */
   leaseMs: number;
+  /** Endpoints one run holds at most (the rest are left to other runs). */
+  maxEndpoints?: number;
 }
 
 /** The public webhook-id of a delivery. */
 export const messageId = (deliveryId: string) => `msg_${deliveryId}`;
 
 const MAX_RETRY_AFTER_S = 86_400;
-const FLUSH_EVERY = 200;
+const FLUSH_EVERY = 500;
 const FLUSH_MS = 50;
+/** How often a busy run looks for more endpoints with due messages. */
+const ACQUIRE_MS = 200;
+/** A lease is renewed once this much of it has passed; an attempt starts only with twice this much gone at most. */
+const RENEW_AFTER_MS = 5_000;
+/** Messages read ahead per endpoint, in multiples of its concurrency. */
+const READ_PER_ENDPOINT = 4;
 
 /** Queues a dispatcher run at `at` (now when absent); runs asked for the same second collapse into one job. */
 export async function queueDispatch(db: Parameters<typeof addJob>[0], at?: Date): Promise<void> {
@@ -48,73 +60,232 @@ function describeDisabling(e: DisabledEndpoint): { subject: string; text: string
   };
 }
 
+/** An endpoint this run holds: its messages read and not yet sent, and its attempts not yet recorded. */
+interface Held {
+  id: string;
+  leaseUntil: number;
+  queue: DueDelivery[];
+  inFlight: number;
+  /** Attempts finished whose outcome is not recorded yet. */
+  unrecorded: number;
+  /** The last read found fewer due messages than it asked for. */
+  drained: boolean;
+  /** Disabled (410, or lost its lease): nothing more is sent to it in this run. */
+  stopped: boolean;
+}
+
 /**
- * One run of the delivery worker: claims due messages in batches, sends them with bounded
- * concurrency, records outcomes in batches, and ends when nothing is due, after queueing a run
- * for the next due time. Safe to run in several processes at once (the claim is exclusive).
+ * One run of the delivery worker: takes endpoints with due messages for a lease, reads their due
+ * messages in bulk, sends them (at most `concurrency` in flight, `perEndpoint` per endpoint),
+ * records outcomes in batches (in the background, one batch at a time), gives back an endpoint
+ * once nothing of it is due and every attempt of it is recorded, and ends when it holds none,
+ * after queueing a run for the next due time. Safe to run in several processes at once: an
+ * endpoint is held by one run at a time, and only while its lease outlasts an attempt.
  */
 export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: number }> {
-  const inFlight = new Set<Promise<void>>();
+  const owner = randomUUID();
+  const maxEndpoints = o.maxEndpoints ?? 256;
+  const renewAfter = Math.min(RENEW_AFTER_MS, o.leaseMs / 4);
+  const held = new Map<string, Held>();
+  const inFlightIds = new Set<string>();
   let pending: RecordedAttempt[] = [];
+  let recording: RecordedAttempt[] = [];
+  let flushing: Promise<void> | null = null;
+  let flushError: unknown = null;
   let lastFlush = Date.now();
+  let lastAcquire = 0;
   let attempted = 0;
+  let cursor = 0;
+
+  // The loop sleeps until an attempt or a flush ends (or a moment passes).
+  let woken = false;
+  let wakeUp: (() => void) | null = null;
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+  const sleep = (ms: number) => new Promise<void>((resolve) => {
+    if (woken) return resolve();
+    const timer = setTimeout(() => wakeUp?.(), ms);
+    wakeUp = () => {
+      clearTimeout(timer);
+      wakeUp = null;
+      resolve();
+    };
+  }).finally(() => { woken = false; });
+
+  /** Nothing of it in memory, and nothing more to read: to be given back once its attempts are recorded. */
+  const idle = (e: Held) => e.inFlight === 0 && (e.stopped || (e.drained && e.queue.length === 0));
 
   const flush = async () => {
-    if (pending.length === 0) return;
     const batch = pending;
     pending = [];
+    recording = batch;
     lastFlush = Date.now();
-    const now = o.clock.now();
-    await o.db.transaction().execute(async (trx) => {
-      const disabled = await recordAttempts(trx, batch, now);
-      for (const e of disabled) {
-        endpointsDisabled.inc({ reason: e.reason });
-        if (e.reason === 'failing') await enqueueMail(trx, { kind: 'webhook_disabled', to: e.email, ...describeDisabling(e) });
-        o.logger.warn({ endpoint: `ep_${e.id}`, reason: e.reason }, 'webhook endpoint disabled');
+    // Endpoints with nothing in memory and nothing due are given back in the same statement,
+    // once every attempt of theirs is in this batch; they leave `held` now.
+    const counted = new Map<string, number>();
+    for (const a of batch) counted.set(a.endpointId, (counted.get(a.endpointId) ?? 0) + 1);
+    const release: string[] = [];
+    for (const e of held.values()) {
+      if (idle(e) && e.unrecorded === (counted.get(e.id) ?? 0)) {
+        release.push(e.id);
+        held.delete(e.id);
       }
-    });
+    }
+    for (const [id, n] of counted) {
+      const e = held.get(id);
+      if (e) e.unrecorded -= n;
+    }
+    if (batch.length === 0 && release.length === 0) return;
+    const now = o.clock.now();
+    const ids = { owner, ids: release };
+    if (batch.every((a) => a.ok)) await recordAttempts(o.db, batch, now, ids);
+    else {
+      await o.db.transaction().execute(async (trx) => {
+        const disabled = await recordAttempts(trx, batch, now, ids);
+        for (const e of disabled) {
+          endpointsDisabled.inc({ reason: e.reason });
+          if (e.reason === 'failing') await enqueueMail(trx, { kind: 'webhook_disabled', to: e.email, ...describeDisabling(e) });
+          o.logger.warn({ endpoint: `ep_${e.id}`, reason: e.reason }, 'webhook endpoint disabled');
+        }
+      });
+    }
+    recording = [];
+  };
+  const startFlush = () => {
+    flushing = flush()
+      .catch((err: unknown) => { flushError = err; })
+      .finally(() => {
+        flushing = null;
+        wake();
+      });
   };
 
-  const attempt = async (d: ClaimedDelivery, secrets: string[]) => {
+  const renew = async () => {
+    const now = o.clock.now();
+    const until = now.getTime() + o.leaseMs;
+    const kept = new Map((await renewEndpoints(o.db, { owner, ids: [...held.keys()], leaseUntil: new Date(until) })).map((r) => [r.id, r.url]));
+    for (const e of held.values()) {
+      const url = kept.get(e.id);
+      if (url === undefined) {
+        e.stopped = true; // disabled, deleted, or (after a long stall) taken by another run
+        e.queue = [];
+      } else {
+        e.leaseUntil = until;
+        for (const d of e.queue) d.url = url;
+      }
+    }
+  };
+
+  const acquire = async () => {
+    lastAcquire = Date.now();
+    const now = o.clock.now();
+    const until = now.getTime() + o.leaseMs;
+    const got = await acquireEndpoints(o.db, { owner, now, leaseUntil: new Date(until), limit: maxEndpoints - held.size });
+    for (const r of got) held.set(r.id, { id: r.id, leaseUntil: until, queue: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false });
+    return got.length;
+  };
+
+  // Reads due messages for the endpoints short of them, once the run as a whole runs short: one
+  // query for many endpoints (a read costs about as much for one message as for hundreds).
+  const refill = async () => {
+    const short = [...held.values()].filter((e) => !e.stopped && !e.drained && e.queue.length < o.perEndpoint);
+    if (short.length === 0) return;
+    const want = short.map((e) => ({ endpointId: e.id, count: READ_PER_ENDPOINT * o.perEndpoint - e.queue.length }));
+    // Messages of theirs this run already has (queued, in flight, outcome not recorded) are left out.
+    const exclude = [...inFlightIds, ...pending.map((a) => a.id), ...recording.map((a) => a.id)];
+    for (const e of short) for (const d of e.queue) exclude.push(d.id);
+    const rows = await readDueDeliveries(o.db, { owner, now: o.clock.now(), want, held: exclude });
+    const got = new Map<string, number>();
+    for (const d of rows) {
+      const e = held.get(d.endpoint_id);
+      if (!e || e.stopped) continue;
+      e.queue.push(d);
+      got.set(d.endpoint_id, (got.get(d.endpoint_id) ?? 0) + 1);
+    }
+    for (const w of want) {
+      const e = held.get(w.endpointId);
+      if (e && (got.get(w.endpointId) ?? 0) < w.count) e.drained = true;
+    }
+  };
+
+  const attempt = async (e: Held, d: DueDelivery) => {
     const at = o.clock.now();
     const body = JSON.stringify({ type: d.event_type, timestamp: d.created_at.toISOString(), data: JSON.parse(d.payload) as unknown });
-    const r = await o.sender.send(d.url, signatureHeaders(secrets, messageId(d.id), at, body), body, at);
+    const r = await o.sender.send(d.url, signatureHeaders(d.secrets, messageId(d.id), at, body), body, at);
     attemptSeconds.observe(r.seconds);
     const gone = r.status === 410;
     attemptOutcomes.inc({ outcome: r.ok ? 'delivered' : gone ? 'gone' : r.error?.startsWith('No answer') ? 'timeout' : r.error?.includes('BLOCKED') || r.error?.includes('not a public') ? 'blocked' : 'failed' });
     let nextAttemptAt: Date | null = null;
-    if (!r.ok && !gone && d.attempts <= o.retrySchedule.length) {
-      const wait = r.retryAfter !== null ? Math.min(r.retryAfter, MAX_RETRY_AFTER_S) : o.retrySchedule[d.attempts - 1]!;
+    const made = d.attempts + 1;
+    if (!r.ok && !gone && made <= o.retrySchedule.length) {
+      const wait = r.retryAfter !== null ? Math.min(r.retryAfter, MAX_RETRY_AFTER_S) : o.retrySchedule[made - 1]!;
       nextAttemptAt = new Date(at.getTime() + wait * 1000);
     }
+    if (gone) {
+      e.stopped = true; // 410: nothing more to it, even before the disabling is recorded
+      e.queue = [];
+    }
+    e.unrecorded++;
     pending.push({ id: d.id, endpointId: d.endpoint_id, ok: r.ok, gone, status: r.status, error: r.error, body: r.body, nextAttemptAt, at });
   };
 
-  for (;;) {
-    const room = o.concurrency - inFlight.size;
-    let claimed: ClaimedDelivery[] = [];
-    if (room >= o.concurrency / 2) {
-      const now = o.clock.now();
-      claimed = await claimDueDeliveries(o.db, { now, leaseUntil: new Date(now.getTime() + o.leaseMs), limit: Math.min(room, 100), perEndpoint: o.perEndpoint, scan: 2000 });
-      if (claimed.length > 0) {
-        const secrets = await findSigningSecrets(o.db, [...new Set(claimed.map((d) => d.endpoint_id))], now);
-        for (const d of claimed) {
-          attempted++;
-          const p: Promise<void> = attempt(d, secrets.get(d.endpoint_id) ?? [])
-            .catch((e: unknown) => o.logger.error({ err: e, delivery: d.id }, 'webhook attempt failed unexpectedly'))
-            .finally(() => inFlight.delete(p));
-          inFlight.add(p);
-        }
+  // Starts attempts round the endpoints, one at a time each, while slots are free.
+  const startAttempts = () => {
+    const list = [...held.values()];
+    const now = o.clock.now().getTime();
+    let progress = true;
+    while (progress && inFlightIds.size < o.concurrency) {
+      progress = false;
+      for (let i = 0; i < list.length && inFlightIds.size < o.concurrency; i++) {
+        const e = list[(cursor + i) % list.length]!;
+        // An attempt starts only while the lease outlasts it by a margin (renew() runs first otherwise).
+        if (e.stopped || e.queue.length === 0 || e.inFlight >= o.perEndpoint || e.leaseUntil - now < o.leaseMs - 2 * renewAfter) continue;
+        const d = e.queue.shift()!;
+        e.inFlight++;
+        inFlightIds.add(d.id);
+        attempted++;
+        progress = true;
+        attempt(e, d)
+          .catch((err: unknown) => o.logger.error({ err, delivery: d.id }, 'webhook attempt failed unexpectedly'))
+          .finally(() => {
+            e.inFlight--;
+            inFlightIds.delete(d.id);
+            wake();
+          });
       }
+      cursor = list.length > 0 ? (cursor + 1) % list.length : 0;
     }
-    if (claimed.length === 0 && inFlight.size === 0) break;
-    // Claim again only once half the slots are free: a claim costs about as much for 1 row as for 50.
-    if (claimed.length === 0 || inFlight.size > o.concurrency / 2) {
-      await Promise.race([...inFlight, new Promise((r) => setTimeout(r, FLUSH_MS))]);
+  };
+
+  try {
+    for (;;) {
+      if (flushError !== null) throw flushError;
+      const now = o.clock.now().getTime();
+      let queued = 0;
+      let renewDue = false;
+      for (const e of held.values()) {
+        queued += e.queue.length;
+        if (!e.stopped && now - (e.leaseUntil - o.leaseMs) >= renewAfter) renewDue = true;
+      }
+      if (renewDue) await renew();
+      let found = -1;
+      if (held.size < maxEndpoints && queued < o.concurrency && (held.size === 0 || Date.now() - lastAcquire >= ACQUIRE_MS)) found = await acquire();
+      if (queued < o.concurrency) await refill();
+      startAttempts();
+      if (flushing === null && (pending.length > 0 || [...held.values()].some(idle))
+        && (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS || inFlightIds.size === 0)) startFlush();
+      if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0) break;
+      await sleep(FLUSH_MS);
     }
-    if (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS) await flush();
+  } finally {
+    while (inFlightIds.size > 0 || flushing !== null) await sleep(FLUSH_MS);
+    if (pending.length > 0 || held.size > 0) {
+      for (const e of held.values()) e.stopped = true;
+      await flush().catch((err: unknown) => o.logger.error({ err }, 'webhook outcomes not recorded'));
+    }
   }
-  await flush();
 
   const next = await findNextDueAt(o.db);
   if (next !== null) {

@@ -1,7 +1,7 @@
 import client from 'prom-client';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { countDisabledEndpoints, countDueDeliveries } from './repo.ts';
+import { countDisabledEndpoints, countDueDeliveries } from './dispatch-repo.ts';
 
 /**
  * Webhook metrics. Attempts are counted where they happen (the worker; in one process with the

@@ -85,18 +85,6 @@ export async function rotateSecret(trx: Executor, endpointId: string, secret: st
   await sql`INSERT INTO webhook_secrets (endpoint_id, secret, created_at) VALUES (${endpointId}, ${secret}, ${at})`.execute(trx);
 }
 
-/** Secrets that sign at `at`: the current one first, then one still in its rotation overlap. */
-export async function findSigningSecrets(db: Executor, endpointIds: readonly string[], at: Date): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  if (endpointIds.length === 0) return out;
-  const { rows } = await sql<{ endpoint_id: string; secret: string }>`
-    SELECT endpoint_id, secret FROM webhook_secrets
-    WHERE endpoint_id = ANY(${[...endpointIds]}::bigint[]) AND (expires_at IS NULL OR expires_at > ${at})
-    ORDER BY endpoint_id, expires_at NULLS FIRST, id DESC`.execute(db);
-  for (const r of rows) out.set(r.endpoint_id, [...(out.get(r.endpoint_id) ?? []), r.secret]);
-  return out;
-}
-
 // ------------------------------------------------------------------------------------------------
 // Messages
 
@@ -136,8 +124,7 @@ export async function requeueFeedAfter(db: Executor, endpoint: { id: string; acc
       AND (cardinality(ep.event_types) = 0 OR f.event_type = ANY(ep.event_types))
     ORDER BY f.event_id
     ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO UPDATE
-      SET status = 'pending', attempts = 0, next_attempt_at = ${at}, delivered_at = NULL, last_error = NULL
-      WHERE webhook_deliveries.locked_until IS NULL OR webhook_deliveries.locked_until <= ${at}`.execute(db);
+      SET status = 'pending', attempts = 0, next_attempt_at = ${at}, delivered_at = NULL, last_error = NULL`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 
@@ -172,143 +159,15 @@ export async function listDeliveries(db: Executor, endpointId: string, status: D
   return { total: count!.n, rows };
 }
 
-/** Sends one delivery again now, unless an attempt of it is in flight (then it is being sent now). */
+/**
+ * Sends one delivery again now. Should an attempt of it be in flight, that attempt's outcome is
+ * what gets recorded (the message is being sent now); a failed message gets this one attempt
+ * beyond its schedule (its attempts stay counted).
+ */
 export async function requeueDelivery(db: Executor, endpointId: string, deliveryId: string, at: Date): Promise<boolean> {
   const { rows } = await sql<{ id: string }>`
-    UPDATE webhook_deliveries SET
-      status = 'pending', delivered_at = NULL,
-      -- A failed message gets this one attempt beyond its schedule (its attempts stay counted).
-      next_attempt_at = CASE WHEN locked_until > ${at} THEN next_attempt_at ELSE ${at} END
+    UPDATE webhook_deliveries SET status = 'pending', delivered_at = NULL, next_attempt_at = ${at}
     WHERE id = ${deliveryId} AND endpoint_id = ${endpointId} RETURNING id`.execute(db);
   return rows.length > 0;
 }
 
-// ------------------------------------------------------------------------------------------------
-// The delivery worker's claim and record
-
-export interface ClaimedDelivery {
-  id: string;
-  endpoint_id: string;
-  account_id: string;
-  url: string;
-  event_type: EventType;
-  payload: string;
-  created_at: Date;
-  attempts: number;
-}
-
-/**
- * Takes up to `limit` due deliveries of enabled endpoints, at most `perEndpoint` in flight per
- * endpoint (counting every worker's leases), by moving their next_attempt_at to the lease's end.
- * The UPDATE re-checks each row under its row lock: of two workers that picked the same row, the
- * second finds it no longer due and skips it.
- */
-export async function claimDueDeliveries(db: Executor, r: { now: Date; leaseUntil: Date; limit: number; perEndpoint: number; scan: number }): Promise<ClaimedDelivery[]> {
-  const { rows } = await sql<ClaimedDelivery>`
-    WITH due AS (
-      SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
-      JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.status = 'enabled'
-      WHERE d.status = 'pending' AND d.next_attempt_at <= ${r.now}
-      ORDER BY d.next_attempt_at LIMIT ${r.scan}
-    ), busy AS (
-      SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
-      WHERE locked_until > ${r.now} AND status = 'pending' AND endpoint_id IN (SELECT endpoint_id FROM due)
-      GROUP BY endpoint_id
-    ), ranked AS (
-      SELECT due.id, due.next_attempt_at,
-        row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) + coalesce(b.n, 0) AS slot
-      FROM due LEFT JOIN busy b ON b.endpoint_id = due.endpoint_id
-    ), picked AS (
-      SELECT id FROM ranked WHERE slot <= ${r.perEndpoint} ORDER BY next_attempt_at, id LIMIT ${r.limit}
-    )
-    UPDATE webhook_deliveries d
-      SET next_attempt_at = ${r.leaseUntil}, locked_until = ${r.leaseUntil}, attempts = d.attempts + 1, last_attempt_at = ${r.now}
-    FROM webhook_endpoints ep
-    WHERE d.id IN (SELECT id FROM picked) AND ep.id = d.endpoint_id AND ep.status = 'enabled'
-      AND d.status = 'pending' AND d.next_attempt_at <= ${r.now}
-    RETURNING d.id, d.endpoint_id, d.account_id, ep.url, d.event_type, d.payload::text AS payload, d.created_at, d.attempts`.execute(db);
-  return rows;
-}
-
-export interface RecordedAttempt {
-  id: string;
-  endpointId: string;
-  ok: boolean;
-  gone: boolean;
-  status: number | null;
-  error: string | null;
-  body: string | null;
-  /** Null with ok false: the schedule is spent and the message failed. */
-  nextAttemptAt: Date | null;
-  at: Date;
-}
-
-export interface DisabledEndpoint {
-  id: string;
-  account_id: string;
-  url: string;
-  email: string;
-  reason: 'gone' | 'failing';
-}
-
-export const FAILING_DAYS = 5;
-
-/**
- * Records a batch of attempts in one transaction with what they mean for their endpoints: a 2xx
- * ends an endpoint's failing streak, a failure starts one, 410 disables at once, and a streak of
- * 5 days disables too (the caller mails the account in the same transaction).
- */
-export async function recordAttempts(trx: Executor, attempts: readonly RecordedAttempt[], now: Date): Promise<DisabledEndpoint[]> {
-  if (attempts.length === 0) return [];
-  const col = <T>(f: (a: RecordedAttempt) => T) => attempts.map(f);
-  await sql`
-    UPDATE webhook_deliveries d SET
-      status = CASE WHEN u.ok THEN 'delivered' WHEN u.next_at IS NULL THEN 'failed' ELSE 'pending' END,
-      next_attempt_at = CASE WHEN u.ok THEN NULL ELSE u.next_at END,
-      locked_until = NULL,
-      last_response_status = u.code, last_error = u.error, last_response_body = u.body,
-      delivered_at = CASE WHEN u.ok THEN u.at ELSE NULL END
-    FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
-      ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[])
-      AS u(id, ok, next_at, code, error, body, at)
-    WHERE d.id = u.id AND d.status = 'pending'`.execute(trx);
-
-  const failed = [...new Set(attempts.filter((a) => !a.ok).map((a) => a.endpointId))];
-  const ok = [...new Set(attempts.filter((a) => a.ok).map((a) => a.endpointId))];
-  const gone = [...new Set(attempts.filter((a) => a.gone).map((a) => a.endpointId))];
-  if (failed.length > 0) {
-    await sql`UPDATE webhook_endpoints SET failing_since = ${now} WHERE id = ANY(${failed}::bigint[]) AND failing_since IS NULL`.execute(trx);
-  }
-  if (ok.length > 0) {
-    await sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY(${ok}::bigint[]) AND failing_since IS NOT NULL`.execute(trx);
-  }
-  if (gone.length === 0 && failed.length === 0) return [];
-  const streakStart = new Date(now.getTime() - FAILING_DAYS * 86_400_000);
-  const { rows } = await sql<DisabledEndpoint>`
-    UPDATE webhook_endpoints ep SET status = 'disabled', updated_at = ${now},
-      disabled_reason = CASE WHEN ep.id = ANY(${gone}::bigint[]) THEN 'The endpoint answered 410 Gone.' ELSE 'Every attempt failed for 5 days.' END
-    FROM accounts a
-    WHERE a.id = ep.account_id AND ep.status = 'enabled'
-      AND (ep.id = ANY(${gone}::bigint[]) OR (ep.id = ANY(${failed}::bigint[]) AND ep.failing_since <= ${streakStart}))
-    RETURNING ep.id, ep.account_id, ep.url, a.email, CASE WHEN ep.id = ANY(${gone}::bigint[]) THEN 'gone' ELSE 'failing' END AS reason`.execute(trx);
-  return rows;
-}
-
-/** When the worker should look again: the earliest due time of a pending message of an enabled endpoint. */
-export async function findNextDueAt(db: Executor): Promise<Date | null> {
-  const { rows } = await sql<{ at: Date }>`
-    SELECT d.next_attempt_at AS at FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.status = 'enabled'
-    WHERE d.status = 'pending' ORDER BY d.next_attempt_at LIMIT 1`.execute(db);
-  return rows[0]?.at ?? null;
-}
-
-/** Pending messages already due (the metrics' queue depth). */
-export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}`.execute(db);
-  return rows[0]!.n;
-}
-
-export async function countDisabledEndpoints(db: Executor): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE status = 'disabled'`.execute(db);
-  return rows[0]!.n;
-}

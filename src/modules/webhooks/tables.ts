@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { EventType } from '../../registry/model.ts';
 
-/** Kysely table shapes of migration 20261125000100_webhooks (merged into src/db/schema.ts `Database`). */
+/** Kysely table shapes of migrations 20261125000100_webhooks and 20261125000500_webhook_dispatch_leases (merged into src/db/schema.ts `Database`). */
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -19,6 +19,8 @@ export interface WebhookEndpointsTable {
   status: ColumnType<EndpointStatus, EndpointStatus | undefined, EndpointStatus>;
   disabled_reason: string | null;
   failing_since: Timestamp | null;
+  lease_owner: string | null;
+  lease_until: Timestamp | null;
   created_at: GeneratedTimestamp;
   updated_at: GeneratedTimestamp;
 }
@@ -41,7 +43,6 @@ export interface WebhookDeliveriesTable {
   status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
   attempts: Generated<number>;
   next_attempt_at: Timestamp | null;
-  locked_until: Timestamp | null;
   last_attempt_at: Timestamp | null;
   last_response_status: number | null;
   last_error: string | null;

@@ -1,7 +1,7 @@
 import { isIsoDate } from '../../lib/dates.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
 import { ensureEventsPartition } from '../store/events-repo.ts';
-import { beginRun, completeRun, failRun } from '../store/daily-runs-repo.ts';
+import { beginRun, completeRun, failRun, pruneRunChanges } from '../store/daily-runs-repo.ts';
 import { tryLockRun, unlockRun } from '../store/locks.ts';
 import type { RunDailyOptions } from './options.ts';
 import { processStream } from './pipeline.ts';
@@ -43,6 +43,9 @@ export async function runDaily(db: RegistryExecutor, options: RunDailyOptions): 
         throw e;
       }
       const done = await completeRun(db, run.id);
+      await pruneRunChanges(db).catch((e: unknown) => {
+        options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'old run change lists not pruned');
+      });
       return summarize(done, { alreadyCompleted: false, resumed, durationMs: now() - started });
     } finally {
       await unlockRun(conn, date, sourceKey).catch(() => {});

@@ -3,7 +3,7 @@ import type { PreparedItem } from '../prepare.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
 import { deleteCompanies, insertCompanies, insertIdentifiers, updateCompanies, updateFingerprints } from '../store/companies-repo.ts';
 import { insertEvents, type NewEventRow } from '../store/events-repo.ts';
-import { addRunCounters, type RunCounters } from '../store/daily-runs-repo.ts';
+import { addRunCounters, recordRunChanges, type RunCounters } from '../store/daily-runs-repo.ts';
 import { lockEventsWriter } from '../store/locks.ts';
 import type { BatchPlan } from './planner.ts';
 
@@ -62,7 +62,10 @@ export async function writeBatch(db: RegistryExecutor, runId: string | null, sou
       processed: processedItems - deferred.length,
       skipped: plan.skipped,
     };
-    if (runId !== null) await addRunCounters(trx, runId, counters);
+    if (runId !== null) {
+      await addRunCounters(trx, runId, counters);
+      await recordRunChanges(trx, runId, [...plan.newRows.filter((r) => !lostNew.has(r.id)).map((r) => r.id), ...applied.map((u) => u.row.id)]);
+    }
     return { counters, deferred, notNew: lostNew.size };
   });
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Identifier } from '../model.ts';
 import type { DailyRunKind, DailyRunStatus } from '../tables.ts';
 import type { RegistryExecutor } from './executor.ts';
+import { column } from './batch-column.ts';
 
 /** Bookkeeping of daily runs (docs/registry.md): one row per (date, source key), its counters committed with each batch. */
 
@@ -74,6 +75,23 @@ export async function addRunCounters(trx: RegistryExecutor, runId: string, c: Ru
       deleted_count = deleted_count + ${c.deleted}, events_count = events_count + ${c.events},
       processed_count = processed_count + ${c.processed}, skipped_count = skipped_count + ${c.skipped}
     WHERE id = ${runId}`.execute(trx);
+}
+
+/**
+ * Records, in a batch's transaction, the companies it wrote (new or updated): what a search
+ * index applies when the run is finished (src/modules/companies/index-follower.ts).
+ */
+export async function recordRunChanges(trx: RegistryExecutor, runId: string, companyIds: readonly string[]): Promise<void> {
+  if (companyIds.length === 0) return;
+  await sql`INSERT INTO daily_run_changes (run_id, company_ids) VALUES (${runId}, ${column(companyIds, 'bigint')})`.execute(trx);
+}
+
+/** How long a run's changes are kept: far longer than any serving process takes to apply them. */
+export const RUN_CHANGES_KEPT_DAYS = 7;
+
+/** Deletes the change lists of batches older than RUN_CHANGES_KEPT_DAYS. */
+export async function pruneRunChanges(db: RegistryExecutor): Promise<void> {
+  await sql`DELETE FROM daily_run_changes WHERE created_at < now() - make_interval(days => ${RUN_CHANGES_KEPT_DAYS})`.execute(db);
 }
 
 /** Marks the run completed with the number of companies known at the end of its day. */

@@ -637,6 +637,225 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/companies/match": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Match a list of names and addresses to companies
+         * @description Batch entity resolution: 1 to 100 queries, each a name or an identifier (nip, regon, krs) plus optional city, postal code and street. Each query is answered with up to five candidates, best first, with a `score` from 0 to 1, `match: true` on the one the service bets on (at most one), and the `features` that agreed. Names match ignoring case, diacritics, punctuation, word order and legal-form words; an identifier that names a company wins outright. One credit per query, charged once the whole batch has been answered; a wallet that cannot pay for every query gets 402 and nothing is done. Just after the server starts, while its match index is built, 503. See docs/match.md.
+         *
+         *     **Price:** 1 credit per unit (`companies.match`). Nothing is charged when the request fails; too few credits: 402.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "queries": [
+                     *         {
+                     *           "name": "orlen sa",
+                     *           "city": "Plock"
+                     *         },
+                     *         {
+                     *           "name": "Kowalski Budownictwo sp. z o.o.",
+                     *           "postal_code": "00-950",
+                     *           "street": "ul. Prosta 12"
+                     *         },
+                     *         {
+                     *           "nip": "PL 774-000-14-54"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description 1 to 100 queries; each costs a credit. */
+                        queries: {
+                            /**
+                             * @description City, ignoring case and diacritics (`Łódź` = `Lodz`).
+                             * @example Płock
+                             */
+                            city?: string;
+                            /**
+                             * @description KRS number, with or without leading zeros.
+                             * @example 28860
+                             */
+                            krs?: string;
+                            /**
+                             * @description The company name as written: case, Polish diacritics, punctuation, quotes, word order and legal-form words (`sp. z o.o.`, `S.A.`, `s.c.`) do not matter; a typo or two in a longer name is forgiven.
+                             * @example Orlen S.A.
+                             */
+                            name?: string;
+                            /**
+                             * @description NIP, with or without spaces, dashes or a `PL` prefix. A NIP that names a company wins outright.
+                             * @example PL 774-000-14-54
+                             */
+                            nip?: string;
+                            /**
+                             * @description Postal code, with or without the dash.
+                             * @example 09-411
+                             */
+                            postal_code?: string;
+                            /**
+                             * @description REGON (9 digits), with or without spaces.
+                             * @example 610188201
+                             */
+                            regon?: string;
+                            /**
+                             * @description Street, with or without `ul.`/`al.` and the building number.
+                             * @example ul. Chemików 7
+                             */
+                            street?: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "status": "success",
+                         *       "data": [
+                         *         {
+                         *           "query_index": 0,
+                         *           "candidates": [
+                         *             {
+                         *               "identifiers": [
+                         *                 {
+                         *                   "type": "NIP",
+                         *                   "value": "7740001454"
+                         *                 },
+                         *                 {
+                         *                   "type": "REGON9",
+                         *                   "value": "610188201"
+                         *                 },
+                         *                 {
+                         *                   "type": "KRS",
+                         *                   "value": "0000028860"
+                         *                 }
+                         *               ],
+                         *               "name": "ORLEN SPÓŁKA AKCYJNA",
+                         *               "city": "Płock",
+                         *               "postal_code": "09-411",
+                         *               "status": "ACTIVE",
+                         *               "score": 1,
+                         *               "match": true,
+                         *               "features": [
+                         *                 "name",
+                         *                 "city"
+                         *               ]
+                         *             }
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                /** @description Up to five, best first; empty when nothing resembles the query. */
+                                candidates: {
+                                    city: string | null;
+                                    /** @description What agreed: `identifier`, `name`, `city`, `postal_code`, `street`. */
+                                    features: ("identifier" | "name" | "city" | "postal_code" | "street")[];
+                                    identifiers: {
+                                        type: "NIP" | "REGON9" | "KRS";
+                                        value: string;
+                                    }[];
+                                    /** @description True for the one candidate the service bets on; at most one a query. */
+                                    match: boolean;
+                                    name: string;
+                                    postal_code: string | null;
+                                    /** @description How well the company fits the query, from 0 to 1 (docs/match.md). */
+                                    score: number;
+                                    /** @enum {string} */
+                                    status: "ACTIVE" | "SUSPENDED" | "DELETED";
+                                }[];
+                                /** @description Index of the query in `queries`. */
+                                query_index: number;
+                            }[];
+                            /** @enum {string} */
+                            status: "success";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Unauthorized"];
+                    };
+                };
+                /** @description Default Response */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InsufficientCredits"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/companies/search": {
         parameters: {
             query?: never;
@@ -730,6 +949,11 @@ export interface paths {
                         "application/json": {
                             data: {
                                 current_page: number;
+                                /**
+                                 * @description The date (YYYY-MM-DD) of the latest completed daily run this answer (every result and the total) reflects; null before the first run completed. See docs/search.md, "Freshness".
+                                 * @example 2026-11-24
+                                 */
+                                data_as_of: string | (never | null);
                                 last_page: number;
                                 per_page: number;
                                 results: {
@@ -963,6 +1187,11 @@ export interface paths {
                                 }[];
                             };
                             meta: {
+                                /**
+                                 * @description The date (YYYY-MM-DD) of the latest completed daily run this snapshot reflects; null before the first run completed. See docs/search.md, "Freshness".
+                                 * @example 2026-11-24
+                                 */
+                                data_as_of: string | (never | null);
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-21T10:00:00.000Z

@@ -1,0 +1,192 @@
+/**
+ * Search freshness at registry scale (docs/benchmarks.md, "Search freshness"): with the benchmark
+ * database's companies indexed in this process (the search engine as the API runs it), daily runs
+ * of `--changed` changed companies each are run by the real CLI (`regwatch daily --source file:`,
+ * a separate process), and the time from each run's completion (daily_runs.finished_at, and the
+ * process's exit) to the first search that reflects it is measured; so is the longest pause of this
+ * process's event loop (perf_hooks monitorEventLoopDelay) while the index is built, while a delta is
+ * applied, and during the rebuild a run above the delta threshold starts. A search runs every
+ * 10 ms throughout, as requests would.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench_freshness \
+ *     node --import tsx bench/search-freshness.ts --changed 10000,100000 [--compare-thread true]
+ *
+ * The database: `regwatch seed --synthetic 1000000 --seed 42 --date 2026-11-01` (see docs/benchmarks.md).
+ * `--compare-thread true` first builds the index in this thread too (the build before the worker).
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import pino from 'pino';
+import { sql } from 'kysely';
+import { createDatabase } from '../src/db/database.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { parseSearchQuery } from '../src/modules/companies/filters.ts';
+import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
+import type { CompanySnapshot } from '../src/registry/model.ts';
+import { argValue, DEFAULT_BENCH_URL, mb } from './search-fixtures.ts';
+
+const url = process.env.DATABASE_URL || DEFAULT_BENCH_URL;
+const sizes = argValue('changed', '10000,100000').split(',').map(Number);
+const compareThread = argValue('compare-thread', 'false') === 'true';
+const load = () => loadavg().map((x) => Number(x.toFixed(2)));
+const print = (o: object) => console.log(JSON.stringify(o));
+print({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: load(), sizes });
+
+const handle = createDatabase(url, { max: 6 });
+const dir = mkdtempSync(join(tmpdir(), 'regwatch-freshness-bench-'));
+const bin = join(import.meta.dirname, '..', 'bin', 'regwatch.js');
+const logger = pino({ level: 'warn' });
+
+/** Nanoseconds this thread has run on a CPU (Linux; null elsewhere). */
+function threadCpuNs(): number | null {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The longest event-loop pauses while `run` runs, with a search every 10 ms (as requests would
+ * come). On a shared machine a pause is also time spent waiting for a core; `maxCpuGapMs` counts
+ * only this thread's own CPU time between two ticks of a 1 ms timer (an upper bound of its
+ * longest task), which is what this process's code is answerable for.
+ */
+async function measured<T>(engine: CompanySearchEngine, run: () => Promise<T>): Promise<{ result: T; maxPauseMs: number; p99PauseMs: number; maxCpuGapMs: number | null; searches: number; maxSearchMs: number }> {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  let lastCpu = threadCpuNs();
+  let maxCpuGapNs = 0;
+  const ticker = setInterval(() => {
+    const cpu = threadCpuNs();
+    if (cpu !== null && lastCpu !== null) maxCpuGapNs = Math.max(maxCpuGapNs, cpu - lastCpu);
+    lastCpu = cpu;
+  }, 1);
+  const filters = parseSearchQuery({ city: 'warszawa', q: 'sp' }).filters;
+  let searches = 0;
+  let maxSearchMs = 0;
+  let stop = false;
+  const requests = (async () => {
+    while (!stop) {
+      const t0 = performance.now();
+      // Before the first build a search runs in SQL and may hit its statement timeout: not this benchmark's subject.
+      await engine.search(filters, 0, 20).catch(() => {});
+      maxSearchMs = Math.max(maxSearchMs, performance.now() - t0);
+      searches++;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  h.enable();
+  try {
+    const result = await run();
+    const maxCpuGapMs = lastCpu === null ? null : Math.round(maxCpuGapNs / 1e5) / 10;
+    return { result, maxPauseMs: Math.round(h.max / 1e5) / 10, p99PauseMs: Math.round(h.percentile(99) / 1e5) / 10, maxCpuGapMs, searches, maxSearchMs: Math.round(maxSearchMs) };
+  } finally {
+    clearInterval(ticker);
+    h.disable();
+    stop = true;
+    await requests;
+  }
+}
+
+function regwatchDaily(date: string, file: string): Promise<{ code: number | null; stdout: string; stderr: string; exitedAt: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'daily', '--date', date, '--source', `file:${file}`], {
+      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', REGISTRY_SOURCES: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr, exitedAt: Date.now() }));
+  });
+}
+
+/** `n` companies picked at random, renamed with a word no company has yet. */
+async function writeChangedDay(n: number, word: string): Promise<string> {
+  const { rows } = await sql<{ s: string }>`SELECT snapshot::text AS s FROM companies TABLESAMPLE SYSTEM (${Math.min(100, (n / 1_000_000) * 300)}) ORDER BY random() LIMIT ${n}`.execute(handle.db);
+  if (rows.length < n) throw new Error(`only ${rows.length} companies sampled`);
+  const path = join(dir, `${word}.ndjson`);
+  const out = createWriteStream(path);
+  for (const r of rows) {
+    const s = JSON.parse(r.s) as CompanySnapshot;
+    for (const p of s.profiles) p.name = `${p.name} ${word}`;
+    if (!out.write(JSON.stringify(s) + '\n')) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return path;
+}
+
+try {
+  await migrateToLatest(handle.db, handle.pool);
+  const { rows: [last] } = await sql<{ d: string }>`SELECT to_char(max(run_date), 'YYYY-MM-DD') AS d FROM daily_runs`.execute(handle.db);
+
+  if (compareThread) {
+    const thread = createCompanySearchEngine({ db: handle.db, logger, buildIn: 'thread', followEveryMs: 0 });
+    const r = await measured(thread, () => thread.refresh());
+    print({ build: 'thread', companies: thread.status().companies, build_ms: thread.status().buildMs, max_pause_ms: r.maxPauseMs, p99_pause_ms: r.p99PauseMs, max_cpu_gap_ms: r.maxCpuGapMs, searches: r.searches, max_search_ms: r.maxSearchMs, loadavg: load() });
+    await thread.stop();
+  }
+
+  const engine = createCompanySearchEngine({ db: handle.db, logger });
+  const built = await measured(engine, async () => {
+    engine.start();
+    await engine.refresh();
+  });
+  const s = engine.status();
+  print({ build: 'worker', companies: s.companies, build_ms: s.buildMs, index_mb: mb(s.bytes ?? 0), rss_mb: mb(process.memoryUsage().rss), data_as_of: s.dataAsOf, max_pause_ms: built.maxPauseMs, p99_pause_ms: built.p99PauseMs, max_cpu_gap_ms: built.maxCpuGapMs, searches: built.searches, max_search_ms: built.maxSearchMs, loadavg: load() });
+
+  // The noise floor: the same searches, from the index, with nothing else to do (the machine is shared).
+  const base = await measured(engine, () => new Promise((r) => setTimeout(r, 10_000)));
+  print({ baseline: 'index idle for 10 s', max_pause_ms: base.maxPauseMs, p99_pause_ms: base.p99PauseMs, max_cpu_gap_ms: base.maxCpuGapMs, searches: base.searches, max_search_ms: base.maxSearchMs, loadavg: load() });
+
+  let day = new Date(`${last!.d}T00:00:00Z`);
+  for (const n of sizes) {
+    day = new Date(day.getTime() + 86_400_000);
+    const date = day.toISOString().slice(0, 10);
+    const word = `fresh${n}x${Date.now().toString(36)}`;
+    const file = await writeChangedDay(n, word);
+    const filters = parseSearchQuery({ q: word }).filters;
+    const builtAt = engine.status().builtAt;
+    let readAhead = 0;
+    const r = await measured(engine, async () => {
+      const running = regwatchDaily(date, file);
+      const watch = setInterval(() => { readAhead = Math.max(readAhead, engine.status().readAhead); }, 50);
+      const run = await running;
+      clearInterval(watch);
+      if (run.code !== 0) throw new Error(`regwatch daily failed: ${run.stderr}`);
+      const { rows: [done] } = await sql<{ t: Date }>`SELECT finished_at AS t FROM daily_runs WHERE run_date = ${date}::date`.execute(handle.db);
+      let total: number;
+      for (;;) {
+        const a = await engine.search(filters, 0, 20);
+        if (a.dataAsOf === date) {
+          total = a.total;
+          break;
+        }
+        if (a.total !== 0) throw new Error(`a mix: ${a.total} found as of ${a.dataAsOf}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const reflected = Date.now();
+      // Every renamed company that is ACTIVE (the default filter), as PostgreSQL counts them.
+      const { rows: [expected] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM companies WHERE status = 'ACTIVE' AND name_folded LIKE ${`%${word}%`}`.execute(handle.db);
+      if (total !== expected!.n) throw new Error(`the index found ${total} of ${expected!.n} as of ${date}`);
+      return { summary: run.stdout.trim(), found: total, fromFinishedMs: reflected - done!.t.getTime(), fromExitMs: reflected - run.exitedAt };
+    });
+    const after = engine.status();
+    print({
+      changed: n, date, run: r.result.summary, found_active: r.result.found, applied_as: after.builtAt === builtAt ? 'delta' : 'rebuild',
+      reflected_after_finished_ms: r.result.fromFinishedMs, reflected_after_exit_ms: r.result.fromExitMs,
+      read_ahead_before_exit: readAhead, max_pause_ms: r.maxPauseMs, p99_pause_ms: r.p99PauseMs, max_cpu_gap_ms: r.maxCpuGapMs, searches: r.searches, max_search_ms: r.maxSearchMs, delta: after.delta, loadavg: load(),
+    });
+  }
+  await engine.stop();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+  await handle.close();
+}

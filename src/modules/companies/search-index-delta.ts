@@ -1,0 +1,67 @@
+import type { SearchFilters } from './filters.ts';
+import { compareRows, deltaRowOf, rowMatches, type DeltaRow, type IndexRow } from './search-index-rows.ts';
+import { mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, type Pause } from './search-index-arrays.ts';
+
+/**
+ * What changed since the main part of a search index was built: the main rows replaced (masked
+ * out, and taken off the histogram) and the companies' current rows, in result order. An overlay
+ * is never modified: applying changes makes a new one, so a query sees all of a change set or
+ * none of it (docs/search.md, "Freshness").
+ */
+
+/** The main part's side of applying changes. */
+export interface MainRows {
+  lookup: IdLookup;
+  /** The packed value the histogram counts main row r under. */
+  packedOf(r: number): number;
+}
+
+/** Rows prepared between pauses. */
+const PREPARE_SLICE = 4096;
+
+export class IndexOverlay {
+  private constructor(
+    readonly masked: Uint8Array,
+    readonly maskedCount: number,
+    readonly histogram: ReadonlyMap<number, number>,
+    /** In result order. */
+    readonly rows: readonly DeltaRow[],
+  ) {}
+
+  static empty(n: number, histogram: ReadonlyMap<number, number>): IndexOverlay {
+    return new IndexOverlay(new Uint8Array(n), 0, histogram, []);
+  }
+
+  /** The delta rows a query matches, in result order. */
+  matching(f: SearchFilters): DeltaRow[] {
+    const out: DeltaRow[] = [];
+    for (const d of this.rows) if (rowMatches(d.row, f, d.words)) out.push(d);
+    return out;
+  }
+
+  /** This overlay with `changes` applied (a company listed twice keeps its last row), pausing between slices of the work. */
+  async with(changes: readonly IndexRow[], main: MainRows, pause: Pause = noPause): Promise<IndexOverlay> {
+    const byId = new Map<number, DeltaRow>();
+    for (let i = 0; i < changes.length; i++) {
+      const d = deltaRowOf(changes[i]!);
+      byId.set(d.id, d);
+      if (i % PREPARE_SLICE === PREPARE_SLICE - 1) await pause();
+    }
+    const added = await sortSliced([...byId.values()], compareRows, pause);
+
+    // From here on, no pause: a few linear passes, done in one go.
+    const masked = this.masked.slice();
+    const histogram = new Map(this.histogram);
+    let maskedCount = this.maskedCount;
+    for (const d of added) {
+      const r = rowOfId(main.lookup, d.id);
+      if (r < 0 || masked[r] !== 0) continue;
+      masked[r] = 1;
+      maskedCount++;
+      const packed = main.packedOf(r);
+      histogram.set(packed, histogram.get(packed)! - 1);
+    }
+    const kept = this.rows.filter((d) => !byId.has(d.id));
+    return new IndexOverlay(masked, maskedCount, histogram, mergeSorted(kept, added, compareRows));
+  }
+}

@@ -1,0 +1,124 @@
+import { foldText, normalizePostalCode, stripLegalFormWords } from '../../lib/text.ts';
+
+/**
+ * How the matcher reads what people type: a company name becomes a bag of words (tokens) with
+ * case, diacritics, punctuation, quotes and legal-form words gone; a city, street and postal code
+ * become keys compared for equality. The same functions read the registry's side, so both meet
+ * in one form (docs/match.md).
+ */
+
+const NON_WORD = /[^a-z0-9]+/g;
+/** Words that join names and carry nothing: `Borkowski i Walczak`, `A & B`. */
+const STOP_WORDS: ReadonlySet<string> = new Set(['i', 'oraz', 'and', 'the', 'der', 'und']);
+
+/**
+ * Words of legal forms that survive stripLegalFormWords when a list garbles them: reordered
+ * (`spółka z odpowiedzialnością ograniczoną`), misspelt (`spólka z ograniczoną odpowiedzialnoscią`)
+ * or split (`sp. o.o. z`). Dropped from every name, misspelt ones included (allowedTypos).
+ */
+const LEGAL_FORM_WORDS = ['spolka', 'ograniczona', 'odpowiedzialnoscia', 'akcyjna', 'jawna', 'komandytowa', 'komandytowo', 'partnerska', 'cywilna', 'likwidacji', 'upadlosci', 'restrukturyzacji'];
+const LEGAL_FORM_ABBREVIATIONS: ReadonlySet<string> = new Set(['sp', 'oo', 'zoo', 'ooz', 'spzoo', 'spz']);
+
+function isLegalFormWord(w: string): boolean {
+  if (LEGAL_FORM_ABBREVIATIONS.has(w)) return true;
+  if (w.length < 5) return false;
+  const k = allowedTypos(w.length);
+  return LEGAL_FORM_WORDS.some((f) => Math.abs(f.length - w.length) <= k && editDistanceWithin(w, f, k) <= k);
+}
+
+/**
+ * The tokens of a company name: `PPHU „Auto-Max" Sp. z o.o.` → `pphu auto max`. Legal forms go
+ * (src/lib/text.ts stripLegalFormWords); a run of single letters joins into one word, so
+ * `P.H.U.` = `P H U` = `PHU`; a single letter alone is dropped (an initial, `i`, `&`).
+ */
+export function nameTokens(raw: string): string[] {
+  const words = stripLegalFormWords(foldText(raw)).replace(NON_WORD, ' ').trim().split(' ');
+  const out: string[] = [];
+  let letters = '';
+  const flush = () => {
+    if (letters.length > 1 && !isLegalFormWord(letters)) out.push(letters);
+    letters = '';
+  };
+  for (const w of words) {
+    if (w.length === 0) continue;
+    if (w.length === 1 && w >= 'a' && w <= 'z') {
+      letters += w;
+      continue;
+    }
+    flush();
+    if (!STOP_WORDS.has(w) && !isLegalFormWord(w)) out.push(w);
+  }
+  flush();
+  return out;
+}
+
+/** `Kędzierzyn-Koźle` and `KEDZIERZYN KOZLE` → `kedzierzyn kozle`; null when nothing is left. */
+export function cityKey(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  const key = foldText(raw).replace(NON_WORD, ' ').trim();
+  return key === '' ? null : key;
+}
+
+const STREET_TYPES: ReadonlySet<string> = new Set(['ul', 'ulica', 'al', 'aleja', 'aleje', 'pl', 'plac', 'os', 'osiedle', 'rondo', 'skwer', 'bulwar']);
+
+/**
+ * `ul. Jana Pawła II 12/4` → `jana pawla ii`: the street's words without its type (`ul.`, `al.`,
+ * `pl.`, `os.`) and without building or flat numbers (words with a digit).
+ */
+export function streetKey(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  const words = foldText(raw).replace(NON_WORD, ' ').trim().split(' ');
+  const kept = words.filter((w, i) => w !== '' && !/\d/.test(w) && !(i === 0 && STREET_TYPES.has(w)) && !(w.length === 1 && i === 0));
+  return kept.length === 0 ? null : kept.join(' ');
+}
+
+/** `00-950` → 950 (a number, so the index holds it in an Int32Array); null unless five digits. */
+export function postalKey(raw: string | null | undefined): number | null {
+  if (!raw) return null;
+  const digits = normalizePostalCode(raw);
+  return digits.length === 5 ? Number(digits) : null;
+}
+
+/** Inverse of postalKey, for messages and tests: 950 → `00-950`. */
+export function formatPostalKey(key: number): string {
+  const s = String(key).padStart(5, '0');
+  return `${s.slice(0, 2)}-${s.slice(2)}`;
+}
+
+/** How many typos a word of this length may carry and still count: none up to 3 letters, 1 up to 7, then 2. */
+export function allowedTypos(length: number): number {
+  return length <= 3 ? 0 : length <= 7 ? 1 : 2;
+}
+
+const ROWS: Int32Array[] = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
+
+/**
+ * Optimal-string-alignment distance (Levenshtein plus adjacent transpositions) when it is at most
+ * `max`; otherwise `max + 1`. Bounded: rows stop as soon as every cell is over `max`.
+ */
+export function editDistanceWithin(a: string, b: string, max: number): number {
+  if (a === b) return 0;
+  const la = a.length;
+  const lb = b.length;
+  if (Math.abs(la - lb) > max) return max + 1;
+  if (max === 0) return 1;
+  // Three rows reused between calls: the scorer asks this thousands of times a batch.
+  if (lb + 1 > ROWS[0]!.length) for (let r = 0; r < 3; r++) ROWS[r] = new Int32Array(2 * (lb + 1));
+  let [prev2, prev, cur] = ROWS as [Int32Array, Int32Array, Int32Array];
+  for (let j = 0; j <= lb; j++) prev[j] = j;
+  for (let i = 1; i <= la; i++) {
+    cur[0] = i;
+    let rowMin = i;
+    const ca = a.charCodeAt(i - 1);
+    for (let j = 1; j <= lb; j++) {
+      const cb = b.charCodeAt(j - 1);
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (ca === cb ? 0 : 1));
+      if (i > 1 && j > 1 && ca === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === cb) d = Math.min(d, prev2[j - 2]! + 1);
+      cur[j] = d;
+      if (d < rowMin) rowMin = d;
+    }
+    if (rowMin > max) return max + 1;
+    [prev2, prev, cur] = [prev, cur, prev2];
+  }
+  return Math.min(prev[lb]!, max + 1);
+}

@@ -1,0 +1,95 @@
+import { sql } from 'kysely';
+import { identifierKey } from '../../lib/identifiers.ts';
+import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
+import { byDisplayOrder } from '../../registry/sources/display-order.ts';
+import type { RegistryExecutor } from '../../registry/store.ts';
+import type { MatchRow } from './match-index.ts';
+import { matchRowOf } from './rows.ts';
+
+/**
+ * Data access of the match module: the rows its index is built from (all of them through a
+ * cursor, or those of a few imported companies) and the display data of the candidates shown.
+ */
+
+const FIELD = '\x1f';
+const RECORD = '\x1e';
+const clean = (e: ReturnType<typeof sql>) => sql`translate(${e}, chr(30) || chr(31), '  ')`;
+
+// One text per company: node-postgres spends about a microsecond per field it parses. The street is
+// the first non-empty one of the snapshot's profiles; identifiers are company_identifiers' keys.
+const MATCH_LINE = sql`concat_ws(chr(31), c.id, c.status, ${clean(sql`c.name`)}, ${clean(sql`coalesce(c.city_folded, '')`)}, coalesce(c.postal_code, ''),
+  ${clean(sql`coalesce((SELECT p->'address'->>'street' FROM json_array_elements(c.snapshot::json->'profiles') p
+    WHERE coalesce(p->'address'->>'street', '') <> '' LIMIT 1), '')`)},
+  coalesce((SELECT string_agg(ci.key::text, ',') FROM company_identifiers ci WHERE ci.company_id = c.id), ''))`;
+
+function parseLines(text: string | null, onRow: (row: MatchRow) => void): void {
+  if (!text) return;
+  for (const line of text.split(RECORD)) {
+    const f = line.split(FIELD);
+    if (f.length !== 7) throw new Error(`match index: unexpected row shape (${f.length} fields)`);
+    onRow(matchRowOf({
+      id: Number(f[0]),
+      status: f[1] as CompanyStatus,
+      name: f[2]!,
+      city: f[3] || null,
+      postalCode: f[4] || null,
+      street: f[5] || null,
+      identifierKeys: f[6] === '' ? [] : f[6]!.split(',').map(Number),
+    }));
+  }
+}
+
+/** Every company's match row in id order, in chunks. Run it inside a transaction: the rows come through a cursor. */
+export async function readMatchRows(trx: RegistryExecutor, chunkSize: number, onChunk: (rows: MatchRow[]) => Promise<void>): Promise<number> {
+  await sql`DECLARE match_index_rows NO SCROLL CURSOR FOR SELECT ${MATCH_LINE} AS line FROM companies c ORDER BY c.id`.execute(trx);
+  let total = 0;
+  for (;;) {
+    const { rows } = await sql<{ line: string }>`FETCH FORWARD ${sql.raw(String(Math.max(1, Math.floor(chunkSize))))} FROM match_index_rows`.execute(trx);
+    if (rows.length === 0) break;
+    const out: MatchRow[] = [];
+    for (const r of rows) parseLines(r.line, (row) => out.push(row));
+    total += out.length;
+    await onChunk(out);
+  }
+  await sql`CLOSE match_index_rows`.execute(trx);
+  return total;
+}
+
+/** The match rows of the companies holding any of these identifiers (stored forms). */
+export async function readMatchRowsByIdentifiers(db: RegistryExecutor, identifiers: readonly Identifier[]): Promise<MatchRow[]> {
+  const keys = identifiers.map((i) => identifierKey(i.type, i.value)).filter((k) => k !== null);
+  if (keys.length === 0) return [];
+  const { rows } = await sql<{ lines: string | null }>`
+    SELECT string_agg(${MATCH_LINE}, chr(30)) AS lines FROM companies c
+    WHERE c.id IN (SELECT ci.company_id FROM company_identifiers ci WHERE ci.key = ANY(${keys}::bigint[]))`.execute(db);
+  const out: MatchRow[] = [];
+  parseLines(rows[0]!.lines, (r) => out.push(r));
+  return out;
+}
+
+export interface MatchDisplayRow {
+  identifiers: { type: IdentifierType; value: string }[];
+  name: string;
+  city: string | null;
+  postal_code: string | null;
+  status: CompanyStatus;
+}
+
+/** What a candidate shows, by companies.id: identifiers, name, and the address of the profile shown first. */
+export async function findMatchDisplayRows(db: RegistryExecutor, ids: readonly number[]): Promise<Map<number, MatchDisplayRow>> {
+  const out = new Map<number, MatchDisplayRow>();
+  if (ids.length === 0) return out;
+  const { rows } = await sql<{ id: string; name: string; status: CompanyStatus; snapshot: CompanySnapshot }>`
+    SELECT c.id::text AS id, c.name, c.status, c.snapshot::json AS snapshot FROM companies c WHERE c.id = ANY(${ids.map(String)}::bigint[])`.execute(db);
+  for (const r of rows) {
+    const address = byDisplayOrder(r.snapshot.profiles ?? []).find((p) => p.address && (p.address.city || p.address.postal_code))?.address ?? null;
+    out.set(Number(r.id), {
+      identifiers: (r.snapshot.identity?.identifiers ?? []).map((i) => ({ type: i.type, value: i.value })),
+      name: r.name,
+      city: address?.city || null,
+      postal_code: address?.postal_code || null,
+      status: r.status,
+    });
+  }
+  return out;
+}

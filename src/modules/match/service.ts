@@ -1,0 +1,56 @@
+import { TemporarilyUnavailableError, ValidationError } from '../../lib/errors.ts';
+import type { RegistryExecutor } from '../../registry/store.ts';
+import type { MatchEngine } from './engine.ts';
+import { matchQuery } from './matcher.ts';
+import { findMatchDisplayRows } from './repo.ts';
+import { MAX_MATCH_QUERIES, type MatchQueryBody, type MatchResult } from './schema.ts';
+import { prepareQuery } from './scoring.ts';
+
+/**
+ * Batch matching (docs/match.md): each query answered with up to five candidates from the match
+ * index, scored, with at most one bet on. Free of HTTP: the route and the MCP tool
+ * `match_companies` call `match` alike, and charge through src/modules/wallet/credits.ts.
+ */
+
+export interface MatchServiceDeps {
+  db: RegistryExecutor;
+  engine: MatchEngine;
+  /** How long a batch waits for the first build of the index before answering 503. */
+  waitForIndexMs?: number;
+}
+
+function checkQueries(queries: readonly MatchQueryBody[]): void {
+  if (queries.length === 0) throw new ValidationError({ queries: ['The queries field must have at least 1 item.'] });
+  if (queries.length > MAX_MATCH_QUERIES) throw new ValidationError({ queries: [`The queries field must not have more than ${MAX_MATCH_QUERIES} items.`] });
+  const errors: Record<string, string[]> = {};
+  queries.forEach((q, i) => {
+    const hasName = (q.name ?? '').trim() !== '';
+    const hasIdentifier = [q.nip, q.regon, q.krs].some((v) => (v ?? '').trim() !== '');
+    if (!hasName && !hasIdentifier) errors[`queries.${i}`] = [`The queries item ${i} must have a name or an identifier (nip, regon or krs).`];
+  });
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+}
+
+export function createMatchService(deps: MatchServiceDeps) {
+  const { db, engine } = deps;
+  const waitMs = deps.waitForIndexMs ?? 5_000;
+  return {
+    async match(queries: readonly MatchQueryBody[]): Promise<MatchResult[]> {
+      checkQueries(queries);
+      const index = await engine.current(waitMs);
+      if (index === null) throw new TemporarilyUnavailableError('The match index is being built after a start; try again in a minute.');
+      const outcomes = queries.map((q) => matchQuery(index, prepareQuery(q)));
+      const display = await findMatchDisplayRows(db, [...new Set(outcomes.flatMap((o) => o.candidates.map((c) => c.candidate.id)))]);
+      return outcomes.map((o, queryIndex) => ({
+        query_index: queryIndex,
+        // A company the index still holds but the database no longer does (never deleted in practice) is left out.
+        candidates: o.candidates.flatMap((c, i) => {
+          const row = display.get(c.candidate.id);
+          return row ? [{ ...row, score: c.score, match: i === o.match, features: c.features }] : [];
+        }),
+      }));
+    },
+  };
+}
+
+export type MatchService = ReturnType<typeof createMatchService>;

@@ -1,0 +1,54 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Principal } from '../tokens/authenticate.ts';
+import type { Log } from '../../logger.ts';
+
+/** The headers the Streamable HTTP transport reads; the rest (the Bearer token first) stays out of it. */
+const TRANSPORT_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+function transportRequest(req: FastifyRequest): Request {
+  // The answer is always one JSON body, so a client that accepts only JSON (or says nothing) is
+  // served too, rather than refused with 406 for not also accepting an SSE stream it never gets.
+  const headers = new Headers({ accept: 'application/json, text/event-stream' });
+  for (const name of TRANSPORT_HEADERS) {
+    const v = req.headers[name];
+    if (typeof v === 'string') headers.set(name, v);
+  }
+  return new Request(new URL(req.url, `${req.protocol}://${req.host}`), { method: req.method, headers });
+}
+
+/**
+ * POST /api/v1/mcp: the MCP Streamable HTTP endpoint (docs/mcp.md). The route sits behind the
+ * same hooks as every REST route: the Bearer token (`auth: 'any'`: 401 before anything is read),
+ * the per-account rate limit, the request id and the error handler for what fails before the
+ * transport (401, 413, 429). Stateless: each request gets its own server and transport, answered
+ * with one JSON body (no SSE stream and no session), so any API process can serve any request.
+ * GET and DELETE (the standalone SSE stream and session end, meaningless without sessions) answer
+ * 405, which clients take as "not offered".
+ */
+export function mcpRoutes(deps: { createServer: (principal: Principal, log: Log) => Server }) {
+  return async (app: FastifyInstance) => {
+    app.post('/mcp', {
+      // The text guard's rule applies to the tool arguments (mcp/schema.ts), answered as a tool error.
+      config: { auth: 'any', guardBodyText: false },
+      // JSON-RPC, not REST: described in docs/mcp.md rather than in the OpenAPI document.
+      schema: { hide: true },
+    }, async (req, reply) => {
+      const server = deps.createServer(req.auth!, req.log);
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      try {
+        await server.connect(transport);
+        const response = await transport.handleRequest(transportRequest(req), { parsedBody: req.body });
+        const body = await response.text();
+        reply.code(response.status);
+        response.headers.forEach((value, name) => {
+          reply.header(name, value);
+        });
+        return reply.send(body === '' ? undefined : body);
+      } finally {
+        await server.close();
+      }
+    });
+  };
+}

@@ -76,7 +76,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   installAuthResolution(app, { authenticator });
   await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: options.redis });
   installAuthEnforcement(app, { authenticator });
-  installPricing(app, { db, prices: config.prices });
+  installPricing(app, { db, prices: config.prices, clock: parts.clock });
   installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });
 
   app.get('/health', {

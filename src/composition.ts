@@ -80,7 +80,7 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
   const importCompany = createCompanyImporter({ db, logger, clock, sources: parts.sources });
   const domain = {
     accounts: createAccountsModule({ db, clock, publicBaseUrl: config.publicBaseUrl }),
-    tokens: createTokensModule({ db, clock, usage: parts.usage }),
+    tokens: createTokensModule({ db, clock, usage: parts.usage, cacheSize: config.tokenCacheSize, onError: (e) => logger.warn({ err: e }, 'token cache: the LISTEN connection failed; serving without the cache until it listens again') }),
     wallet: createWalletModule({ db, clock, logger, config, payments: parts.payments }),
     stats: createStatsModule({ db }),
     companies: createCompaniesModule({ db, config, logger, clock, search: parts.search, ownsSearch: parts.ownsSearch, importCompany }),

@@ -26,7 +26,14 @@ test('defaults: embedded database, synthetic source, port 3000, dev payments', (
   assert.deepEqual(c.packages, DEFAULT_PACKAGES);
   assert.deepEqual(c.rateLimit, { perMinute: 180, statsPerMinute: 10 });
   assert.equal(c.trustProxy, false);
+  assert.equal(c.tokenCacheSize, 10_000);
   assert.ok(Object.isFrozen(c));
+});
+
+test('TOKEN_CACHE_SIZE: 0 turns the token cache off; a negative or huge size is refused', () => {
+  assert.equal(loadConfig({ TOKEN_CACHE_SIZE: '0' }).tokenCacheSize, 0);
+  assert.equal(loadConfig({ TOKEN_CACHE_SIZE: '500' }).tokenCacheSize, 500);
+  for (const bad of ['-1', '2000000', 'lots']) assert.ok(problemsOf({ TOKEN_CACHE_SIZE: bad }).some((p) => p.startsWith('TOKEN_CACHE_SIZE')), bad);
 });
 
 test('values are trimmed, blank counts as unset, REGISTRY_SOURCES set but empty means none', () => {

@@ -65,6 +65,8 @@ export interface Config {
   readonly rateLimit: { readonly perMinute: number; readonly statsPerMinute: number };
   /** Take the client IP from X-Forwarded-For (only behind a proxy you control). */
   readonly trustProxy: boolean;
+  /** Tokens an API process keeps in memory for priced requests (TOKEN_CACHE_SIZE; 0 turns the cache off). */
+  readonly tokenCacheSize: number;
   /** Seconds between webhook attempts after the first (WEBHOOK_RETRY_SCHEDULE; docs/webhooks.md). */
   readonly webhookRetrySchedule: readonly number[];
   /** Deliver webhooks to loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_URLS; local development). */
@@ -121,6 +123,7 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_PER_MINUTE: Type.Optional(Int(1, 1_000_000)),
   RATE_LIMIT_STATS_PER_MINUTE: Type.Optional(Int(1, 1_000_000)),
   TRUST_PROXY: Type.Optional(OneOf(['0', '1', 'true', 'false'])),
+  TOKEN_CACHE_SIZE: Type.Optional(Int(0, 1_000_000)),
   LOG_LEVEL: Type.Optional(OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ description: 'a comma list of seconds' })),
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Optional(OneOf(['true', 'false', '1', '0'])),
@@ -250,6 +253,7 @@ export function loadConfig(env: Env = process.env): Config {
     demoCompanies: int(e.DEMO_COMPANIES, 50_000),
     rateLimit: Object.freeze({ perMinute: int(e.RATE_LIMIT_PER_MINUTE, 180), statsPerMinute: int(e.RATE_LIMIT_STATS_PER_MINUTE, 10) }),
     trustProxy: trustProxy === '1' || trustProxy === 'true',
+    tokenCacheSize: int(e.TOKEN_CACHE_SIZE, 10_000),
     webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
     webhookAllowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true' || e.WEBHOOK_ALLOW_PRIVATE_URLS === '1',
     jobRecovery: Object.freeze({ sweepIntervalMs: int(e.JOB_RECOVERY_SWEEP_SECONDS, 30) * 1000, graceMs: int(e.JOB_RECOVERY_GRACE_SECONDS, 60) * 1000 }),

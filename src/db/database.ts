@@ -18,6 +18,16 @@ export interface DatabaseHandle {
 // midnight shifts calendar days across time zones.
 pg.types.setTypeParser(pg.types.builtins.DATE, (v: string) => v);
 
+const pools = new WeakMap<object, pg.Pool>();
+
+/**
+ * The pool behind a Kysely instance made by createDatabase, for what Kysely cannot do: a
+ * connection of its own with the same settings (LISTEN, src/db/listen.ts). Undefined otherwise.
+ */
+export function poolOf(db: object): pg.Pool | undefined {
+  return pools.get(db);
+}
+
 export function createDatabase(url: string, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
@@ -29,6 +39,7 @@ export function createDatabase(url: string, options: { max?: number; application
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
   let closed = false;
   return {
     db,

@@ -11,6 +11,8 @@ export type AuthContext = Principal;
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
+    /** The principal came from the token cache: whoever acts for the request re-checks the token (src/http/pricing.ts). */
+    authCached: boolean;
     /** Why authentication failed, when a token was presented or required. */
     authError: UnauthorizedError | null;
   }
@@ -25,9 +27,11 @@ declare module 'fastify' {
  */
 export function installAuthResolution(app: FastifyInstance, deps: { authenticator: Authenticator }): void {
   app.decorateRequest('auth', null);
+  app.decorateRequest('authCached', false);
   app.decorateRequest('authError', null);
   app.addHook('onRequest', async (request) => {
-    if ((request.routeOptions.config?.auth ?? 'none') === 'none') return;
+    const config = request.routeOptions.config;
+    if ((config?.auth ?? 'none') === 'none') return;
     const header = request.headers.authorization?.trim() ?? '';
     const m = /^Bearer(?:\s+(.*))?$/i.exec(header);
     const token = m?.[1]?.trim() ?? '';
@@ -39,9 +43,13 @@ export function installAuthResolution(app: FastifyInstance, deps: { authenticato
       request.authError = new UnauthorizedError('Malformed token format');
       return;
     }
-    const result = await deps.authenticator.authenticate(token);
-    if (result.ok) request.auth = result.principal;
-    else request.authError = result.error;
+    // Only a priced route whose charge re-checks the token may trust the cache (src/http/pricing.ts).
+    const useCache = config?.auth === 'any' && config.price !== undefined && (config.chargedBy !== 'service' || config.tokenCheckedByCharge === true);
+    const result = await deps.authenticator.authenticate(token, { useCache });
+    if (result.ok) {
+      request.auth = result.principal;
+      request.authCached = result.cached;
+    } else request.authError = result.error;
   });
 }
 

@@ -2,7 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { PriceKey } from '../config.ts';
 import type { Db } from '../db/database.ts';
+import type { Clock } from '../lib/clock.ts';
 import { InsufficientCreditsError } from '../lib/errors.ts';
+import { isTokenActive } from '../modules/tokens/authenticate.ts';
 import { priceOf, readBalance, tryChargeCredits, type PriceTable } from '../modules/wallet/credits.ts';
 
 declare module 'fastify' {
@@ -16,6 +18,11 @@ declare module 'fastify' {
      */
     chargedBy?: 'route' | 'service';
     /**
+     * With `chargedBy: 'service'`: the service's charge checks in the same statement that the
+     * token is still usable (`ifTokenActive`), so the request may authenticate from the token cache.
+     */
+    tokenCheckedByCharge?: boolean;
+    /**
      * Units a request asks for, known from its validated input (e.g. the queries of a batch): the
      * balance check before the handler then requires the whole price, and the charge takes it.
      * Without it a request is one unit unless its handler sets `request.chargeUnits`.
@@ -28,6 +35,17 @@ declare module 'fastify' {
   }
 }
 
+/** The headers that tell a client what a request cost (none when it was free). */
+export function reportCharge(reply: FastifyReply, charged: number, balanceAfter: number | null): void {
+  if (charged <= 0) return;
+  reply.header('x-credits-charged', String(charged));
+  reply.header('x-credits-remaining', String(balanceAfter));
+}
+
+/** How long the balance an account's last charge left may stand in for reading it (see installPricing). */
+const BALANCE_HINT_MS = 30_000;
+const BALANCE_HINTS = 50_000;
+
 const INSUFFICIENT_BODY = (balance: number, required: number) => ({ message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS' as const, balance, required });
 
 function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' | 'service', perUnit: boolean): string {
@@ -39,14 +57,24 @@ function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' 
  * The one mechanism that sells data routes. A route declares `config: { price: '<operation>' }`:
  * - before the handler (after authentication and validation), a cheap check answers 402 when the
  *   balance is below one unit's price (the whole price with `unitsOf`), so no work is done for a
- *   wallet that cannot pay;
+ *   wallet that cannot pay. The
+ *   balance the account's last charge in this process left (at most BALANCE_HINT_MS old) stands
+ *   in for a read when it covers the price; when it does not, or there is none, the balance is read;
  * - when the response is a success (< 400), onSend takes `price × request.chargeUnits` with one
- *   conditional ledger entry. If a concurrent request spent the credits in between, the response
- *   is replaced by the 402 body: the caller never receives what it did not pay for.
+ *   conditional ledger entry, in one statement that also checks that the token is still usable
+ *   (the principal may come from the token cache). If a concurrent request (or another process)
+ *   spent the credits in between, the response is replaced by the 402 body; if the token was
+ *   revoked or expired meanwhile, by the 401 body: the caller never receives what it did not pay for.
  * Routes with `chargedBy: 'service'` charge in their own transaction (`chargeCredits`).
  */
-export function installPricing(app: FastifyInstance, deps: { db: Db; prices: PriceTable }): void {
-  const { db, prices } = deps;
+export function installPricing(app: FastifyInstance, deps: { db: Db; prices: PriceTable; clock: Clock }): void {
+  const { db, prices, clock } = deps;
+  const hints = new Map<string, { balance: number; at: number }>();
+  const remember = (accountId: string, balance: number) => {
+    hints.delete(accountId);
+    if (hints.size >= BALANCE_HINTS) hints.delete(hints.keys().next().value!);
+    hints.set(accountId, { balance, at: performance.now() });
+  };
   app.decorateRequest('chargeUnits', 1);
 
   app.addHook('onRoute', (route) => {
@@ -55,7 +83,9 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
     if (!(operation in prices)) throw new Error(`Route ${route.method} ${route.url}: unknown price key "${operation}"`);
     if ((route.config?.auth ?? 'none') === 'none') throw new Error(`Route ${route.method} ${route.url} is priced but needs no credential`);
     const schema = (route.schema ?? {}) as Record<string, unknown> & { response?: Record<string | number, TSchema>; description?: string };
-    const note = describePrice(prices[operation], operation, route.config?.chargedBy ?? 'route', route.config?.unitsOf !== undefined);
+    // A service that charges in the statement of its read (tokenCheckedByCharge) sells one answer, like a route.
+    const perUnit = route.config?.chargedBy === 'service' && !route.config.tokenCheckedByCharge;
+    const note = describePrice(prices[operation], operation, perUnit ? 'service' : 'route', route.config?.unitsOf !== undefined);
     route.schema = {
       ...schema,
       description: schema.description ? `${schema.description}\n\n${note}` : note,
@@ -70,27 +100,42 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
     if (unitsOf) request.chargeUnits = unitsOf(request);
     const required = priceOf(prices, operation, unitsOf ? request.chargeUnits : 1);
     if (required === 0) return;
+    const hint = hints.get(request.auth.accountId);
+    if (hint && hint.balance >= required && performance.now() - hint.at < BALANCE_HINT_MS) return;
     const balance = await readBalance(db, request.auth.accountId);
+    remember(request.auth.accountId, balance);
     if (balance < required) throw new InsufficientCreditsError(balance, required);
   });
 
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
     const operation = request.routeOptions.config?.price;
     if (!operation || request.routeOptions.config?.chargedBy === 'service' || !request.auth || reply.statusCode >= 400) return payload;
-    const r = await tryChargeCredits(db, { accountId: request.auth.accountId, operation, units: request.chargeUnits, prices });
+    const { accountId, tokenId, expiresAt } = request.auth;
+    const now = clock.now();
+    const r = await tryChargeCredits(db, { accountId, operation, units: request.chargeUnits, prices, ifTokenActive: { tokenId, now } });
+    // A free request charges nothing, so nothing has checked a cached token yet.
+    const live = !r.taken ? r.reason !== 'inactive-token' : r.charged > 0 || !request.authCached || await isTokenActive(db, tokenId, now);
+    const replace = (code: number, body: unknown) => {
+      reply.code(code);
+      reply.header('content-type', 'application/json; charset=utf-8');
+      reply.removeHeader('content-length');
+      reply.removeHeader('etag');
+      return JSON.stringify(body);
+    };
+    if (!live) {
+      const error = expiresAt && expiresAt <= now ? 'Token expired' : 'Token revoked';
+      request.log.info({ operation, error }, 'token no longer usable at the charge: answering 401');
+      return replace(401, { error, code: 'UNAUTHORIZED' });
+    }
     if (r.taken) {
-      if (r.charged > 0) {
-        reply.header('x-credits-charged', String(r.charged));
-        reply.header('x-credits-remaining', String(r.balanceAfter));
-      }
+      if (r.charged > 0) remember(accountId, r.balanceAfter!);
+      reportCharge(reply, r.charged, r.balanceAfter);
       return payload;
     }
+    if (r.reason === 'inactive-token') throw new Error('unreachable');
     const { balance, required: amount } = r;
+    remember(accountId, balance);
     request.log.info({ operation, balance, required: amount }, 'charge lost to a concurrent request: answering 402');
-    reply.code(402);
-    reply.header('content-type', 'application/json; charset=utf-8');
-    reply.removeHeader('content-length');
-    reply.removeHeader('etag');
-    return JSON.stringify(INSUFFICIENT_BODY(balance, amount));
+    return replace(402, INSUFFICIENT_BODY(balance, amount));
   });
 }

@@ -9,7 +9,7 @@ export { contentHash } from './store/content-hash.ts';
 export { deriveCompanyColumns, type CompanyColumns } from './store/search-columns.ts';
 export { companyRow, companyRowFields, type CompanyRowData, type NewCompanyRow } from './store/company-rows.ts';
 export {
-  allocateCompanyIds, countCompanies, deleteCompanies, findCompanyByIdentifier, findCompanyIdByIdentifier, hasAnyCompany,
+  allocateCompanyIds, companyByKeyQuery, countCompanies, deleteCompanies, findCompanyByIdentifier, findCompanyIdByIdentifier, hasAnyCompany,
   insertCompanies, insertIdentifiers, lookupCompaniesForBatch, registrySize, updateCompanies, updateFingerprints,
   type BatchLookupItem, type CompanyUpdateRow, type IdentifierRow, type MatchedCompany, type StoredCompany,
 } from './store/companies-repo.ts';

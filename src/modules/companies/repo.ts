@@ -1,7 +1,9 @@
 import { sql, type RawBuilder } from 'kysely';
+import { executePrepared } from '../../db/prepared.ts';
 import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
-import type { RegistryExecutor } from '../../registry/store.ts';
+import { companyByKeyQuery, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
 import { RUN_CHANGES_KEPT_DAYS } from '../../registry/store/daily-runs-repo.ts';
+import { chargeSteps, type ChargeArgs } from '../wallet/credits.ts';
 import { isStoredPostalCode, type SearchFilters } from './filters.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
 import { INDEX_RECORD as RECORD, parseIndexLines as parseLines } from './search-index-lines.ts';
@@ -55,6 +57,31 @@ export async function searchCompaniesSql(db: RegistryExecutor, f: SearchFilters,
 }
 
 // ------------------------------------------------------------------------------------------------
+// A company, paid for
+
+/**
+ * The stored company with this identifier, the registry's date (readDataAsOf) and, in the same
+ * statement, its charge (taken only when the company is there): a snapshot is one round trip.
+ * `balanceAfter` is null when nothing was taken (free, or refused: ask chargeOutcome). Null when
+ * no company has the identifier.
+ */
+export async function findCompanyCharging(db: RegistryExecutor, identifier: Identifier, charge: ChargeArgs): Promise<{ company: StoredCompany; dataAsOf: string | null; balanceAfter: string | null } | null> {
+  const key = identifierKey(identifier.type, identifier.value);
+  if (key === null) return null;
+  const steps = chargeSteps(charge, sql`EXISTS (SELECT 1 FROM found)`);
+  type Row = StoredCompany & { data_as_of: string | null; balance_after: string | null };
+  const { rows } = steps
+    ? await executePrepared(db, sql<Row>`
+        WITH found AS (${companyByKeyQuery(key)}), ${steps}
+        SELECT found.*, ${DATA_AS_OF} AS data_as_of, (SELECT balance_after FROM ledger_ins) AS balance_after FROM found`)
+    : await executePrepared(db, sql<Row>`SELECT f.*, ${DATA_AS_OF} AS data_as_of, NULL AS balance_after FROM (${companyByKeyQuery(key)}) f`);
+  const row = rows[0];
+  if (!row) return null;
+  const { balance_after: balanceAfter, data_as_of: dataAsOf, ...company } = row;
+  return { company, dataAsOf, balanceAfter };
+}
+
+// ------------------------------------------------------------------------------------------------
 // Display data
 
 export interface ResultRow {
@@ -69,9 +96,9 @@ export interface ResultRow {
 /** The companies of a page, in the order of `ids`. */
 export async function findResultRows(db: RegistryExecutor, ids: readonly string[]): Promise<ResultRow[]> {
   if (ids.length === 0) return [];
-  const { rows } = await sql<ResultRow>`
+  const { rows } = await executePrepared(db, sql<ResultRow>`
     SELECT c.id::text AS id, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start, c.main_activity, c.snapshot::json AS snapshot
-    FROM companies c WHERE c.id = ANY(${ids}::bigint[])`.execute(db);
+    FROM companies c WHERE c.id = ANY(${ids}::bigint[])`);
   const byId = new Map(rows.map((r) => [r.id, r] as const));
   return ids.map((id) => byId.get(id)).filter((r): r is ResultRow => r !== undefined);
 }
@@ -179,10 +206,12 @@ export function importedIdentifierOf(run: RunState): Identifier | null {
  * database now reflects. Null before any run completed.
  */
 export async function readDataAsOf(db: RegistryExecutor): Promise<string | null> {
-  const { rows } = await sql<{ d: string | null }>`
-    SELECT to_char(max(run_date), 'YYYY-MM-DD') AS d FROM daily_runs WHERE status = 'completed' AND kind = 'daily'`.execute(db);
+  const { rows } = await sql<{ d: string | null }>`SELECT ${DATA_AS_OF} AS d`.execute(db);
   return rows[0]!.d;
 }
+
+/** The date of the latest completed daily run (YYYY-MM-DD, or null), as a scalar subquery. */
+const DATA_AS_OF = sql<string | null>`(SELECT to_char(max(run_date), 'YYYY-MM-DD') FROM daily_runs WHERE status = 'completed' AND kind = 'daily')`;
 
 /** A run as an index follower sees it. */
 export interface RunProgress extends RunState {

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { reportCharge } from '../../http/pricing.ts';
 import { errorResponses, MessageSchema } from '../../http/schemas.ts';
 import { MAX_SEARCH_PAGE } from './filters.ts';
 import { SearchQuerySchema, SearchResponseSchema, SnapshotBodySchema, SnapshotResponseSchema } from './schema.ts';
@@ -9,7 +10,8 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
   const { companies } = deps;
   return async (app) => {
     app.post('/companies/snapshot', {
-      config: { auth: 'any', price: 'companies.snapshot' },
+      // Charged by the service, in the statement that reads the company (one round trip).
+      config: { auth: 'any', price: 'companies.snapshot', chargedBy: 'service', tokenCheckedByCharge: true },
       schema: {
         tags: ['Companies'], summary: 'The full profile of one company', security: [{ bearer: [] }],
         description: 'Identity, one profile per registry (with `source`, `vat_status` and `bank_accounts`), and persons. '
@@ -22,7 +24,11 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
           ...errorResponses({ auth: 'any', validation: true, notFound: true, priced: true }),
         },
       },
-    }, async (req) => companies.snapshot(req.body.identifier_type, req.body.identifier_value));
+    }, async (req, reply) => {
+      const r = await companies.paidSnapshot(req.body.identifier_type, req.body.identifier_value, req.auth!);
+      reportCharge(reply, r.charged, r.balanceAfter);
+      return r.body;
+    });
 
     app.get('/companies/search', {
       config: { auth: 'any', price: 'companies.search' },

@@ -1,16 +1,25 @@
 import type { Config } from '../../config.ts';
 import { pageMeta } from '../../lib/pagination.ts';
 import type { Log } from '../../logger.ts';
-import { NotFoundError, TemporarilyUnavailableError, ValidationError } from '../../lib/errors.ts';
+import { InsufficientCreditsError, NotFoundError, TemporarilyUnavailableError, UnauthorizedError, ValidationError } from '../../lib/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
-import type { CompanySnapshot, Contact, IdentifierType } from '../../registry/model.ts';
+import type { CompanySnapshot, Contact, Identifier, IdentifierType } from '../../registry/model.ts';
 import { byDisplayOrder } from '../../registry/sources/display-order.ts';
-import { findCompanyByIdentifier, type RegistryExecutor } from '../../registry/store.ts';
+import { findCompanyByIdentifier, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
+import { isTokenActive } from '../tokens/authenticate.ts';
+import { chargeOutcome, priceOf, readBalance, type ChargeArgs } from '../wallet/credits.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
-import { findResultRows, readDataAsOf, type ResultRow } from './repo.ts';
+import { findCompanyCharging, findResultRows, readDataAsOf, type ResultRow } from './repo.ts';
 import type { CompanySearchEngine } from './search-engine.ts';
+
+/** Who pays for a snapshot: the request's account and the token it presented. */
+export interface Payer {
+  accountId: string;
+  tokenId: string;
+  expiresAt: Date | null;
+}
 
 export interface CompaniesServiceDeps {
   db: RegistryExecutor;
@@ -60,38 +69,75 @@ export function searchResultOf(row: ResultRow): SearchResult {
   };
 }
 
+function parseOrThrow(type: IdentifierType, rawValue: string): Identifier {
+  const parsed = parseIdentifier(type, rawValue);
+  if (!parsed.ok) throw new ValidationError({ identifier_value: [parsed.error] });
+  return { type, value: parsed.value };
+}
+
+function snapshotBody(company: StoredCompany, now: Date, dataAsOf: string | null) {
+  return {
+    status: 'success' as const,
+    data: company.snapshot,
+    meta: { fetched_at: now.toISOString(), data_as_of: dataAsOf, first_seen_date: company.first_seen_date, last_changed_date: company.last_changed_date },
+  };
+}
+
 export function createCompaniesService(deps: CompaniesServiceDeps) {
   const { db, clock } = deps;
+
+  /** `find`, and when it finds nothing, an on-demand import (after `beforeImport`) and `find` again. */
+  const findOrImport = async <T>(identifier: Identifier, find: () => Promise<T | null>, beforeImport?: () => Promise<void>): Promise<T> => {
+    const found = await find();
+    if (found) return found;
+    await beforeImport?.();
+    let imported;
+    try {
+      imported = await deps.importCompany(identifier);
+    } catch (e) {
+      if (e instanceof ImportUnavailableError) throw new TemporarilyUnavailableError('The company registry could not be reached. Try again later.');
+      throw e;
+    }
+    const again = imported.found ? await find() : null;
+    if (!again) throw new NotFoundError('Company not found');
+    return again;
+  };
 
   return {
     /**
      * The stored snapshot of the company with this identifier, importing it from the live
      * sources first when it is unknown. 422 for an invalid identifier, 404 when no source knows it,
-     * 503 when a source that might know it could not be asked.
+     * 503 when a source that might know it could not be asked. Charges nothing (callers that sell
+     * it charge through src/modules/wallet/credits.ts, or use paidSnapshot).
      */
     async snapshot(type: IdentifierType, rawValue: string) {
-      const parsed = parseIdentifier(type, rawValue);
-      if (!parsed.ok) throw new ValidationError({ identifier_value: [parsed.error] });
-      const identifier = { type, value: parsed.value };
-      let company = await findCompanyByIdentifier(db, identifier);
-      if (!company) {
-        let imported;
-        try {
-          imported = await deps.importCompany(identifier);
-        } catch (e) {
-          if (e instanceof ImportUnavailableError) throw new TemporarilyUnavailableError('The company registry could not be reached. Try again later.');
-          throw e;
-        }
-        if (imported.found) company = await findCompanyByIdentifier(db, identifier);
-        if (!company) throw new NotFoundError('Company not found');
-      }
+      const identifier = parseOrThrow(type, rawValue);
+      const company = await findOrImport(identifier, () => findCompanyByIdentifier(db, identifier));
       // Read after the company: it reflects at least that day's run.
-      const dataAsOf = await readDataAsOf(db);
-      return {
-        status: 'success' as const,
-        data: company.snapshot,
-        meta: { fetched_at: clock.now().toISOString(), data_as_of: dataAsOf, first_seen_date: company.first_seen_date, last_changed_date: company.last_changed_date },
-      };
+      return snapshotBody(company, clock.now(), await readDataAsOf(db));
+    },
+
+    /**
+     * The snapshot, charged to `payer` in the same statement that reads it (one round trip; the
+     * charge also checks that the token is still usable). An unknown company is imported only when
+     * the balance covers the price. Besides snapshot's errors: 402 too few credits, 401 a token
+     * revoked or expired meanwhile. Nothing is charged unless the snapshot is answered.
+     */
+    async paidSnapshot(type: IdentifierType, rawValue: string, payer: Payer) {
+      const identifier = parseOrThrow(type, rawValue);
+      const now = clock.now();
+      const charge: ChargeArgs = { accountId: payer.accountId, operation: 'companies.snapshot', prices: deps.config.prices, ifTokenActive: { tokenId: payer.tokenId, now } };
+      const found = await findOrImport(identifier, () => findCompanyCharging(db, identifier, charge), async () => {
+        // An import costs a live lookup: not for a token revoked a moment ago (the cache may not know yet).
+        if (!(await isTokenActive(db, payer.tokenId, now))) throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
+        const required = priceOf(deps.config.prices, 'companies.snapshot');
+        const balance = required > 0 ? await readBalance(db, payer.accountId) : 0;
+        if (balance < required) throw new InsufficientCreditsError(balance, required);
+      });
+      const outcome = await chargeOutcome(db, charge, found.balanceAfter);
+      if (!outcome.taken && outcome.reason === 'inactive-token') throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
+      if (!outcome.taken) throw new InsufficientCreditsError(outcome.balance, outcome.required);
+      return { charged: outcome.charged, balanceAfter: outcome.balanceAfter, body: snapshotBody(found.company, now, found.dataAsOf) };
     },
 
     async search(query: SearchQuery) {

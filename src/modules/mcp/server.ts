@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ToolDefinition } from '@modelcontextprotocol/sdk/types.js';
 import type { Db } from '../../db/database.ts';
-import { DomainError, InsufficientCreditsError } from '../../lib/errors.ts';
+import { DomainError, InsufficientCreditsError, UnauthorizedError } from '../../lib/errors.ts';
 import type { Log } from '../../logger.ts';
 import { priceOf, readBalance, tryChargeCredits, type PriceTable } from '../wallet/credits.ts';
 import { toolError, toolErrorBody } from './errors.ts';
@@ -77,6 +77,8 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
   let charge = '';
   if (chargedHere) {
     const r = await tryChargeCredits(db, { accountId: ctx.accountId, operation: price.operation, units, prices });
+    // No ifTokenActive here (the MCP request looked its token up), so only a short balance refuses.
+    if (!r.taken && r.reason === 'inactive-token') throw new UnauthorizedError('Token revoked');
     if (!r.taken) {
       deps.logger.info({ tool: tool.name, balance: r.balance, required: r.required }, 'mcp: charge lost to a concurrent request: answering 402');
       throw new InsufficientCreditsError(r.balance, r.required);

@@ -1,7 +1,8 @@
+import type { RawBuilder } from 'kysely';
 import type { PriceKey } from '../../config.ts';
 import type { DbOrTrx } from '../../db/database.ts';
-import { InsufficientCreditsError } from '../../lib/errors.ts';
-import { applyLedgerEntry } from './ledger.ts';
+import { InsufficientCreditsError, UnauthorizedError } from '../../lib/errors.ts';
+import { applyLedgerEntry, ledgerEntrySteps, whyNotApplied, type LedgerEntry, type LedgerResult } from './ledger.ts';
 
 /**
  * The credit API every priced operation uses, whoever calls it: a route (through the pricing hook
@@ -30,6 +31,8 @@ export interface ChargeArgs {
   prices: PriceTable;
   /** Idempotency key: a second charge with the same reference for the account takes nothing. */
   reference?: string;
+  /** Charge only while this token is usable (see LedgerEntry.ifTokenActive). */
+  ifTokenActive?: { tokenId: string; now: Date };
 }
 
 export interface ChargeResult {
@@ -40,19 +43,51 @@ export interface ChargeResult {
 }
 
 /** What an attempt to charge came to: taken, or refused for too few credits (nothing written). */
-export type ChargeAttempt = { taken: true; charged: number; balanceAfter: number | null } | { taken: false; balance: number; required: number };
+export type ChargeAttempt =
+  | { taken: true; charged: number; balanceAfter: number | null }
+  | { taken: false; reason: 'insufficient'; balance: number; required: number }
+  | { taken: false; reason: 'inactive-token' };
+
+/** The ledger entry of a usage charge; null when the operation is free. */
+function usageEntry(args: ChargeArgs): LedgerEntry | null {
+  const amount = priceOf(args.prices, args.operation, args.units ?? 1);
+  if (amount === 0) return null;
+  return { accountId: args.accountId, type: 'usage', amount: -amount, description: args.operation, reference: args.reference, ifTokenActive: args.ifTokenActive };
+}
+
+function attemptOf(r: LedgerResult, amount: number): ChargeAttempt {
+  if (r.applied) return { taken: true, charged: amount, balanceAfter: r.balanceAfter };
+  if (r.reason === 'duplicate') return { taken: true, charged: 0, balanceAfter: null };
+  if (r.reason === 'inactive-token') return { taken: false, reason: 'inactive-token' };
+  return { taken: false, reason: 'insufficient', balance: r.balance, required: amount };
+}
 
 /**
  * Like chargeCredits, but a short balance is an answer, not an error: for callers that have already
  * done the work and must decide what to answer (the pricing hook of src/http/pricing.ts).
  */
 export async function tryChargeCredits(db: DbOrTrx, args: ChargeArgs): Promise<ChargeAttempt> {
-  const amount = priceOf(args.prices, args.operation, args.units ?? 1);
-  if (amount === 0) return { taken: true, charged: 0, balanceAfter: null };
-  const r = await applyLedgerEntry(db, { accountId: args.accountId, type: 'usage', amount: -amount, description: args.operation, reference: args.reference });
-  if (r.applied) return { taken: true, charged: amount, balanceAfter: r.balanceAfter };
-  if (r.reason === 'duplicate') return { taken: true, charged: 0, balanceAfter: null };
-  return { taken: false, balance: r.balance, required: amount };
+  const entry = usageEntry(args);
+  if (!entry) return { taken: true, charged: 0, balanceAfter: null };
+  return attemptOf(await applyLedgerEntry(db, entry), -entry.amount);
+}
+
+/**
+ * A charge made by the very statement that reads what is paid for, so a priced read is one round
+ * trip: put `WITH <the read> AS (...), ${steps}` first, take it only if `gate` holds (say, the
+ * read found something), and select `(SELECT balance_after FROM ledger_ins)`. chargeOutcome then
+ * turns that value into the attempt (reading more only when nothing was taken). Null when free.
+ */
+export function chargeSteps(args: ChargeArgs, gate: RawBuilder<unknown>): RawBuilder<unknown> | null {
+  const entry = usageEntry(args);
+  return entry ? ledgerEntrySteps(entry, gate) : null;
+}
+
+export async function chargeOutcome(db: DbOrTrx, args: ChargeArgs, balanceAfter: string | number | null): Promise<ChargeAttempt> {
+  const entry = usageEntry(args);
+  if (!entry) return { taken: true, charged: 0, balanceAfter: null };
+  const r = balanceAfter === null ? await whyNotApplied(db, entry) : { applied: true as const, balanceAfter: Number(balanceAfter) };
+  return attemptOf(r, -entry.amount);
 }
 
 /**
@@ -63,6 +98,7 @@ export async function tryChargeCredits(db: DbOrTrx, args: ChargeArgs): Promise<C
  */
 export async function chargeCredits(trx: DbOrTrx, args: ChargeArgs): Promise<ChargeResult> {
   const r = await tryChargeCredits(trx, args);
+  if (!r.taken && r.reason === 'inactive-token') throw new UnauthorizedError('Token revoked');
   if (!r.taken) throw new InsufficientCreditsError(r.balance, r.required);
   return { charged: r.charged, balanceAfter: r.balanceAfter };
 }

@@ -1,5 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from '../../db/database.ts';
+import { executePrepared } from '../../db/prepared.ts';
+import { isTokenActive } from '../tokens/authenticate.ts';
 
 export type TransactionType = 'start' | 'deposit' | 'usage' | 'refund';
 
@@ -19,47 +21,76 @@ export interface LedgerEntry {
   reference?: string;
   /** For deposits: also count towards total_purchased. */
   purchased?: boolean;
+  /**
+   * Applies the entry only if this token is still usable at `now` (not revoked, not expired): a
+   * request that authenticated from a cache is charged, and so served, only by a live token.
+   */
+  ifTokenActive?: { tokenId: string; now: Date };
 }
 
-export type LedgerResult = { applied: true; balanceAfter: number } | { applied: false; reason: 'insufficient'; balance: number } | { applied: false; reason: 'duplicate' };
+export type LedgerResult =
+  | { applied: true; balanceAfter: number }
+  | { applied: false; reason: 'insufficient'; balance: number }
+  | { applied: false; reason: 'duplicate' }
+  | { applied: false; reason: 'inactive-token' };
 
 /**
- * Applies one balance change and its append-only ledger row in a single statement, so the two
- * can never disagree: the wallet row is updated only when the balance stays >= 0 (and, with a
- * reference, only when no entry with that reference exists yet), and the ledger row is inserted
- * from the update's result. Concurrent callers serialise on the wallet row.
+ * One balance change and its append-only ledger row as the steps of a single statement (CTEs
+ * `ledger_dup`, `ledger_upd`, `ledger_ins`; `ledger_ins` returns `balance_after`), so the two can
+ * never disagree: the wallet row is updated only when the balance stays >= 0 (with a reference,
+ * only when no entry with that reference exists yet; with `ifTokenActive`, only while the token is
+ * usable; and only when `gate` holds), and the ledger row is inserted from the update's result.
+ * Concurrent callers serialise on the wallet row. A caller can put the steps in a statement that
+ * also reads what is being paid for (one round trip), then ask whyNotApplied when nothing was.
  */
-export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<LedgerResult> {
+export function ledgerEntrySteps(e: LedgerEntry, gate: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
   const purchased = e.purchased ? e.amount : 0;
-  let res;
-  try {
-    res = await sql<{ balance_after: string }>`
-    WITH dup AS (
+  const token = e.ifTokenActive;
+  return sql`ledger_dup AS (
       SELECT 1 FROM wallet_transactions
        WHERE account_id = ${e.accountId} AND reference = ${e.reference ?? null}::text
-    ), upd AS (
+    ), ledger_upd AS (
       UPDATE wallets
          SET balance = balance + ${e.amount}::bigint,
              total_purchased = total_purchased + ${purchased}::bigint,
              updated_at = now()
        WHERE account_id = ${e.accountId}
          AND balance + ${e.amount}::bigint >= 0
-         AND NOT EXISTS (SELECT 1 FROM dup)
+         AND NOT EXISTS (SELECT 1 FROM ledger_dup)
+         AND (${token?.tokenId ?? null}::bigint IS NULL OR EXISTS (
+               SELECT 1 FROM api_tokens WHERE id = ${token?.tokenId ?? null}::bigint AND revoked_at IS NULL
+                  AND (expires_at IS NULL OR expires_at > ${token?.now ?? null}::timestamptz)))
+         AND ${gate}
        RETURNING account_id, balance
-    )
-    INSERT INTO wallet_transactions (account_id, type, amount, balance_after, description, reference)
-    SELECT account_id, ${e.type}, ${e.amount}::bigint, balance, ${e.description}, ${e.reference ?? null}::text FROM upd
-    RETURNING balance_after`.execute(db);
+    ), ledger_ins AS (
+      INSERT INTO wallet_transactions (account_id, type, amount, balance_after, description, reference)
+      SELECT account_id, ${e.type}, ${e.amount}::bigint, balance, ${e.description}, ${e.reference ?? null}::text FROM ledger_upd
+      RETURNING balance_after
+    )`;
+}
+
+/** Applies one entry in one statement (ledgerEntrySteps). */
+export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<LedgerResult> {
+  let res;
+  try {
+    res = await executePrepared(db, sql<{ balance_after: string }>`WITH ${ledgerEntrySteps(e)} SELECT balance_after FROM ledger_ins`);
   } catch (err) {
     // Two concurrent entries with one reference: the unique index lets only one in.
     if ((err as { code?: string }).code === '23505' && e.reference) return { applied: false, reason: 'duplicate' };
     throw err;
   }
   if (res.rows.length === 1) return { applied: true, balanceAfter: Number(res.rows[0].balance_after) };
+  return whyNotApplied(db, e);
+}
+
+/** Why an entry whose statement applied nothing was refused (its gate aside). */
+export async function whyNotApplied(db: DbOrTrx, e: LedgerEntry): Promise<Extract<LedgerResult, { applied: false }>> {
   if (e.reference) {
     const dup = await db.selectFrom('wallet_transactions').select('id').where('account_id', '=', e.accountId).where('reference', '=', e.reference).executeTakeFirst();
     if (dup) return { applied: false, reason: 'duplicate' };
   }
+  const token = e.ifTokenActive;
+  if (token && !(await isTokenActive(db, token.tokenId, token.now))) return { applied: false, reason: 'inactive-token' };
   const w = await db.selectFrom('wallets').select('balance').where('account_id', '=', e.accountId).executeTakeFirst();
   return { applied: false, reason: 'insufficient', balance: Number(w?.balance ?? 0) };
 }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { CompanyStatus, CompanySnapshot, Identifier, IdentifierType } from '../model.ts';
 import { identifierKey, storedIdentifierKey } from '../../lib/identifiers.ts';
 import type { RegistryExecutor } from './executor.ts';
@@ -23,15 +23,20 @@ export interface StoredCompany {
   updated_at: Date;
 }
 
+/** The SELECT of a StoredCompany by an identifier's key (lib/identifiers.ts identifierKey). */
+export function companyByKeyQuery(key: string): RawBuilder<StoredCompany> {
+  return sql<StoredCompany>`
+    SELECT c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot::json AS snapshot,
+           c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date, c.updated_at
+    FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id
+    WHERE ci.key = ${key}::bigint`;
+}
+
 /** The company any of whose identifiers is this one (values as stored: NIP bare, KRS padded). */
 export async function findCompanyByIdentifier(db: RegistryExecutor, identifier: Identifier): Promise<StoredCompany | null> {
   const key = identifierKey(identifier.type, identifier.value);
   if (key === null) return null;
-  const { rows } = await sql<StoredCompany>`
-    SELECT c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot::json AS snapshot,
-           c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date, c.updated_at
-    FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id
-    WHERE ci.key = ${key}::bigint`.execute(db);
+  const { rows } = await sql<StoredCompany>`${companyByKeyQuery(key)}`.execute(db);
   return rows[0] ?? null;
 }
 

@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { createNotificationListener } from '../../db/listen.ts';
 import type { Principal } from './authenticate.ts';
 
-/** The channel the trigger of migration 20261125000300_auth_notify speaks on. */
+/** The channel the trigger of migration 20261125000400_auth_notify speaks on. */
 export const AUTH_CHANNEL = 'regwatch_auth';
 
 export interface TokenCache {
@@ -24,7 +24,7 @@ interface Entry { principal: Principal; storedAt: number }
 /**
  * The tokens this process has looked up, so that a priced request does not pay a database round
  * trip to know who it is. Trusted only while a LISTEN connection is up: every change to a token or
- * an account is notified by a trigger (migration 20261125000300_auth_notify) and drops the
+ * an account is notified by a trigger (migration 20261125000400_auth_notify) and drops the
  * entries concerned; while the connection is down, and until it listens again, nothing is served
  * from the cache and it starts empty. A lookup that raced a notification is not cached (tickets).
  * Entries also expire after `ttlMs`, and the charge of a priced request re-checks the token in

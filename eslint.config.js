@@ -36,7 +36,17 @@ const testOrBench = {
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/**', '.data/**', 'data/**', 'bin/**', 'scripts/ci-db.mjs', 'eslint.config.js', 'packages/*/dist/**', 'packages/*/build.mjs', 'packages/*/src/generated/**'],
+    ignores: [
+      'node_modules/**',
+      '.data/**',
+      'data/**',
+      'bin/**',
+      'scripts/ci-db.mjs',
+      'eslint.config.js',
+      'packages/*/dist/**',
+      'packages/*/build.mjs',
+      'packages/*/src/generated/**',
+    ],
   },
   {
     files: ['**/*.ts'],

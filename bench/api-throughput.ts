@@ -44,7 +44,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 // ------------------------------------------------------------------------------------------------
 // The server process: the app of --app-dir, a plain Fastify, and the minimal pg route.
 
-interface Ready { appUrl: string; bareUrl: string; tokens: string[]; commit: string }
+interface Ready {
+  appUrl: string;
+  bareUrl: string;
+  tokens: string[];
+  commit: string;
+}
 
 async function serve(): Promise<void> {
   const dir = resolve(argValue('app-dir', resolve(here, '..')));
@@ -60,9 +65,19 @@ async function serve(): Promise<void> {
   const { hashSecret } = await load<typeof idsModule>('src/lib/ids.ts');
 
   const handle = createDatabase(url, { max: 20, applicationName: APP_NAME });
-  const config = loadConfig({ ...process.env, DATABASE_URL: url, REGISTRY_SOURCES: '', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn' });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: url,
+    REGISTRY_SOURCES: '',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    LOG_LEVEL: 'warn',
+  });
   const logger = pino({ level: 'warn' });
-  const engine = createCompanySearchEngine({ db: handle.db, logger, mode: argValue('only', 'search').includes('search') ? 'memory' : 'sql' });
+  const engine = createCompanySearchEngine({
+    db: handle.db,
+    logger,
+    mode: argValue('only', 'search').includes('search') ? 'memory' : 'sql',
+  });
   await engine.refresh();
   const app = await buildStandaloneApp({ config, db: handle.db, logger, clock: systemClock }, { overrides: { companySearch: engine } });
   app.get('/bench/bare', { config: { auth: 'none', rateLimitGroup: 'none' } }, async () => ({ status: 'success', data: { ok: true } }));
@@ -73,21 +88,29 @@ async function serve(): Promise<void> {
     const token = (req.headers.authorization ?? '').slice(7);
     const body = req.body as { identifier_type: 'NIP' | 'KRS' | 'REGON9'; identifier_value: string };
     const t = await pool.query<{ id: string; account_id: string; revoked_at: Date | null }>(
-      'SELECT t.id, t.account_id, t.revoked_at, t.expires_at, a.email FROM api_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.secret_hash = $1', [hashSecret(token)]);
+      'SELECT t.id, t.account_id, t.revoked_at, t.expires_at, a.email FROM api_tokens t JOIN accounts a ON a.id = t.account_id WHERE t.secret_hash = $1',
+      [hashSecret(token)],
+    );
     if (!t.rows[0] || t.rows[0].revoked_at) return reply.code(401).send({ error: 'Invalid API token' });
     const parsed = parseIdentifier(body.identifier_type, body.identifier_value);
     if (!parsed.ok) return reply.code(422).send({ error: parsed.error });
-    const c = await pool.query('SELECT c.id, c.snapshot::json AS snapshot FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id WHERE ci.key = $1::bigint',
-      [identifierKey(body.identifier_type, parsed.value)]);
+    const c = await pool.query(
+      'SELECT c.id, c.snapshot::json AS snapshot FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id WHERE ci.key = $1::bigint',
+      [identifierKey(body.identifier_type, parsed.value)],
+    );
     if (!c.rows[0]) return reply.code(404).send({ message: 'Company not found' });
-    const charged = await pool.query(`
+    const charged = await pool.query(
+      `
       WITH upd AS (UPDATE wallets SET balance = balance - 1, updated_at = now() WHERE account_id = $1 AND balance >= 1 RETURNING account_id, balance)
       INSERT INTO wallet_transactions (account_id, type, amount, balance_after, description) SELECT account_id, 'usage', -1, balance, 'companies.snapshot' FROM upd`,
-    [t.rows[0].account_id]);
+      [t.rows[0].account_id],
+    );
     if (charged.rowCount !== 1) return reply.code(402).send({ message: 'Insufficient credits' });
     return { status: 'success', data: (c.rows[0] as { snapshot: unknown }).snapshot };
   });
-  app.addHook('onClose', async () => { await pool.end(); });
+  app.addHook('onClose', async () => {
+    await pool.end();
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
 
   const bare = Fastify({ logger: false });
@@ -99,26 +122,43 @@ async function serve(): Promise<void> {
     const email = `bench-${Date.now()}-${process.pid}-${i}@example.com`;
     const reg = await app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, name: 'Benchmark' } });
     if (reg.statusCode !== 201) throw new Error(`register: ${reg.body}`);
-    const mail = await handle.db.selectFrom('mail_outbox').select('text_body').where('to_address', '=', email).orderBy('id', 'desc').executeTakeFirstOrThrow();
-    const init = await app.inject({ method: 'POST', url: '/api/v1/auth/init', payload: { token: /^Initialization token: (\S+)$/m.exec(mail.text_body)![1] } });
+    const mail = await handle.db
+      .selectFrom('mail_outbox')
+      .select('text_body')
+      .where('to_address', '=', email)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    const init = await app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/init',
+      payload: { token: /^Initialization token: (\S+)$/m.exec(mail.text_body)![1] },
+    });
     tokens.push(init.json().master_token as string);
     const account = await handle.db.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirstOrThrow();
     await applyLedgerEntry(handle.db, { accountId: account.id, type: 'deposit', amount: 100_000_000, description: 'benchmark credits' });
   }
   let commit = '';
-  try { commit = execSync('git rev-parse --short HEAD', { cwd: dir }).toString().trim(); } catch { /* not a checkout */ }
+  try {
+    commit = execSync('git rev-parse --short HEAD', { cwd: dir }).toString().trim();
+  } catch {
+    /* not a checkout */
+  }
   const port = (s: { server: { address(): unknown } }) => (s.server.address() as { port: number }).port;
   const ready: Ready = { appUrl: `http://127.0.0.1:${port(app)}`, bareUrl: `http://127.0.0.1:${port(bare)}`, tokens, commit };
   process.stdout.write(`${JSON.stringify(ready)}\n`);
   // Commands from the parent until it closes stdin: `prof-start`, `prof-stop <target>`.
   const session = new Session();
   session.connect();
-  const post = (method: string, params?: object) => new Promise<unknown>((ok, fail) => session.post(method, params ?? {}, (e, r) => (e ? fail(e) : ok(r))));
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((ok, fail) => session.post(method, params ?? {}, (e, r) => (e ? fail(e) : ok(r))));
   for await (const line of createInterface({ input: process.stdin })) {
     const [cmd, target] = line.split(' ');
-    if (cmd === 'prof-start') { await post('Profiler.enable'); await post('Profiler.start'); }
+    if (cmd === 'prof-start') {
+      await post('Profiler.enable');
+      await post('Profiler.start');
+    }
     if (cmd === 'prof-stop') {
-      const { profile } = await post('Profiler.stop') as { profile: unknown };
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
       mkdirSync('/tmp/regwatch-bench-prof', { recursive: true });
       writeFileSync(`/tmp/regwatch-bench-prof/${target}.cpuprofile`, JSON.stringify(profile));
     }
@@ -162,36 +202,71 @@ async function main(): Promise<void> {
   const admin = new pg.Pool({ connectionString: url, max: 2, application_name: 'regwatch-bench-measure' });
   const started = performance.now();
 
-  const server: ChildProcess = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', ...process.argv.slice(2)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const server: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', ...process.argv.slice(2)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const lines = createInterface({ input: server.stdout! })[Symbol.asyncIterator]();
-  server.on('exit', (code) => { if (code !== 0) { console.error(`server exited ${code}`); process.exit(1); } });
+  server.on('exit', (code) => {
+    if (code !== 0) {
+      console.error(`server exited ${code}`);
+      process.exit(1);
+    }
+  });
   const ready = JSON.parse((await lines.next()).value as string) as Ready;
   const profile = process.argv.includes('--cpu-prof');
-  const command = async (line: string) => { server.stdin!.write(`${line}\n`); await lines.next(); };
+  const command = async (line: string) => {
+    server.stdin!.write(`${line}\n`);
+    await lines.next();
+  };
   const serverPid = server.pid!;
-  console.log(JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))), app_commit: ready.commit, accounts: ready.tokens.length, connections, seconds, server_ready_s: Math.round((performance.now() - started) / 1000) }));
+  console.log(
+    JSON.stringify({
+      started: new Date().toISOString(),
+      cpus: cpus().length,
+      loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))),
+      app_commit: ready.commit,
+      accounts: ready.tokens.length,
+      connections,
+      seconds,
+      server_ready_s: Math.round((performance.now() - started) / 1000),
+    }),
+  );
 
   let statements = true;
-  try { await admin.query('SELECT pg_stat_statements_reset()'); } catch { statements = false; }
+  try {
+    await admin.query('SELECT pg_stat_statements_reset()');
+  } catch {
+    statements = false;
+  }
 
   const { rows: ids } = await admin.query<{ type: string; value: string }>(
-    'SELECT identifier_type(key) AS type, identifier_value(key) AS value FROM company_identifiers TABLESAMPLE SYSTEM (1) REPEATABLE (3) LIMIT 5000');
+    'SELECT identifier_type(key) AS type, identifier_value(key) AS value FROM company_identifiers TABLESAMPLE SYSTEM (1) REPEATABLE (3) LIMIT 5000',
+  );
   const bodies = ids.map((r) => JSON.stringify({ identifier_type: r.type, identifier_value: r.value }));
   const json = { 'content-type': 'application/json' };
   const targets: Record<string, Omit<LoadSpec, 'durationSeconds' | 'connections'>> = {
-    'bare': { url: ready.bareUrl, method: 'GET', path: '/bare', headers: {} },
+    bare: { url: ready.bareUrl, method: 'GET', path: '/bare', headers: {} },
     'bare-app': { url: ready.appUrl, method: 'GET', path: '/bench/bare', headers: {} },
     'pg-min': { url: ready.appUrl, method: 'POST', path: '/bench/pg-min', headers: json, bodies, tokens: ready.tokens },
-    'snapshot': { url: ready.appUrl, method: 'POST', path: '/api/v1/companies/snapshot', headers: json, bodies, tokens: ready.tokens },
+    snapshot: { url: ready.appUrl, method: 'POST', path: '/api/v1/companies/snapshot', headers: json, bodies, tokens: ready.tokens },
   };
   if (only.includes('search')) {
     const h = createDatabase(url, { max: 2, applicationName: 'regwatch-bench-measure' });
     const workload = await buildWorkload(h, 1200);
     await h.close();
-    targets.search = { url: ready.appUrl, method: 'GET', headers: {}, paths: workload.map((w) => `/api/v1/companies/search?${queryString(w.query)}`), tokens: ready.tokens };
+    targets.search = {
+      url: ready.appUrl,
+      method: 'GET',
+      headers: {},
+      paths: workload.map((w) => `/api/v1/companies/search?${queryString(w.query)}`),
+      tokens: ready.tokens,
+    };
   }
 
-  const backends = async () => (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [APP_NAME])).rows.map((r) => r.pid);
+  const backends = async () =>
+    (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [APP_NAME])).rows.map((r) => r.pid);
   const results: Record<string, unknown> = {};
   try {
     for (const name of only) {
@@ -213,11 +288,19 @@ async function main(): Promise<void> {
       if (profile) await command(`prof-stop ${name}`);
       const per = (x: number) => Number((x / Math.max(1, r.total)).toFixed(3));
       const row = {
-        target: name, requests_per_s: r.requestsPerSecond, p50_ms: r.latency.p50, p99_ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors,
-        api_cpu_ms_per_req: per(apiMs), pg_cpu_ms_per_req: per(pgMs),
+        target: name,
+        requests_per_s: r.requestsPerSecond,
+        p50_ms: r.latency.p50,
+        p99_ms: r.latency.p99,
+        non2xx: r.non2xx,
+        errors: r.errors,
+        api_cpu_ms_per_req: per(apiMs),
+        pg_cpu_ms_per_req: per(pgMs),
         requests_per_core_s: Math.round(r.total / Math.max(0.001, (apiMs + pgMs) / 1000)),
-        api_cores: Number((apiMs / 1000 / wall).toFixed(2)), pg_cores: Number((pgMs / 1000 / wall).toFixed(2)),
-        machine_busy: Number(((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)).toFixed(2)), loadavg_1m: Number(loadavg()[0]!.toFixed(2)),
+        api_cores: Number((apiMs / 1000 / wall).toFixed(2)),
+        pg_cores: Number((pgMs / 1000 / wall).toFixed(2)),
+        machine_busy: Number(((m1.busy - m0.busy) / Math.max(1, m1.total - m0.total)).toFixed(2)),
+        loadavg_1m: Number(loadavg()[0]!.toFixed(2)),
       };
       results[name] = row;
       console.log(JSON.stringify(row));
@@ -227,7 +310,8 @@ async function main(): Promise<void> {
             FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
            WHERE d.datname = current_database() AND s.calls > 10
            ORDER BY s.total_exec_time + s.total_plan_time DESC LIMIT 8`);
-        for (const s of rows) console.log(`   ${String(s.calls).padStart(7)} calls  plan ${s.plan.toFixed(3)} ms  exec ${s.exec.toFixed(3)} ms  ${s.query}`);
+        for (const s of rows)
+          console.log(`   ${String(s.calls).padStart(7)} calls  plan ${s.plan.toFixed(3)} ms  exec ${s.exec.toFixed(3)} ms  ${s.query}`);
       }
     }
   } finally {

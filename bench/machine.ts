@@ -22,10 +22,21 @@ function read(path: string): string | null {
   }
 }
 
-interface CpuTicks { user: number; nice: number; system: number; idle: number; iowait: number; irq: number; softirq: number; steal: number }
+interface CpuTicks {
+  user: number;
+  nice: number;
+  system: number;
+  idle: number;
+  iowait: number;
+  irq: number;
+  softirq: number;
+  steal: number;
+}
 
 function machineTicks(): CpuTicks | null {
-  const line = read('/proc/stat')?.split('\n').find((l) => l.startsWith('cpu '));
+  const line = read('/proc/stat')
+    ?.split('\n')
+    .find((l) => l.startsWith('cpu '));
   if (!line) return null;
   const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
   return { user: user!, nice: nice!, system: system!, idle: idle!, iowait: iowait!, irq: irq!, softirq: softirq!, steal: steal ?? 0 };
@@ -47,7 +58,12 @@ function diskSectorsWritten(): number {
   return total;
 }
 
-interface ClusterProcs { userS: number; systemS: number; minorFaults: number; writeBytes: number | null }
+interface ClusterProcs {
+  userS: number;
+  systemS: number;
+  minorFaults: number;
+  writeBytes: number | null;
+}
 
 /** The postmaster and its children, found by the data directory's postmaster.pid. */
 function clusterProcs(clusterDir: string | null): ClusterProcs | null {
@@ -91,7 +107,14 @@ export interface MachineSample {
 
 /** A sample to diff against a later one; `clusterDir` is the embedded cluster's data directory (null: external server). */
 export function sampleMachine(clusterDir: string | null): MachineSample {
-  return { at: performance.now(), ticks: machineTicks(), sectors: diskSectorsWritten(), cluster: clusterProcs(clusterDir), dirtyKb: meminfoKb('Dirty'), writebackKb: meminfoKb('Writeback') };
+  return {
+    at: performance.now(),
+    ticks: machineTicks(),
+    sectors: diskSectorsWritten(),
+    cluster: clusterProcs(clusterDir),
+    dirtyKb: meminfoKb('Dirty'),
+    writebackKb: meminfoKb('Writeback'),
+  };
 }
 
 /** What changed between two samples, per unit of work (`n` companies) where it makes sense. */
@@ -99,10 +122,18 @@ export function explainRun(before: MachineSample, after: MachineSample, n: numbe
   const seconds = (after.at - before.at) / 1000;
   let machine: Record<string, number> | null = null;
   if (before.ticks && after.ticks) {
-    const d = Object.fromEntries(Object.keys(before.ticks).map((k) => [k, after.ticks![k as keyof CpuTicks] - before.ticks![k as keyof CpuTicks]])) as unknown as CpuTicks;
+    const d = Object.fromEntries(
+      Object.keys(before.ticks).map((k) => [k, after.ticks![k as keyof CpuTicks] - before.ticks![k as keyof CpuTicks]]),
+    ) as unknown as CpuTicks;
     const total = Object.values(d).reduce((a, b) => a + b, 0) || 1;
     const pct = (x: number) => Number(((100 * x) / total).toFixed(1));
-    machine = { user_pct: pct(d.user + d.nice), system_pct: pct(d.system + d.irq + d.softirq), iowait_pct: pct(d.iowait), steal_pct: pct(d.steal), idle_pct: pct(d.idle) };
+    machine = {
+      user_pct: pct(d.user + d.nice),
+      system_pct: pct(d.system + d.irq + d.softirq),
+      iowait_pct: pct(d.iowait),
+      steal_pct: pct(d.steal),
+      idle_pct: pct(d.idle),
+    };
   }
   const c0 = before.cluster;
   const c1 = after.cluster ?? clusterProcs(clusterDir);
@@ -112,7 +143,8 @@ export function explainRun(before: MachineSample, after: MachineSample, n: numbe
     pg_user_us: c0 && c1 ? Math.round(((c1.userS - c0.userS) * 1e6) / n) : null,
     pg_system_us: c0 && c1 ? Math.round(((c1.systemS - c0.systemS) * 1e6) / n) : null,
     pg_minor_faults_per_company: c0 && c1 ? Number(((c1.minorFaults - c0.minorFaults) / n).toFixed(2)) : null,
-    pg_written_mb: c0 && c1 && c0.writeBytes !== null && c1.writeBytes !== null ? Math.round((c1.writeBytes - c0.writeBytes) / 2 ** 20) : null,
+    pg_written_mb:
+      c0 && c1 && c0.writeBytes !== null && c1.writeBytes !== null ? Math.round((c1.writeBytes - c0.writeBytes) / 2 ** 20) : null,
     disk_write_mb_per_s: Number((((after.sectors - before.sectors) * 512) / 2 ** 20 / seconds).toFixed(1)),
     dirty_mb_at_start: before.dirtyKb === null ? null : Math.round(before.dirtyKb / 1024),
     writeback_mb_at_start: before.writebackKb === null ? null : Math.round(before.writebackKb / 1024),

@@ -20,7 +20,14 @@ import { argValue, mb, summary } from './search-fixtures.ts';
 
 const size = Number(argValue('size', '1000000'));
 const batches = Number(argValue('batches', '60'));
-console.log(JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))), size }));
+console.log(
+  JSON.stringify({
+    started: new Date().toISOString(),
+    cpus: cpus().length,
+    loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))),
+    size,
+  }),
+);
 
 const rnd = seededRandom(7);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
@@ -36,14 +43,44 @@ const registry = await buildSyntheticMatchRegistry({ seed: 42, size, date: '2026
 });
 const buildMs = performance.now() - t0;
 globalThis.gc?.();
-console.log(JSON.stringify({ companies: registry.index.size, build_ms: Math.round(buildMs), index_mb: mb(registry.index.byteSize), rss_mb: mb(process.memoryUsage().rss), heap_mb: mb(process.memoryUsage().heapUsed) }));
+console.log(
+  JSON.stringify({
+    companies: registry.index.size,
+    build_ms: Math.round(buildMs),
+    index_mb: mb(registry.index.byteSize),
+    rss_mb: mb(process.memoryUsage().rss),
+    heap_mb: mb(process.memoryUsage().heapUsed),
+  }),
+);
 
 const outsiders: string[] = [];
-for await (const s of createSyntheticSource({ seed: 99, size: 2000 }).allSnapshots('2026-11-20')) outsiders.push(deriveCompanyColumns(s).name);
+for await (const s of createSyntheticSource({ seed: 99, size: 2000 }).allSnapshots('2026-11-20'))
+  outsiders.push(deriveCompanyColumns(s).name);
 
-const ASCII: Record<string, string> = { ą: 'a', ć: 'c', ę: 'e', ł: 'l', ń: 'n', ó: 'o', ś: 's', ź: 'z', ż: 'z', Ą: 'A', Ć: 'C', Ę: 'E', Ł: 'L', Ń: 'N', Ó: 'O', Ś: 'S', Ź: 'Z', Ż: 'Z' };
+const ASCII: Record<string, string> = {
+  ą: 'a',
+  ć: 'c',
+  ę: 'e',
+  ł: 'l',
+  ń: 'n',
+  ó: 'o',
+  ś: 's',
+  ź: 'z',
+  ż: 'z',
+  Ą: 'A',
+  Ć: 'C',
+  Ę: 'E',
+  Ł: 'L',
+  Ń: 'N',
+  Ó: 'O',
+  Ś: 'S',
+  Ź: 'Z',
+  Ż: 'Z',
+};
 function corrupt(name: string): string {
-  let s = name.replace(/SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ/, pick(['sp. z o.o.', 'Sp. z o.o.', 'spółka z o.o.'])).replace(/SPÓŁKA CYWILNA/, 's.c.');
+  let s = name
+    .replace(/SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ/, pick(['sp. z o.o.', 'Sp. z o.o.', 'spółka z o.o.']))
+    .replace(/SPÓŁKA CYWILNA/, 's.c.');
   if (rnd() < 0.5) s = s.replace(/[ąćęłńóśźżĄĆĘŁŃÓŚŹŻ]/g, (c) => ASCII[c]!);
   if (rnd() < 0.3) s = s.toLowerCase();
   const words = s.split(' ');
@@ -80,8 +117,15 @@ for (const qs of workload) {
 }
 const total = performance.now() - tAll;
 const cpu = process.cpuUsage(c0);
-console.log(JSON.stringify({
-  batches, queries: batches * 100, matched_share: Number((matched / (batches * 100)).toFixed(3)), batch_ms: summary(wall),
-  queries_per_s: Math.round((batches * 100) / (total / 1000)), cpu_s: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)), wall_s: Number((total / 1000).toFixed(2)),
-}));
+console.log(
+  JSON.stringify({
+    batches,
+    queries: batches * 100,
+    matched_share: Number((matched / (batches * 100)).toFixed(3)),
+    batch_ms: summary(wall),
+    queries_per_s: Math.round((batches * 100) / (total / 1000)),
+    cpu_s: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
+    wall_s: Number((total / 1000).toFixed(2)),
+  }),
+);
 console.log(JSON.stringify({ loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));

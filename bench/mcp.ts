@@ -28,7 +28,8 @@ try {
   const auth = { authorization: `Bearer ${bench.token}` };
   const jsonHeaders = { ...auth, 'content-type': 'application/json' };
   const mcpHeaders = { ...jsonHeaders, accept: 'application/json, text/event-stream' };
-  const rpc = (name: string, args: object, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  const rpc = (name: string, args: object, id = 1) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
   const timed = async (url: string, init: RequestInit, check: (status: number, body: string) => boolean) => {
     const t0 = performance.now();
@@ -42,21 +43,58 @@ try {
   const calls = {
     rest_wallet: () => timed('/api/v1/wallet', { headers: auth }, ok),
     mcp_get_wallet: () => timed('/api/v1/mcp', { method: 'POST', headers: mcpHeaders, body: rpc('get_wallet', {}) }, toolOk),
-    rest_snapshot: (i: number) => timed('/api/v1/companies/snapshot', { method: 'POST', headers: jsonHeaders, body: JSON.stringify({ identifier_type: 'NIP', identifier_value: nips[i % nips.length] }) }, ok),
-    mcp_get_company: (i: number) => timed('/api/v1/mcp', { method: 'POST', headers: mcpHeaders, body: rpc('get_company', { identifier_type: 'NIP', identifier_value: nips[i % nips.length] }) }, toolOk),
+    rest_snapshot: (i: number) =>
+      timed(
+        '/api/v1/companies/snapshot',
+        { method: 'POST', headers: jsonHeaders, body: JSON.stringify({ identifier_type: 'NIP', identifier_value: nips[i % nips.length] }) },
+        ok,
+      ),
+    mcp_get_company: (i: number) =>
+      timed(
+        '/api/v1/mcp',
+        {
+          method: 'POST',
+          headers: mcpHeaders,
+          body: rpc('get_company', { identifier_type: 'NIP', identifier_value: nips[i % nips.length] }),
+        },
+        toolOk,
+      ),
   };
   const latencies: Record<keyof typeof calls, number[]> = { rest_wallet: [], mcp_get_wallet: [], rest_snapshot: [], mcp_get_company: [] };
   for (let i = 0; i < 50; i++) for (const f of Object.values(calls)) await f(i);
   for (let i = 0; i < requests; i++) {
-    for (const [name, f] of Object.entries(calls) as [keyof typeof calls, (i: number) => Promise<number>][]) latencies[name].push(await f(i));
+    for (const [name, f] of Object.entries(calls) as [keyof typeof calls, (i: number) => Promise<number>][])
+      latencies[name].push(await f(i));
   }
   console.log(JSON.stringify({ sequential_ms: Object.fromEntries(Object.entries(latencies).map(([k, v]) => [k, summary(v)])) }));
 
   const restBodies = nips.map((v) => JSON.stringify({ identifier_type: 'NIP', identifier_value: v }));
   const mcpBodies = nips.map((v, i) => rpc('get_company', { identifier_type: 'NIP', identifier_value: v }, i));
-  const rest = await runLoad({ url: bench.baseUrl, connections: 50, durationSeconds: seconds, method: 'POST', path: '/api/v1/companies/snapshot', headers: jsonHeaders, bodies: restBodies });
-  const mcp = await runLoad({ url: bench.baseUrl, connections: 50, durationSeconds: seconds, method: 'POST', path: '/api/v1/mcp', headers: mcpHeaders, bodies: mcpBodies });
-  console.log(JSON.stringify({ rest_snapshot_50c: rest, mcp_get_company_50c: mcp, mcp_over_rest: Number((mcp.requestsPerSecond / rest.requestsPerSecond).toFixed(2)) }));
+  const rest = await runLoad({
+    url: bench.baseUrl,
+    connections: 50,
+    durationSeconds: seconds,
+    method: 'POST',
+    path: '/api/v1/companies/snapshot',
+    headers: jsonHeaders,
+    bodies: restBodies,
+  });
+  const mcp = await runLoad({
+    url: bench.baseUrl,
+    connections: 50,
+    durationSeconds: seconds,
+    method: 'POST',
+    path: '/api/v1/mcp',
+    headers: mcpHeaders,
+    bodies: mcpBodies,
+  });
+  console.log(
+    JSON.stringify({
+      rest_snapshot_50c: rest,
+      mcp_get_company_50c: mcp,
+      mcp_over_rest: Number((mcp.requestsPerSecond / rest.requestsPerSecond).toFixed(2)),
+    }),
+  );
   console.log(JSON.stringify({ cpus: cpus().length, loadavg_1m_5m_15m: load() }));
 } finally {
   await bench.close();

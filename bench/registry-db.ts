@@ -37,12 +37,20 @@ export function clusterCpuByProcess(clusterDir: string): Record<string, number> 
       try {
         stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
         cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      } catch { continue; }
+      } catch {
+        continue;
+      }
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const pid = Number(entry);
       if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
       // Backends are titled "postgres: user db host(port) STATE"; keep the kind only.
-      const title = pid === postmaster ? 'postmaster' : cmdline.replace(/\0/g, ' ').replace(/^postgres: /, '').trim();
+      const title =
+        pid === postmaster
+          ? 'postmaster'
+          : cmdline
+              .replace(/\0/g, ' ')
+              .replace(/^postgres: /, '')
+              .trim();
       const kind = /^\S+ \S+ 127\.0\.0\.1/.test(title) ? 'backends' : title.replace(/\s+\d+$/, '');
       out[kind] = (out[kind] ?? 0) + (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
       // Children that have exited (autovacuum and parallel workers, closed connections) are
@@ -116,7 +124,11 @@ export function argValue(name: string, fallback: string): string {
 }
 
 /** PostgreSQL's CPU a company by process kind (backends, checkpointer, autovacuum, ...), the kinds using any. */
-export function cpuByProcess(before: Record<string, number> | null, after: Record<string, number> | null, n: number): Record<string, number> | null {
+export function cpuByProcess(
+  before: Record<string, number> | null,
+  after: Record<string, number> | null,
+  n: number,
+): Record<string, number> | null {
   if (before === null || after === null) return null;
   const out: Record<string, number> = {};
   for (const [kind, seconds] of Object.entries(after)) {

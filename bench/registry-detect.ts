@@ -49,7 +49,11 @@ async function measured(label: string, file: string, date: string, lines: number
   // Progress after each batch, to tell the warm rate from the whole run's (see steadyRate).
   const progress: { ms: number; processed: number }[] = [];
   const s = await runDaily(db, {
-    date, source: createFileSource(file), sourceKey: `bench:${label}`, batchSize, deferIndexes,
+    date,
+    source: createFileSource(file),
+    sourceKey: `bench:${label}`,
+    batchSize,
+    deferIndexes,
     prepareInWorker: label === 'load' ? undefined : prepareInWorker,
     onProgress: (p) => progress.push({ ms: performance.now() - t0, processed: p.processed }),
   });
@@ -60,7 +64,11 @@ async function measured(label: string, file: string, date: string, lines: number
   const n = label === 'load' ? s.new : s.updated;
   if (statementStats) await printStatementStats(db, label, n);
   return {
-    label, companies: n, events: s.events, seconds: Number(seconds.toFixed(1)), per_second: Math.round(n / seconds),
+    label,
+    companies: n,
+    events: s.events,
+    seconds: Number(seconds.toFixed(1)),
+    per_second: Math.round(n / seconds),
     ...(lines !== n ? { lines, lines_per_second: Math.round(lines / seconds) } : {}),
     steady_per_second: steadyRate(progress, n, seconds * 1000),
     // After the last batch: building deferred indexes (a first load) and completing the run.
@@ -117,7 +125,9 @@ try {
   await syncToDisk(day);
   console.log(JSON.stringify(await measured('detect', day, '2026-11-02', fullDay ? companies : changed)));
   const size = await sql<{ companies: string; events: string }>`
-    SELECT pg_size_pretty(pg_total_relation_size('companies')) AS companies, pg_size_pretty(pg_total_relation_size('events_y2026m11')) AS events`.execute(db);
+    SELECT pg_size_pretty(pg_total_relation_size('companies')) AS companies, pg_size_pretty(pg_total_relation_size('events_y2026m11')) AS events`.execute(
+    db,
+  );
   console.log(JSON.stringify(size.rows[0]));
 } finally {
   await bench.dispose();

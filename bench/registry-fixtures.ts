@@ -13,16 +13,46 @@ import type { CompanySnapshot, Profile } from '../src/registry/model.ts';
 function rng(seed: number): () => number {
   let s = seed >>> 0 || 1;
   return () => {
-    s ^= s << 13; s >>>= 0;
+    s ^= s << 13;
+    s >>>= 0;
     s ^= s >>> 17;
-    s ^= s << 5; s >>>= 0;
+    s ^= s << 5;
+    s >>>= 0;
     return s / 0x1_0000_0000;
   };
 }
 
-const CITIES = [['Warszawa', 'mazowieckie', '00-950'], ['Kraków', 'małopolskie', '30-001'], ['Łódź', 'łódzkie', '90-001'], ['Wrocław', 'dolnośląskie', '50-001'], ['Poznań', 'wielkopolskie', '60-001'], ['Gdańsk', 'pomorskie', '80-001'], ['Szczecin', 'zachodniopomorskie', '70-001'], ['Lublin', 'lubelskie', '20-001']] as const;
-const STREETS = ['ul. Marszałkowska', 'ul. Długa', 'ul. Polna', 'al. Jerozolimskie', 'ul. Kościuszki', 'ul. Mickiewicza', 'ul. Słowackiego'];
-const ACTIVITIES = [['6201Z', 'Działalność związana z oprogramowaniem'], ['4690Z', 'Sprzedaż hurtowa niewyspecjalizowana'], ['7022Z', 'Pozostałe doradztwo w zakresie prowadzenia działalności gospodarczej'], ['4120Z', 'Roboty budowlane związane ze wznoszeniem budynków'], ['5610A', 'Restauracje i inne stałe placówki gastronomiczne'], ['4941Z', 'Transport drogowy towarów'], ['6820Z', 'Wynajem i zarządzanie nieruchomościami własnymi lub dzierżawionymi'], ['4711Z', 'Sprzedaż detaliczna w niewyspecjalizowanych sklepach'], ['7112Z', 'Działalność w zakresie inżynierii'], ['8559B', 'Pozostałe pozaszkolne formy edukacji']] as const;
+const CITIES = [
+  ['Warszawa', 'mazowieckie', '00-950'],
+  ['Kraków', 'małopolskie', '30-001'],
+  ['Łódź', 'łódzkie', '90-001'],
+  ['Wrocław', 'dolnośląskie', '50-001'],
+  ['Poznań', 'wielkopolskie', '60-001'],
+  ['Gdańsk', 'pomorskie', '80-001'],
+  ['Szczecin', 'zachodniopomorskie', '70-001'],
+  ['Lublin', 'lubelskie', '20-001'],
+] as const;
+const STREETS = [
+  'ul. Marszałkowska',
+  'ul. Długa',
+  'ul. Polna',
+  'al. Jerozolimskie',
+  'ul. Kościuszki',
+  'ul. Mickiewicza',
+  'ul. Słowackiego',
+];
+const ACTIVITIES = [
+  ['6201Z', 'Działalność związana z oprogramowaniem'],
+  ['4690Z', 'Sprzedaż hurtowa niewyspecjalizowana'],
+  ['7022Z', 'Pozostałe doradztwo w zakresie prowadzenia działalności gospodarczej'],
+  ['4120Z', 'Roboty budowlane związane ze wznoszeniem budynków'],
+  ['5610A', 'Restauracje i inne stałe placówki gastronomiczne'],
+  ['4941Z', 'Transport drogowy towarów'],
+  ['6820Z', 'Wynajem i zarządzanie nieruchomościami własnymi lub dzierżawionymi'],
+  ['4711Z', 'Sprzedaż detaliczna w niewyspecjalizowanych sklepach'],
+  ['7112Z', 'Działalność w zakresie inżynierii'],
+  ['8559B', 'Pozostałe pozaszkolne formy edukacji'],
+] as const;
 const FORMS = ['SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', 'SPÓŁKA AKCYJNA', 'SPÓŁKA KOMANDYTOWA', 'SPÓŁKA JAWNA'];
 const NAMES = ['KOWALSKI', 'NOWAK', 'WIŚNIEWSKI', 'WÓJCIK', 'KAMIŃSKI', 'LEWANDOWSKI', 'ZIELIŃSKI', 'SZYMAŃSKI'];
 const FIRST = ['JAN', 'ANNA', 'PIOTR', 'KATARZYNA', 'MAREK', 'EWA', 'TOMASZ', 'AGNIESZKA'];
@@ -58,8 +88,26 @@ export function benchSnapshot(n: number): CompanySnapshot {
     name: `${pick(r, NAMES)} ${n} ${pick(r, FORMS)}`,
     status: 'aktywny',
     legal_form: FORMS[n % FORMS.length]!,
-    address: { street: pick(r, STREETS), building: String(1 + Math.floor(r() * 200)), apartment: r() < 0.4 ? String(1 + Math.floor(r() * 50)) : '', city, postal_code: postal, voivodeship, country_code: 'PL' },
-    units: r() < 0.15 ? [{ identifier: `${regonOf(n)}00012`, name: `ODDZIAŁ ${city.toUpperCase()}`, address: null, dates: [{ type: 'activity_start', date: start }] }] : [],
+    address: {
+      street: pick(r, STREETS),
+      building: String(1 + Math.floor(r() * 200)),
+      apartment: r() < 0.4 ? String(1 + Math.floor(r() * 50)) : '',
+      city,
+      postal_code: postal,
+      voivodeship,
+      country_code: 'PL',
+    },
+    units:
+      r() < 0.15
+        ? [
+            {
+              identifier: `${regonOf(n)}00012`,
+              name: `ODDZIAŁ ${city.toUpperCase()}`,
+              address: null,
+              dates: [{ type: 'activity_start', date: start }],
+            },
+          ]
+        : [],
     contacts: [
       { type: 'email', value: `biuro${n}@firma${n % 997}.pl` },
       ...(r() < 0.7 ? [{ type: 'phone' as const, value: `+48 ${String(500_000_000 + (n % 99_999_999))}` }] : []),
@@ -69,19 +117,29 @@ export function benchSnapshot(n: number): CompanySnapshot {
       const [code, name] = ACTIVITIES[(n + i * 3) % ACTIVITIES.length]!;
       return { code, name, is_primary: i === 0 };
     }),
-    dates: [{ type: 'registration', date: start }, { type: 'activity_start', date: start }],
+    dates: [
+      { type: 'registration', date: start },
+      { type: 'activity_start', date: start },
+    ],
     websites: r() < 0.5 ? [`https://firma${n}.pl`] : [],
     vat_status: source === 'bir' ? null : 'Czynny',
     bank_accounts: r() < 0.6 ? [`PL${String(10_000_000_000 + n).padStart(26, '1')}`] : [],
   });
   return {
     identity: {
-      identifiers: [{ type: 'NIP', value: nipOf(n) }, { type: 'REGON9', value: regonOf(n) }, { type: 'KRS', value: String(n + 1).padStart(10, '0') }],
+      identifiers: [
+        { type: 'NIP', value: nipOf(n) },
+        { type: 'REGON9', value: regonOf(n) },
+        { type: 'KRS', value: String(n + 1).padStart(10, '0') },
+      ],
       company_type: 'spółka',
       country_code: 'PL',
     },
     profiles: [profile('krs')],
-    persons: Array.from({ length: 1 + Math.floor(r() * 3) }, () => ({ full_name: `${pick(r, FIRST)} ${pick(r, NAMES)}`, role: pick(r, ['PREZES ZARZĄDU', 'CZŁONEK ZARZĄDU', 'PROKURENT']) })),
+    persons: Array.from({ length: 1 + Math.floor(r() * 3) }, () => ({
+      full_name: `${pick(r, FIRST)} ${pick(r, NAMES)}`,
+      role: pick(r, ['PREZES ZARZĄDU', 'CZŁONEK ZARZĄDU', 'PROKURENT']),
+    })),
   };
 }
 
@@ -90,12 +148,25 @@ export function changedSnapshot(n: number, day: number): CompanySnapshot {
   const s = benchSnapshot(n);
   const p = s.profiles[0]!;
   switch ((n + day) % 6) {
-    case 0: p.name = `${p.name} NOWA ${day}`; break;
-    case 1: p.address = { ...p.address!, street: 'ul. Nowa', building: String(day) }; break;
-    case 2: p.contacts = [...p.contacts, { type: 'phone', value: `+48 600 ${String(100_000 + day)}` }]; break;
-    case 3: p.activities = [...p.activities, { code: '7490Z', name: 'Pozostała działalność profesjonalna', is_primary: false }]; break;
-    case 4: s.persons = [...s.persons, { full_name: `NOWY CZŁONEK ${day}`, role: 'CZŁONEK ZARZĄDU' }]; break;
-    default: p.status = 'w likwidacji'; p.dates = [...p.dates, { type: 'liquidation_start', date: `2026-01-${String(1 + (day % 28)).padStart(2, '0')}` }]; break;
+    case 0:
+      p.name = `${p.name} NOWA ${day}`;
+      break;
+    case 1:
+      p.address = { ...p.address!, street: 'ul. Nowa', building: String(day) };
+      break;
+    case 2:
+      p.contacts = [...p.contacts, { type: 'phone', value: `+48 600 ${String(100_000 + day)}` }];
+      break;
+    case 3:
+      p.activities = [...p.activities, { code: '7490Z', name: 'Pozostała działalność profesjonalna', is_primary: false }];
+      break;
+    case 4:
+      s.persons = [...s.persons, { full_name: `NOWY CZŁONEK ${day}`, role: 'CZŁONEK ZARZĄDU' }];
+      break;
+    default:
+      p.status = 'w likwidacji';
+      p.dates = [...p.dates, { type: 'liquidation_start', date: `2026-01-${String(1 + (day % 28)).padStart(2, '0')}` }];
+      break;
   }
   return s;
 }

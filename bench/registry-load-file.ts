@@ -33,21 +33,35 @@ try {
   const t0 = performance.now();
   let lastBatch = t0;
   const s = await runDaily(db, {
-    date: '2026-11-01', source: createFileSource(file), sourceKey: 'bench:load', batchSize: 2000,
-    onProgress: () => { lastBatch = performance.now(); },
+    date: '2026-11-01',
+    source: createFileSource(file),
+    sourceKey: 'bench:load',
+    batchSize: 2000,
+    onProgress: () => {
+      lastBatch = performance.now();
+    },
   });
   const end = performance.now();
   const cpu = process.cpuUsage(cpu0);
   const pgSeconds1 = bench.postgresCpuSeconds();
   const pg1 = bench.postgresCpuByProcess();
-  const { rows: [wal] } = await sql<{ wal: string }>`SELECT pg_size_pretty(wal_bytes) AS wal FROM pg_stat_wal`.execute(db);
-  console.log(JSON.stringify({
-    speed_reference_us: speed, companies: s.new, seconds: Number(((end - t0) / 1000).toFixed(1)), per_second: Math.round((s.new * 1000) / (end - t0)),
-    tail_seconds: Number(((end - lastBatch) / 1000).toFixed(1)), node_cpu_us: Math.round((cpu.user + cpu.system) / s.new),
-    pg_cpu_us: pgSeconds0 === null || pgSeconds1 === null ? null : Math.round(((pgSeconds1 - pgSeconds0) * 1e6) / s.new),
-    pg_cpu_us_by_process: cpuByProcess(pg0, pg1, s.new), wal: wal?.wal ?? null,
-    depends_on: explainRun(machine0, sampleMachine(bench.clusterDir), s.new, bench.clusterDir),
-  }));
+  const {
+    rows: [wal],
+  } = await sql<{ wal: string }>`SELECT pg_size_pretty(wal_bytes) AS wal FROM pg_stat_wal`.execute(db);
+  console.log(
+    JSON.stringify({
+      speed_reference_us: speed,
+      companies: s.new,
+      seconds: Number(((end - t0) / 1000).toFixed(1)),
+      per_second: Math.round((s.new * 1000) / (end - t0)),
+      tail_seconds: Number(((end - lastBatch) / 1000).toFixed(1)),
+      node_cpu_us: Math.round((cpu.user + cpu.system) / s.new),
+      pg_cpu_us: pgSeconds0 === null || pgSeconds1 === null ? null : Math.round(((pgSeconds1 - pgSeconds0) * 1e6) / s.new),
+      pg_cpu_us_by_process: cpuByProcess(pg0, pg1, s.new),
+      wal: wal?.wal ?? null,
+      depends_on: explainRun(machine0, sampleMachine(bench.clusterDir), s.new, bench.clusterDir),
+    }),
+  );
   if (statementStats) await printStatementStats(db, 'load', s.new);
 } finally {
   await bench.dispose();

@@ -19,7 +19,9 @@ async function single(file: string, batchSize: number): Promise<void> {
   const bench = await openBenchDatabase();
   try {
     let peakHeap = 0;
-    const sampler = setInterval(() => { peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed); }, 50);
+    const sampler = setInterval(() => {
+      peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+    }, 50);
     const pg0 = bench.postgresCpuSeconds();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -28,15 +30,17 @@ async function single(file: string, batchSize: number): Promise<void> {
     const cpu = process.cpuUsage(cpu0);
     const pg1 = bench.postgresCpuSeconds();
     clearInterval(sampler);
-    console.log(JSON.stringify({
-      companies: summary.new,
-      seconds: Number(seconds.toFixed(2)),
-      per_second: Math.round(summary.new / seconds),
-      node_cpu_us_per_company: Math.round((cpu.user + cpu.system) / summary.new),
-      pg_cpu_us_per_company: pg0 === null || pg1 === null ? null : Math.round(((pg1 - pg0) * 1e6) / summary.new),
-      peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
-      peak_heap_mb: Math.round(peakHeap / 1024 / 1024),
-    }));
+    console.log(
+      JSON.stringify({
+        companies: summary.new,
+        seconds: Number(seconds.toFixed(2)),
+        per_second: Math.round(summary.new / seconds),
+        node_cpu_us_per_company: Math.round((cpu.user + cpu.system) / summary.new),
+        pg_cpu_us_per_company: pg0 === null || pg1 === null ? null : Math.round(((pg1 - pg0) * 1e6) / summary.new),
+        peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+        peak_heap_mb: Math.round(peakHeap / 1024 / 1024),
+      }),
+    );
   } finally {
     await bench.dispose();
   }
@@ -46,15 +50,23 @@ async function driver(sizes: number[], batchSize: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-load-'));
   try {
     console.log(`batch size ${batchSize}, node ${process.version}, speed reference ${speedReference()} µs (JSON.parse of a company line)`);
-    console.log('| companies | file MB | seconds | companies/s | Node CPU µs/company | PostgreSQL CPU µs/company | peak RSS MB | peak heap MB |');
+    console.log(
+      '| companies | file MB | seconds | companies/s | Node CPU µs/company | PostgreSQL CPU µs/company | peak RSS MB | peak heap MB |',
+    );
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const size of sizes) {
       const file = join(dir, `load-${size}.ndjson`);
       await writeBenchFile(file, 0, size);
-      const child = spawnSync(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, '--file', file, '--batch', String(batchSize)], { encoding: 'utf8', env: process.env });
+      const child = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', new URL(import.meta.url).pathname, '--file', file, '--batch', String(batchSize)],
+        { encoding: 'utf8', env: process.env },
+      );
       if (child.status !== 0) throw new Error(`load run of ${size} failed:\n${child.stderr}`);
       const r = JSON.parse(child.stdout.trim().split('\n').pop()!);
-      console.log(`| ${r.companies} | ${(statSync(file).size / 1e6).toFixed(0)} | ${r.seconds} | ${r.per_second} | ${r.node_cpu_us_per_company} | ${r.pg_cpu_us_per_company ?? 'n/a'} | ${r.peak_rss_mb} | ${r.peak_heap_mb} |`);
+      console.log(
+        `| ${r.companies} | ${(statSync(file).size / 1e6).toFixed(0)} | ${r.seconds} | ${r.per_second} | ${r.node_cpu_us_per_company} | ${r.pg_cpu_us_per_company ?? 'n/a'} | ${r.peak_rss_mb} | ${r.peak_heap_mb} |`,
+      );
       rmSync(file);
     }
   } finally {

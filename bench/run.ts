@@ -12,7 +12,9 @@ const names = readdirSync(dir)
   .sort();
 const [name, ...args] = process.argv.slice(2);
 if (!name || !names.includes(name)) {
-  console.log(`Usage: npm run bench -- NAME [args]\n\nBenchmarks:\n${names.map((n) => `  ${n}`).join('\n')}\n\nResults and exact commands: docs/benchmarks.md`);
+  console.log(
+    `Usage: npm run bench -- NAME [args]\n\nBenchmarks:\n${names.map((n) => `  ${n}`).join('\n')}\n\nResults and exact commands: docs/benchmarks.md`,
+  );
   process.exit(name ? 2 : 0);
 }
 const r = spawnSync(process.execPath, ['--import', 'tsx', `${dir}${name}.ts`, ...args], { stdio: 'inherit' });

@@ -47,7 +47,14 @@ const [EPOCH, DAY1, DAY2] = [day(0), day(1), day(2)];
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 const seconds = (t0: number) => Number(((performance.now() - t0) / 1000).toFixed(1));
 
-out({ started: new Date().toISOString(), companies: COMPANIES, cpus: cpus().length, mem_gb: Math.round(totalmem() / 2 ** 30), loadavg: loadavg().map((x) => Number(x.toFixed(2))), speed_reference_us: speedReference() });
+out({
+  started: new Date().toISOString(),
+  companies: COMPANIES,
+  cpus: cpus().length,
+  mem_gb: Math.round(totalmem() / 2 ** 30),
+  loadavg: loadavg().map((x) => Number(x.toFixed(2))),
+  speed_reference_us: speedReference(),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Input files: the synthetic registry's base state, and its changes of two days as one day's file.
@@ -78,12 +85,23 @@ if (!existsSync(dayFile)) {
   // Day 2's changes in their day-2 state, then day 1's other changes (in their day-1 state).
   const seen = new Set<string>();
   const nipOf = (s: CompanySnapshot) => s.identity.identifiers.map((i) => `${i.type}:${i.value}`).sort()[0]!;
-  await writeLines(dayFile, (async function* () {
-    for await (const s of source.snapshotsForDate(DAY2)) { seen.add(nipOf(s)); yield s; }
-    for await (const s of source.snapshotsForDate(DAY1)) if (!seen.has(nipOf(s))) yield s;
-  })());
+  await writeLines(
+    dayFile,
+    (async function* () {
+      for await (const s of source.snapshotsForDate(DAY2)) {
+        seen.add(nipOf(s));
+        yield s;
+      }
+      for await (const s of source.snapshotsForDate(DAY1)) if (!seen.has(nipOf(s))) yield s;
+    })(),
+  );
 }
-out({ phase: 'input files', seconds: seconds(t0), load_file_mb: Math.round(statSync(loadFile).size / 2 ** 20), day_file_lines: readFileSync(dayFile, 'utf8').split('\n').length - 1 });
+out({
+  phase: 'input files',
+  seconds: seconds(t0),
+  load_file_mb: Math.round(statSync(loadFile).size / 2 ** 20),
+  day_file_lines: readFileSync(dayFile, 'utf8').split('\n').length - 1,
+});
 // `--files-only`: write the input files ahead of a measured run, and stop.
 if (process.argv.includes('--files-only')) process.exit(0);
 
@@ -93,17 +111,27 @@ if (process.argv.includes('--files-only')) process.exit(0);
 const bench = await openBenchDatabase(`regwatch_scale_${process.pid}`);
 const db = bench.handle.db;
 const env: Record<string, string | undefined> = {
-  ...process.env, DATABASE_URL: bench.url, REGISTRY_SOURCES: '', DEMO_COMPANIES: '0', LOG_LEVEL: 'info',
-  RATE_LIMIT_PER_MINUTE: '1000000', SMTP_URL: undefined, REDIS_URL: process.env.REDIS_URL,
+  ...process.env,
+  DATABASE_URL: bench.url,
+  REGISTRY_SOURCES: '',
+  DEMO_COMPANIES: '0',
+  LOG_LEVEL: 'info',
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  SMTP_URL: undefined,
+  REDIS_URL: process.env.REDIS_URL,
 };
 const children: ChildProcess[] = [];
 
 async function cli(args: string[]): Promise<string> {
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
-  child.stdout.on('data', (d) => { text += d; });
-  child.stderr.on('data', (d) => { text += d; });
-  const [code] = await once(child, 'exit') as [number | null];
+  child.stdout.on('data', (d) => {
+    text += d;
+  });
+  child.stderr.on('data', (d) => {
+    text += d;
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
   if (code !== 0) throw new Error(`regwatch ${args.join(' ')} exited ${code}:\n${text.slice(-3000)}`);
   return text.trim().split('\n').at(-1) ?? '';
 }
@@ -118,18 +146,43 @@ try {
   const feedAccount = await createAccountRow('feed');
   const { rows: watchIds } = await sql<{ id: string }>`SELECT id::text FROM companies ORDER BY id LIMIT ${WATCHED * 50}`.execute(db);
   const step = Math.max(1, Math.floor(watchIds.length / WATCHED));
-  await db.transaction().execute((trx) => watchCompanies(trx, feedAccount.id, watchIds.filter((_, i) => i % step === 0).slice(0, WATCHED).map((r) => r.id), new Date(`${EPOCH}T12:00:00Z`)));
+  await db.transaction().execute((trx) =>
+    watchCompanies(
+      trx,
+      feedAccount.id,
+      watchIds
+        .filter((_, i) => i % step === 0)
+        .slice(0, WATCHED)
+        .map((r) => r.id),
+      new Date(`${EPOCH}T12:00:00Z`),
+    ),
+  );
 
   await sql`CHECKPOINT`.execute(db);
   t0 = performance.now();
   const daySummary = await cli(['daily', '--date', DAY2, '--source', `file:${dayFile}`]);
   const daySeconds = seconds(t0);
-  const { rows: [run] } = await sql<{ updated: number; new: number; events: string }>`
-    SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${DAY2}::date AND kind = 'daily'`.execute(db);
-  out({ phase: 'detection', seconds: daySeconds, changed: run!.updated + run!.new, changed_per_second: Math.round((run!.updated + run!.new) / daySeconds), events: Number(run!.events), summary: daySummary });
+  const {
+    rows: [run],
+  } = await sql<{ updated: number; new: number; events: string }>`
+    SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${DAY2}::date AND kind = 'daily'`.execute(
+    db,
+  );
+  out({
+    phase: 'detection',
+    seconds: daySeconds,
+    changed: run!.updated + run!.new,
+    changed_per_second: Math.round((run!.updated + run!.new) / daySeconds),
+    events: Number(run!.events),
+    summary: daySummary,
+  });
 
-  const { rows: [size] } = await sql<{ db: string; companies: string }>`
-    SELECT pg_size_pretty(pg_database_size(current_database())) AS db, pg_size_pretty(pg_total_relation_size('companies')) AS companies`.execute(db);
+  const {
+    rows: [size],
+  } = await sql<{ db: string; companies: string }>`
+    SELECT pg_size_pretty(pg_database_size(current_database())) AS db, pg_size_pretty(pg_total_relation_size('companies')) AS companies`.execute(
+    db,
+  );
   out({ phase: 'disk', database: size!.db, companies_with_indexes: size!.companies });
 
   // -------------------------------------------------------------------------------------------
@@ -150,7 +203,9 @@ try {
   const latencies: number[] = [];
   for (const [i, w] of workload.entries()) {
     const t = performance.now();
-    const res = await fetch(`${bases[i % 2]}/api/v1/companies/search?${queryString(w.query)}`, { headers: { authorization: `Bearer ${accounts[i % ACCOUNTS]!.token}` } });
+    const res = await fetch(`${bases[i % 2]}/api/v1/companies/search?${queryString(w.query)}`, {
+      headers: { authorization: `Bearer ${accounts[i % ACCOUNTS]!.token}` },
+    });
     await res.arrayBuffer();
     if (res.status !== 200) throw new Error(`search ${queryString(w.query)}: ${res.status}`);
     latencies.push(performance.now() - t);
@@ -159,45 +214,73 @@ try {
 
   // Throughput: 50 connections, 25 on each API process, each request with one of 200 accounts' tokens.
   const { rows: nips } = await sql<{ value: string }>`
-    SELECT lpad((key - 10000000000)::text, 10, '0') AS value FROM company_identifiers WHERE key >= 10000000000 AND key < 20000000000 ORDER BY key LIMIT 5000`.execute(db);
+    SELECT lpad((key - 10000000000)::text, 10, '0') AS value FROM company_identifiers WHERE key >= 10000000000 AND key < 20000000000 ORDER BY key LIMIT 5000`.execute(
+    db,
+  );
   const snapshotBodies = nips.map((r) => JSON.stringify({ identifier_type: 'NIP', identifier_value: r.value }));
   const searchPaths = workload.map((w) => `/api/v1/companies/search?${queryString(w.query)}`);
   for (const kind of ['snapshot', 'search'] as const) {
-    const results = await Promise.all(bases.map((url, b) => runLoad({
-      url, connections: 25, durationSeconds: SECONDS, method: kind === 'snapshot' ? 'POST' : 'GET',
-      headers: { authorization: `Bearer ${accounts[b]!.token}`, 'content-type': 'application/json' },
-      tokens: accounts.filter((_, i) => i % 2 === b).map((a) => a.token),
-      ...(kind === 'snapshot' ? { path: '/api/v1/companies/snapshot', bodies: snapshotBodies } : { paths: searchPaths }),
-    })));
+    const results = await Promise.all(
+      bases.map((url, b) =>
+        runLoad({
+          url,
+          connections: 25,
+          durationSeconds: SECONDS,
+          method: kind === 'snapshot' ? 'POST' : 'GET',
+          headers: { authorization: `Bearer ${accounts[b]!.token}`, 'content-type': 'application/json' },
+          tokens: accounts.filter((_, i) => i % 2 === b).map((a) => a.token),
+          ...(kind === 'snapshot' ? { path: '/api/v1/companies/snapshot', bodies: snapshotBodies } : { paths: searchPaths }),
+        }),
+      ),
+    );
     out({
-      phase: `${kind} throughput`, connections: 50, accounts: ACCOUNTS,
+      phase: `${kind} throughput`,
+      connections: 50,
+      accounts: ACCOUNTS,
       requests_per_second: results.reduce((a, r) => a + r.requestsPerSecond, 0),
-      p50_ms: Math.max(...results.map((r) => r.latency.p50)), p99_ms: Math.max(...results.map((r) => r.latency.p99)),
-      non2xx: results.reduce((a, r) => a + r.non2xx, 0), errors: results.reduce((a, r) => a + r.errors, 0),
+      p50_ms: Math.max(...results.map((r) => r.latency.p50)),
+      p99_ms: Math.max(...results.map((r) => r.latency.p99)),
+      non2xx: results.reduce((a, r) => a + r.non2xx, 0),
+      errors: results.reduce((a, r) => a + r.errors, 0),
     });
   }
 
   // The feed of the account watching 10,000 companies: its first pages, and filtered by type.
   const feedMs: number[] = [];
-  const feedPaths = ['/api/v1/watchlist/events', '/api/v1/watchlist/events?page=2', `/api/v1/watchlist/events?from_date=${DAY2}&to_date=${DAY2}`, '/api/v1/watchlist/events?per_page=100'];
+  const feedPaths = [
+    '/api/v1/watchlist/events',
+    '/api/v1/watchlist/events?page=2',
+    `/api/v1/watchlist/events?from_date=${DAY2}&to_date=${DAY2}`,
+    '/api/v1/watchlist/events?per_page=100',
+  ];
   let feedTotal = 0;
   for (let i = 0; i < 200; i++) {
     const t = performance.now();
-    const res = await fetch(`${bases[i % 2]}${feedPaths[i % feedPaths.length]}`, { headers: { authorization: `Bearer ${feedAccount.token}` } });
-    const body = await res.json() as { meta?: { total?: number } };
+    const res = await fetch(`${bases[i % 2]}${feedPaths[i % feedPaths.length]}`, {
+      headers: { authorization: `Bearer ${feedAccount.token}` },
+    });
+    const body = (await res.json()) as { meta?: { total?: number } };
     if (res.status !== 200) throw new Error(`feed: ${res.status} ${JSON.stringify(body)}`);
     feedTotal = Math.max(feedTotal, body.meta?.total ?? 0);
     feedMs.push(performance.now() - t);
   }
   out({ phase: 'feed', watched: WATCHED, events_in_feed: feedTotal, ms: summary(feedMs) });
 
-  out({ phase: 'memory', processes: [...apis.map((a, i) => ({ role: `api ${i + 1}`, ...memoryOf(a.child.pid!) })), ...workers.map((w, i) => ({ role: `worker ${i + 1}`, ...memoryOf(w.child.pid!) }))] });
+  out({
+    phase: 'memory',
+    processes: [
+      ...apis.map((a, i) => ({ role: `api ${i + 1}`, ...memoryOf(a.child.pid!) })),
+      ...workers.map((w, i) => ({ role: `worker ${i + 1}`, ...memoryOf(w.child.pid!) })),
+    ],
+  });
 } finally {
-  await Promise.all(children.map(async (c) => {
-    if (c.exitCode !== null) return;
-    c.kill('SIGTERM');
-    await once(c, 'exit');
-  }));
+  await Promise.all(
+    children.map(async (c) => {
+      if (c.exitCode !== null) return;
+      c.kill('SIGTERM');
+      await once(c, 'exit');
+    }),
+  );
   await bench.dispose();
 }
 
@@ -218,7 +301,9 @@ function serve(extra: Record<string, string>) {
         try {
           const o = JSON.parse(line) as Record<string, unknown>;
           if (typeof o.companies === 'number') resolve({ companies: o.companies, ms: o.ms, mb: o.mb });
-        } catch { /* not JSON */ }
+        } catch {
+          /* not JSON */
+        }
       }
     });
     child.on('exit', (code) => reject(new Error(`regwatch serve ${JSON.stringify(extra)} exited ${code}`)));
@@ -247,11 +332,15 @@ async function freePortOf(): Promise<number> {
 /** An account with a Master Token and plenty of credits, written directly (no mail), as bench/watchlist-feed.ts does. */
 async function createAccountRow(label: string): Promise<{ id: string; token: string }> {
   const token = newTokenSecret('master');
-  const { rows: [account] } = await sql<{ id: string }>`
+  const {
+    rows: [account],
+  } = await sql<{ id: string }>`
     INSERT INTO accounts (user_ref, email, name, status, initialized_at) VALUES (${newRef()}, ${`${label}-${newRef().toLowerCase()}@bench.test`}, ${label}, 'initialized', now())
     RETURNING id::text`.execute(db);
   await sql`INSERT INTO wallets (account_id, balance, total_purchased) VALUES (${account!.id}::bigint, 0, 0)`.execute(db);
   await applyLedgerEntry(db, { accountId: account!.id, type: 'deposit', amount: 100_000_000, description: 'benchmark credits' });
-  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${account!.id}::bigint, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(db);
+  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${account!.id}::bigint, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(
+    db,
+  );
   return { id: account!.id, token };
 }

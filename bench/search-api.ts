@@ -13,28 +13,47 @@ import { cpus, loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { findResultRows, searchCompaniesSql } from '../src/modules/companies/repo.ts';
-import { argValue, buildWorkload, mb, queryString, runLoad, sampleMemory, startBenchApp, summary, type WorkloadQuery } from './search-fixtures.ts';
+import {
+  argValue,
+  buildWorkload,
+  mb,
+  queryString,
+  runLoad,
+  sampleMemory,
+  startBenchApp,
+  summary,
+  type WorkloadQuery,
+} from './search-fixtures.ts';
 
 const size = Number(argValue('queries', '1200'));
 const sqlMode = argValue('sql', 'all');
 const seconds = Number(argValue('seconds', '20'));
 
-console.log(JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
+console.log(
+  JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }),
+);
 const bench = await startBenchApp();
 try {
-  const { rows: [counts] } = await sql<{ n: string }>`SELECT count(*) AS n FROM companies`.execute(bench.handle.db);
+  const {
+    rows: [counts],
+  } = await sql<{ n: string }>`SELECT count(*) AS n FROM companies`.execute(bench.handle.db);
   const status = bench.engine.status();
-  console.log(JSON.stringify({
-    companies: Number(counts!.n), index_build_ms: Math.round(bench.buildMs), index_mb: mb(status.bytes ?? 0),
-    rss_mb_after_build: mb(process.memoryUsage().rss), heap_mb_after_build: mb(process.memoryUsage().heapUsed),
-  }));
+  console.log(
+    JSON.stringify({
+      companies: Number(counts!.n),
+      index_build_ms: Math.round(bench.buildMs),
+      index_mb: mb(status.bytes ?? 0),
+      rss_mb_after_build: mb(process.memoryUsage().rss),
+      heap_mb_after_build: mb(process.memoryUsage().heapUsed),
+    }),
+  );
 
   const workload = await buildWorkload(bench.handle, size);
   const headers = { authorization: `Bearer ${bench.token}` };
   const get = async (w: WorkloadQuery) => {
     const t0 = performance.now();
     const res = await fetch(`${bench.baseUrl}/api/v1/companies/search?${queryString(w.query)}`, { headers });
-    const body = await res.json() as { data?: { total: number } };
+    const body = (await res.json()) as { data?: { total: number } };
     const ms = performance.now() - t0;
     if (res.status !== 200) throw new Error(`${queryString(w.query)}: HTTP ${res.status} ${JSON.stringify(body)}`);
     return { ms, total: body.data!.total };
@@ -77,7 +96,17 @@ try {
     }
   }
 
-  console.log(JSON.stringify({ workload: workload.length, kinds: byKind.size, api_ms: summary(api), index_ms: summary(index), sql_ms: summary(direct), api_over_sql: summary(ratios), total_mismatches: mismatches }));
+  console.log(
+    JSON.stringify({
+      workload: workload.length,
+      kinds: byKind.size,
+      api_ms: summary(api),
+      index_ms: summary(index),
+      sql_ms: summary(direct),
+      api_over_sql: summary(ratios),
+      total_mismatches: mismatches,
+    }),
+  );
   console.log('\n| kind | n | API p50 | API p95 | SQL p50 | SQL p95 |\n|---|---:|---:|---:|---:|---:|');
   for (const [kind, k] of [...byKind].sort((a, b) => a[0].localeCompare(b[0]))) {
     const a = summary(k.api);
@@ -87,7 +116,9 @@ try {
 
   // Concurrent load over the same workload.
   const paths = workload.map((w) => `/api/v1/companies/search?${queryString(w.query)}`);
-  const load = await sampleMemory(() => runLoad({ url: bench.baseUrl, connections: 50, durationSeconds: seconds, method: 'GET', headers, paths }));
+  const load = await sampleMemory(() =>
+    runLoad({ url: bench.baseUrl, connections: 50, durationSeconds: seconds, method: 'GET', headers, paths }),
+  );
   console.log(JSON.stringify({ load_search_50c: load.result, server_max_rss_mb: load.maxRssMb, server_max_heap_mb: load.maxHeapMb }));
   console.log(JSON.stringify({ cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
 } finally {

@@ -34,7 +34,14 @@ export function percentile(sorted: readonly number[], p: number): number {
 export function summary(ms: number[]) {
   const s = [...ms].sort((a, b) => a - b);
   const r = (x: number) => Number(x.toFixed(2));
-  return { n: s.length, p50: r(percentile(s, 50)), p95: r(percentile(s, 95)), p99: r(percentile(s, 99)), max: r(s.at(-1) ?? NaN), mean: r(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)) };
+  return {
+    n: s.length,
+    p50: r(percentile(s, 50)),
+    p95: r(percentile(s, 95)),
+    p99: r(percentile(s, 99)),
+    max: r(s.at(-1) ?? NaN),
+    mean: r(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)),
+  };
 }
 
 export const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
@@ -77,7 +84,13 @@ export async function startBenchApp(options: { engine?: 'memory' | 'sql' } = {})
   const url = process.env.DATABASE_URL || DEFAULT_BENCH_URL;
   const handle = createDatabase(url, { max: 20, applicationName: 'regwatch-bench' });
   await migrateToLatest(handle.db, handle.pool);
-  const config = loadConfig({ ...process.env, DATABASE_URL: url, REGISTRY_SOURCES: '', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn' });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: url,
+    REGISTRY_SOURCES: '',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    LOG_LEVEL: 'warn',
+  });
   const logger = pino({ level: 'warn' });
   const engine = createCompanySearchEngine({ db: handle.db, logger, mode: options.engine ?? 'memory' });
   const t0 = performance.now();
@@ -89,7 +102,12 @@ export async function startBenchApp(options: { engine?: 'memory' | 'sql' } = {})
   const baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const token = await createBenchAccount(app, handle);
   return {
-    app, baseUrl, handle, engine, token, buildMs,
+    app,
+    baseUrl,
+    handle,
+    engine,
+    token,
+    buildMs,
     close: async () => {
       // Let requests a load run left in flight finish before the pool goes.
       await new Promise((r) => setTimeout(r, 1500));
@@ -104,7 +122,12 @@ async function createBenchAccount(app: FastifyInstance, handle: DatabaseHandle):
   const email = `bench-${Date.now()}-${process.pid}@example.com`;
   const reg = await app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, name: 'Benchmark' } });
   if (reg.statusCode !== 201) throw new Error(`register: ${reg.body}`);
-  const mail = await handle.db.selectFrom('mail_outbox').select('text_body').where('to_address', '=', email).orderBy('id', 'desc').executeTakeFirstOrThrow();
+  const mail = await handle.db
+    .selectFrom('mail_outbox')
+    .select('text_body')
+    .where('to_address', '=', email)
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow();
   const initToken = /^Initialization token: (\S+)$/m.exec(mail.text_body)![1];
   const init = await app.inject({ method: 'POST', url: '/api/v1/auth/init', payload: { token: initToken } });
   const master = init.json().master_token as string;
@@ -121,7 +144,6 @@ export interface WorkloadQuery {
   query: Record<string, string>;
 }
 
-
 /**
  * At least `size` distinct filter combinations drawn from the values in the database: each filter
  * alone, common pairs and triples, wide ones (status alone, a whole voivodeship, a one-digit
@@ -130,17 +152,37 @@ export interface WorkloadQuery {
 export async function buildWorkload(handle: DatabaseHandle, size = 1200, seed = 1): Promise<WorkloadQuery[]> {
   const db = handle.db;
   const random = seededRandom(seed);
-  const col = async (q: ReturnType<typeof sql<{ v: string }>>) => (await q.execute(db)).rows.map((r) => r.v).filter((v) => v !== null && v !== '');
-  const bigCities = await col(sql<{ v: string }>`SELECT city_folded AS v FROM companies WHERE city_folded IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 20`);
-  const cities = await col(sql<{ v: string }>`SELECT DISTINCT city_folded AS v FROM companies TABLESAMPLE SYSTEM (1) REPEATABLE (7) WHERE city_folded IS NOT NULL`);
-  const postal = await col(sql<{ v: string }>`SELECT DISTINCT postal_code AS v FROM companies TABLESAMPLE SYSTEM (1) REPEATABLE (7) WHERE postal_code IS NOT NULL LIMIT 2000`);
-  const codes = await col(sql<{ v: string }>`SELECT c AS v FROM (SELECT unnest(activity_codes) AS c FROM companies TABLESAMPLE SYSTEM (2) REPEATABLE (7)) s GROUP BY 1 ORDER BY count(*) DESC`);
+  const col = async (q: ReturnType<typeof sql<{ v: string }>>) =>
+    (await q.execute(db)).rows.map((r) => r.v).filter((v) => v !== null && v !== '');
+  const bigCities = await col(
+    sql<{ v: string }>`SELECT city_folded AS v FROM companies WHERE city_folded IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 20`,
+  );
+  const cities = await col(
+    sql<{ v: string }>`SELECT DISTINCT city_folded AS v FROM companies TABLESAMPLE SYSTEM (1) REPEATABLE (7) WHERE city_folded IS NOT NULL`,
+  );
+  const postal = await col(
+    sql<{
+      v: string;
+    }>`SELECT DISTINCT postal_code AS v FROM companies TABLESAMPLE SYSTEM (1) REPEATABLE (7) WHERE postal_code IS NOT NULL LIMIT 2000`,
+  );
+  const codes = await col(
+    sql<{
+      v: string;
+    }>`SELECT c AS v FROM (SELECT unnest(activity_codes) AS c FROM companies TABLESAMPLE SYSTEM (2) REPEATABLE (7)) s GROUP BY 1 ORDER BY count(*) DESC`,
+  );
   const words = await col(sql<{ v: string }>`
     SELECT w AS v FROM (SELECT regexp_split_to_table(name_folded, '[^a-z0-9]+') AS w FROM companies TABLESAMPLE SYSTEM (1) REPEATABLE (7)) s
     WHERE length(w) >= 3 GROUP BY 1 ORDER BY count(*) DESC LIMIT 400`);
-  const voivodeships = await col(sql<{ v: string }>`SELECT DISTINCT voivodeship_folded AS v FROM companies WHERE voivodeship_folded IS NOT NULL`);
+  const voivodeships = await col(
+    sql<{ v: string }>`SELECT DISTINCT voivodeship_folded AS v FROM companies WHERE voivodeship_folded IS NOT NULL`,
+  );
   const legal = await col(sql<{ v: string }>`SELECT DISTINCT legal_form AS v FROM companies WHERE legal_form IS NOT NULL`);
-  const range = (await sql<{ lo: string; hi: string }>`SELECT to_char(min(activity_start), 'YYYY-MM-DD') AS lo, to_char(max(activity_start), 'YYYY-MM-DD') AS hi FROM companies`.execute(db)).rows[0]!;
+  const range = (
+    await sql<{
+      lo: string;
+      hi: string;
+    }>`SELECT to_char(min(activity_start), 'YYYY-MM-DD') AS lo, to_char(max(activity_start), 'YYYY-MM-DD') AS hi FROM companies`.execute(db)
+  ).rows[0]!;
   const lo = Date.parse(range.lo);
   const hi = Date.parse(range.hi);
 
@@ -190,9 +232,15 @@ export async function buildWorkload(handle: DatabaseHandle, size = 1200, seed = 
     ['voivodeship + legal_form + has_contact', () => ({ voivodeship: one(voivodeships), legal_form: one(legal), has_contact: contact() })],
     ['city + activity_prefix + from', () => ({ city: one(bigCities), activity_prefix: prefix(2), activity_start_from: from() })],
     ['status + voivodeship + date range', () => ({ status: status(), voivodeship: one(voivodeships), ...span() })],
-    ['activities + has_contact + legal_form', () => ({ activities: `${topCode()},${topCode()}`, has_contact: contact(), legal_form: one(legal) })],
+    [
+      'activities + has_contact + legal_form',
+      () => ({ activities: `${topCode()},${topCode()}`, has_contact: contact(), legal_form: one(legal) }),
+    ],
     ['q + voivodeship + has_contact', () => ({ q: one(words).slice(0, 5), voivodeship: one(voivodeships), has_contact: contact() })],
-    ['five filters', () => ({ voivodeship: one(voivodeships), legal_form: 'jdg', has_contact: 'phone', activity_prefix: prefix(1), ...span() })],
+    [
+      'five filters',
+      () => ({ voivodeship: one(voivodeships), legal_form: 'jdg', has_contact: 'phone', activity_prefix: prefix(1), ...span() }),
+    ],
     // wide, and later pages of wide ones
     ['wide: no filter', () => ({})],
     ['wide: page', () => ({ page: String(2 + Math.floor(random() * 499)) })],
@@ -249,9 +297,13 @@ export interface LoadResult {
 
 export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--autocannon'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--autocannon'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code !== 0) return reject(new Error(`autocannon exited ${code}`));
@@ -268,28 +320,39 @@ async function autocannonMain(): Promise<void> {
   // @ts-expect-error autocannon ships no type declarations
   const { default: autocannon } = await import('autocannon');
   const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
-  const result = await autocannon({
+  const result = (await autocannon({
     url: spec.url,
     connections: spec.connections,
     duration: spec.durationSeconds,
-    requests: [{
-      method: spec.method,
-      path: spec.path ?? '/',
-      headers: spec.headers,
-      setupRequest: (req: Record<string, unknown>) => {
-        if (spec.paths) req.path = pick(spec.paths);
-        if (spec.bodies) req.body = pick(spec.bodies);
-        if (spec.tokens) req.headers = { ...(req.headers as Record<string, string>), authorization: `Bearer ${pick(spec.tokens)}` };
-        return req;
+    requests: [
+      {
+        method: spec.method,
+        path: spec.path ?? '/',
+        headers: spec.headers,
+        setupRequest: (req: Record<string, unknown>) => {
+          if (spec.paths) req.path = pick(spec.paths);
+          if (spec.bodies) req.body = pick(spec.bodies);
+          if (spec.tokens) req.headers = { ...(req.headers as Record<string, string>), authorization: `Bearer ${pick(spec.tokens)}` };
+          return req;
+        },
       },
-    }],
-  } as never) as unknown as {
-    requests: { average: number }; latency: { p50: number; p90: number; p99: number; max: number; average: number };
-    non2xx: number; errors: number; '2xx': number;
+    ],
+  } as never)) as unknown as {
+    requests: { average: number };
+    latency: { p50: number; p90: number; p99: number; max: number; average: number };
+    non2xx: number;
+    errors: number;
+    '2xx': number;
   };
   const out: LoadResult = {
     requestsPerSecond: Math.round(result.requests.average),
-    latency: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: result.latency.average },
+    latency: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+      mean: result.latency.average,
+    },
     non2xx: result.non2xx,
     errors: result.errors,
     total: result['2xx'] + result.non2xx,

@@ -56,7 +56,10 @@ function threadCpuNs(): number | null {
  * only this thread's own CPU time between two ticks of a 1 ms timer (an upper bound of its
  * longest task), which is what this process's code is answerable for.
  */
-async function measured<T>(engine: CompanySearchEngine, run: () => Promise<T>): Promise<{ result: T; maxPauseMs: number; p99PauseMs: number; maxCpuGapMs: number | null; searches: number; maxSearchMs: number }> {
+async function measured<T>(
+  engine: CompanySearchEngine,
+  run: () => Promise<T>,
+): Promise<{ result: T; maxPauseMs: number; p99PauseMs: number; maxCpuGapMs: number | null; searches: number; maxSearchMs: number }> {
   const h = monitorEventLoopDelay({ resolution: 1 });
   let lastCpu = threadCpuNs();
   let maxCpuGapNs = 0;
@@ -83,7 +86,14 @@ async function measured<T>(engine: CompanySearchEngine, run: () => Promise<T>): 
   try {
     const result = await run();
     const maxCpuGapMs = lastCpu === null ? null : Math.round(maxCpuGapNs / 1e5) / 10;
-    return { result, maxPauseMs: Math.round(h.max / 1e5) / 10, p99PauseMs: Math.round(h.percentile(99) / 1e5) / 10, maxCpuGapMs, searches, maxSearchMs: Math.round(maxSearchMs) };
+    return {
+      result,
+      maxPauseMs: Math.round(h.max / 1e5) / 10,
+      p99PauseMs: Math.round(h.percentile(99) / 1e5) / 10,
+      maxCpuGapMs,
+      searches,
+      maxSearchMs: Math.round(maxSearchMs),
+    };
   } finally {
     clearInterval(ticker);
     h.disable();
@@ -100,8 +110,12 @@ function regwatchDaily(date: string, file: string): Promise<{ code: number | nul
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr, exitedAt: Date.now() }));
   });
@@ -109,7 +123,11 @@ function regwatchDaily(date: string, file: string): Promise<{ code: number | nul
 
 /** `n` companies picked at random, renamed with a word no company has yet. */
 async function writeChangedDay(n: number, word: string): Promise<string> {
-  const { rows } = await sql<{ s: string }>`SELECT snapshot::text AS s FROM companies TABLESAMPLE SYSTEM (${Math.min(100, (n / 1_000_000) * 300)}) ORDER BY random() LIMIT ${n}`.execute(handle.db);
+  const { rows } = await sql<{
+    s: string;
+  }>`SELECT snapshot::text AS s FROM companies TABLESAMPLE SYSTEM (${Math.min(100, (n / 1_000_000) * 300)}) ORDER BY random() LIMIT ${n}`.execute(
+    handle.db,
+  );
   if (rows.length < n) throw new Error(`only ${rows.length} companies sampled`);
   const path = join(dir, `${word}.ndjson`);
   const out = createWriteStream(path);
@@ -125,12 +143,24 @@ async function writeChangedDay(n: number, word: string): Promise<string> {
 
 try {
   await migrateToLatest(handle.db, handle.pool);
-  const { rows: [last] } = await sql<{ d: string }>`SELECT to_char(max(run_date), 'YYYY-MM-DD') AS d FROM daily_runs`.execute(handle.db);
+  const {
+    rows: [last],
+  } = await sql<{ d: string }>`SELECT to_char(max(run_date), 'YYYY-MM-DD') AS d FROM daily_runs`.execute(handle.db);
 
   if (compareThread) {
     const thread = createCompanySearchEngine({ db: handle.db, logger, buildIn: 'thread', followEveryMs: 0 });
     const r = await measured(thread, () => thread.refresh());
-    print({ build: 'thread', companies: thread.status().companies, build_ms: thread.status().buildMs, max_pause_ms: r.maxPauseMs, p99_pause_ms: r.p99PauseMs, max_cpu_gap_ms: r.maxCpuGapMs, searches: r.searches, max_search_ms: r.maxSearchMs, loadavg: load() });
+    print({
+      build: 'thread',
+      companies: thread.status().companies,
+      build_ms: thread.status().buildMs,
+      max_pause_ms: r.maxPauseMs,
+      p99_pause_ms: r.p99PauseMs,
+      max_cpu_gap_ms: r.maxCpuGapMs,
+      searches: r.searches,
+      max_search_ms: r.maxSearchMs,
+      loadavg: load(),
+    });
     await thread.stop();
   }
 
@@ -140,11 +170,32 @@ try {
     await engine.refresh();
   });
   const s = engine.status();
-  print({ build: 'worker', companies: s.companies, build_ms: s.buildMs, index_mb: mb(s.bytes ?? 0), rss_mb: mb(process.memoryUsage().rss), data_as_of: s.dataAsOf, max_pause_ms: built.maxPauseMs, p99_pause_ms: built.p99PauseMs, max_cpu_gap_ms: built.maxCpuGapMs, searches: built.searches, max_search_ms: built.maxSearchMs, loadavg: load() });
+  print({
+    build: 'worker',
+    companies: s.companies,
+    build_ms: s.buildMs,
+    index_mb: mb(s.bytes ?? 0),
+    rss_mb: mb(process.memoryUsage().rss),
+    data_as_of: s.dataAsOf,
+    max_pause_ms: built.maxPauseMs,
+    p99_pause_ms: built.p99PauseMs,
+    max_cpu_gap_ms: built.maxCpuGapMs,
+    searches: built.searches,
+    max_search_ms: built.maxSearchMs,
+    loadavg: load(),
+  });
 
   // The noise floor: the same searches, from the index, with nothing else to do (the machine is shared).
   const base = await measured(engine, () => new Promise((r) => setTimeout(r, 10_000)));
-  print({ baseline: 'index idle for 10 s', max_pause_ms: base.maxPauseMs, p99_pause_ms: base.p99PauseMs, max_cpu_gap_ms: base.maxCpuGapMs, searches: base.searches, max_search_ms: base.maxSearchMs, loadavg: load() });
+  print({
+    baseline: 'index idle for 10 s',
+    max_pause_ms: base.maxPauseMs,
+    p99_pause_ms: base.p99PauseMs,
+    max_cpu_gap_ms: base.maxCpuGapMs,
+    searches: base.searches,
+    max_search_ms: base.maxSearchMs,
+    loadavg: load(),
+  });
 
   let day = new Date(`${last!.d}T00:00:00Z`);
   for (const n of sizes) {
@@ -157,11 +208,15 @@ try {
     let readAhead = 0;
     const r = await measured(engine, async () => {
       const running = regwatchDaily(date, file);
-      const watch = setInterval(() => { readAhead = Math.max(readAhead, engine.status().readAhead); }, 50);
+      const watch = setInterval(() => {
+        readAhead = Math.max(readAhead, engine.status().readAhead);
+      }, 50);
       const run = await running;
       clearInterval(watch);
       if (run.code !== 0) throw new Error(`regwatch daily failed: ${run.stderr}`);
-      const { rows: [done] } = await sql<{ t: Date }>`SELECT finished_at AS t FROM daily_runs WHERE run_date = ${date}::date`.execute(handle.db);
+      const {
+        rows: [done],
+      } = await sql<{ t: Date }>`SELECT finished_at AS t FROM daily_runs WHERE run_date = ${date}::date`.execute(handle.db);
       let total: number;
       for (;;) {
         const a = await engine.search(filters, 0, 20);
@@ -174,15 +229,36 @@ try {
       }
       const reflected = Date.now();
       // Every renamed company that is ACTIVE (the default filter), as PostgreSQL counts them.
-      const { rows: [expected] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM companies WHERE status = 'ACTIVE' AND name_folded LIKE ${`%${word}%`}`.execute(handle.db);
+      const {
+        rows: [expected],
+      } = await sql<{
+        n: number;
+      }>`SELECT count(*)::int AS n FROM companies WHERE status = 'ACTIVE' AND name_folded LIKE ${`%${word}%`}`.execute(handle.db);
       if (total !== expected!.n) throw new Error(`the index found ${total} of ${expected!.n} as of ${date}`);
-      return { summary: run.stdout.trim(), found: total, fromFinishedMs: reflected - done!.t.getTime(), fromExitMs: reflected - run.exitedAt };
+      return {
+        summary: run.stdout.trim(),
+        found: total,
+        fromFinishedMs: reflected - done!.t.getTime(),
+        fromExitMs: reflected - run.exitedAt,
+      };
     });
     const after = engine.status();
     print({
-      changed: n, date, run: r.result.summary, found_active: r.result.found, applied_as: after.builtAt === builtAt ? 'delta' : 'rebuild',
-      reflected_after_finished_ms: r.result.fromFinishedMs, reflected_after_exit_ms: r.result.fromExitMs,
-      read_ahead_before_exit: readAhead, max_pause_ms: r.maxPauseMs, p99_pause_ms: r.p99PauseMs, max_cpu_gap_ms: r.maxCpuGapMs, searches: r.searches, max_search_ms: r.maxSearchMs, delta: after.delta, loadavg: load(),
+      changed: n,
+      date,
+      run: r.result.summary,
+      found_active: r.result.found,
+      applied_as: after.builtAt === builtAt ? 'delta' : 'rebuild',
+      reflected_after_finished_ms: r.result.fromFinishedMs,
+      reflected_after_exit_ms: r.result.fromExitMs,
+      read_ahead_before_exit: readAhead,
+      max_pause_ms: r.maxPauseMs,
+      p99_pause_ms: r.p99PauseMs,
+      max_cpu_gap_ms: r.maxCpuGapMs,
+      searches: r.searches,
+      max_search_ms: r.maxSearchMs,
+      delta: after.delta,
+      loadavg: load(),
     });
   }
   await engine.stop();

@@ -17,12 +17,18 @@ import { argValue, buildWorkload, DEFAULT_BENCH_URL, mb, summary } from './searc
 
 const factor = Number(argValue('factor', '4.1'));
 const size = Number(argValue('queries', '1200'));
-console.log(JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
+console.log(
+  JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }),
+);
 
 const handle = createDatabase(process.env.DATABASE_URL || DEFAULT_BENCH_URL, { max: 4 });
 try {
   const rows: IndexRow[] = [];
-  await handle.db.transaction().execute((trx) => readIndexRowsInOrder(trx, 20_000, async (chunk) => { for (const r of chunk) rows.push(r); }));
+  await handle.db.transaction().execute((trx) =>
+    readIndexRowsInOrder(trx, 20_000, async (chunk) => {
+      for (const r of chunk) rows.push(r);
+    }),
+  );
   const maxId = rows.reduce((m, r) => Math.max(m, Number(r.id)), 0);
   const target = Math.round(rows.length * factor);
 
@@ -37,7 +43,15 @@ try {
   const index = await builder.build();
   const buildMs = performance.now() - t0;
   globalThis.gc?.();
-  console.log(JSON.stringify({ companies: index.size, build_ms: Math.round(buildMs), index_mb: mb(index.byteSize), rss_mb: mb(process.memoryUsage().rss), heap_mb: mb(process.memoryUsage().heapUsed) }));
+  console.log(
+    JSON.stringify({
+      companies: index.size,
+      build_ms: Math.round(buildMs),
+      index_mb: mb(index.byteSize),
+      rss_mb: mb(process.memoryUsage().rss),
+      heap_mb: mb(process.memoryUsage().heapUsed),
+    }),
+  );
 
   const workload = await buildWorkload(handle, size);
   const wall: number[] = [];

@@ -22,7 +22,9 @@ function variant(type: string, value: string, i: number): string {
   return value;
 }
 
-console.log(JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
+console.log(
+  JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }),
+);
 const bench = await startBenchApp();
 const bare = Fastify({ logger: false });
 bare.get('/bare', async () => ({ status: 'success', data: { ok: true } }));
@@ -30,7 +32,9 @@ await bare.listen({ port: 0, host: '127.0.0.1' });
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
 try {
   const { rows } = await sql<{ type: string; value: string }>`
-    SELECT identifier_type(key) AS type, identifier_value(key) AS value FROM company_identifiers TABLESAMPLE SYSTEM (1) LIMIT 5000`.execute(bench.handle.db);
+    SELECT identifier_type(key) AS type, identifier_value(key) AS value FROM company_identifiers TABLESAMPLE SYSTEM (1) LIMIT 5000`.execute(
+    bench.handle.db,
+  );
   const bodies = rows.map((r, i) => JSON.stringify({ identifier_type: r.type, identifier_value: variant(r.type, r.value, i) }));
   const headers = { authorization: `Bearer ${bench.token}`, 'content-type': 'application/json' };
 
@@ -44,15 +48,41 @@ try {
   for (let i = 0; i < 100; i++) await post(bodies[i % bodies.length]!);
   const latencies: number[] = [];
   for (let i = 0; i < requests; i++) latencies.push(await post(bodies[i % bodies.length]!));
-  console.log(JSON.stringify({ identifiers: bodies.length, snapshot_sequential_ms: summary(latencies), rss_mb: mb(process.memoryUsage().rss) }));
+  console.log(
+    JSON.stringify({ identifiers: bodies.length, snapshot_sequential_ms: summary(latencies), rss_mb: mb(process.memoryUsage().rss) }),
+  );
 
-  const snapshot = await sampleMemory(() => runLoad({ url: bench.baseUrl, connections: 50, durationSeconds: seconds, method: 'POST', path: '/api/v1/companies/snapshot', headers, bodies }));
-  console.log(JSON.stringify({ snapshot_50c: snapshot.result, server_max_rss_mb: snapshot.maxRssMb, server_max_heap_mb: snapshot.maxHeapMb }));
-  const inApp = await runLoad({ url: bench.baseUrl, connections: 50, durationSeconds: seconds, method: 'GET', path: '/bench/bare', headers: {} });
+  const snapshot = await sampleMemory(() =>
+    runLoad({
+      url: bench.baseUrl,
+      connections: 50,
+      durationSeconds: seconds,
+      method: 'POST',
+      path: '/api/v1/companies/snapshot',
+      headers,
+      bodies,
+    }),
+  );
+  console.log(
+    JSON.stringify({ snapshot_50c: snapshot.result, server_max_rss_mb: snapshot.maxRssMb, server_max_heap_mb: snapshot.maxHeapMb }),
+  );
+  const inApp = await runLoad({
+    url: bench.baseUrl,
+    connections: 50,
+    durationSeconds: seconds,
+    method: 'GET',
+    path: '/bench/bare',
+    headers: {},
+  });
   console.log(JSON.stringify({ bare_route_in_app_50c: inApp }));
   const plain = await runLoad({ url: bareUrl, connections: 50, durationSeconds: seconds, method: 'GET', path: '/bare', headers: {} });
   console.log(JSON.stringify({ bare_fastify_50c: plain }));
-  console.log(JSON.stringify({ snapshot_over_bare_in_app: Number((snapshot.result.requestsPerSecond / inApp.requestsPerSecond).toFixed(2)), snapshot_over_plain_fastify: Number((snapshot.result.requestsPerSecond / plain.requestsPerSecond).toFixed(2)) }));
+  console.log(
+    JSON.stringify({
+      snapshot_over_bare_in_app: Number((snapshot.result.requestsPerSecond / inApp.requestsPerSecond).toFixed(2)),
+      snapshot_over_plain_fastify: Number((snapshot.result.requestsPerSecond / plain.requestsPerSecond).toFixed(2)),
+    }),
+  );
   console.log(JSON.stringify({ cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
 } finally {
   await bare.close();

@@ -34,7 +34,9 @@ async function timeToHealth(dataDir: string): Promise<number> {
       try {
         const r = await fetch(`http://127.0.0.1:${port}/health`);
         if (r.status === 200) return performance.now() - t0;
-      } catch { /* not yet */ }
+      } catch {
+        /* not yet */
+      }
       if (performance.now() - t0 > 120_000) throw new Error('no /health within 120 s');
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -15,4 +15,6 @@ for await (const _ of source.allSnapshots(values.date!)) n++;
 const wall = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 const cpuS = (cpu.user + cpu.system) / 1e6;
-console.log(`synthetic allSnapshots(${values.date}) size ${size}: ${n} companies in ${wall.toFixed(2)} s wall = ${Math.round(n / wall)}/s; ${Math.round(n / cpuS)}/s per CPU-second`);
+console.log(
+  `synthetic allSnapshots(${values.date}) size ${size}: ${n} companies in ${wall.toFixed(2)} s wall = ${Math.round(n / wall)}/s; ${Math.round(n / cpuS)}/s per CPU-second`,
+);

@@ -23,7 +23,11 @@ import { argValue } from './registry-db.ts';
 const ROUNDS = Number(argValue('rounds', '30'));
 const SIZE = Number(argValue('size', '100'));
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const dbUrl = (() => { const u = new URL(serverUrl); u.pathname = '/regwatch_bench_feed'; return u.toString(); })();
+const dbUrl = (() => {
+  const u = new URL(serverUrl);
+  u.pathname = '/regwatch_bench_feed';
+  return u.toString();
+})();
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -31,7 +35,9 @@ function percentile(sorted: number[], p: number): number {
 
 const h = createDatabase(dbUrl, { max: 10 });
 const db = h.db;
-const { rows: [{ n: companies }] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM companies`.execute(db);
+const {
+  rows: [{ n: companies }],
+} = await sql<{ n: number }>`SELECT count(*)::int AS n FROM companies`.execute(db);
 if (companies < SIZE * ROUNDS) throw new Error(`run bench/watchlist-feed.ts first (${companies} companies in ${dbUrl})`);
 
 const config = loadConfig({ DATABASE_URL: dbUrl, REGISTRY_SOURCES: '', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000' });
@@ -45,32 +51,50 @@ const accepted: number[] = [];
 const settled: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   const token = newTokenSecret('master');
-  const { rows: [acct] } = await sql<{ id: string }>`
-    INSERT INTO accounts (user_ref, email, name, status, initialized_at) VALUES (${newRef()}, ${`add-${newRef().toLowerCase()}@bench.test`}, 'add bench', 'initialized', now()) RETURNING id`.execute(db);
+  const {
+    rows: [acct],
+  } = await sql<{ id: string }>`
+    INSERT INTO accounts (user_ref, email, name, status, initialized_at) VALUES (${newRef()}, ${`add-${newRef().toLowerCase()}@bench.test`}, 'add bench', 'initialized', now()) RETURNING id`.execute(
+    db,
+  );
   await sql`INSERT INTO wallets (account_id, balance, total_purchased) VALUES (${acct!.id}, 1000, 0)`.execute(db);
-  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${acct!.id}, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(db);
-  const values = Array.from({ length: SIZE }, (_, i) => String(1 + ((r * SIZE + i) * 7919) % companies));
+  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${acct!.id}, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(
+    db,
+  );
+  const values = Array.from({ length: SIZE }, (_, i) => String(1 + (((r * SIZE + i) * 7919) % companies)));
 
   const t0 = performance.now();
-  const res = await app.inject({ method: 'POST', url: '/api/v1/companies/add', headers: { authorization: `Bearer ${token}` }, payload: { identifier_type: 'KRS', identifier_value: values } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v1/companies/add',
+    headers: { authorization: `Bearer ${token}` },
+    payload: { identifier_type: 'KRS', identifier_value: values },
+  });
   const t1 = performance.now();
   if (res.statusCode !== 202) throw new Error(`${res.statusCode} ${res.body}`);
   const ref = res.json().request_id as string;
   for (;;) {
-    const { rows: [req] } = await sql<{ status: string }>`SELECT status FROM watch_requests WHERE request_ref = ${ref}`.execute(db);
+    const {
+      rows: [req],
+    } = await sql<{ status: string }>`SELECT status FROM watch_requests WHERE request_ref = ${ref}`.execute(db);
     if (req!.status === 'completed') break;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   const t2 = performance.now();
-  const { rows: [{ n }] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist WHERE account_id = ${acct!.id} AND removed_at IS NULL`.execute(db);
+  const {
+    rows: [{ n }],
+  } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist WHERE account_id = ${acct!.id} AND removed_at IS NULL`.execute(db);
   if (n !== new Set(values).size) throw new Error(`watched ${n} of ${SIZE}`);
   accepted.push(t1 - t0);
   settled.push(t2 - t0);
 }
 accepted.sort((a, b) => a - b);
 settled.sort((a, b) => a - b);
-const row = (label: string, xs: number[]) => `| ${label} | ${percentile(xs, 50).toFixed(0)} | ${percentile(xs, 95).toFixed(0)} | ${xs.at(-1)!.toFixed(0)} |`;
-console.log(`\n${ROUNDS} adds of ${SIZE} known companies\n\n| ms | p50 | p95 | max |\n|---|---:|---:|---:|\n${row('202 answered', accepted)}\n${row('request settled', settled)}\n`);
+const row = (label: string, xs: number[]) =>
+  `| ${label} | ${percentile(xs, 50).toFixed(0)} | ${percentile(xs, 95).toFixed(0)} | ${xs.at(-1)!.toFixed(0)} |`;
+console.log(
+  `\n${ROUNDS} adds of ${SIZE} known companies\n\n| ms | p50 | p95 | max |\n|---|---:|---:|---:|\n${row('202 answered', accepted)}\n${row('request settled', settled)}\n`,
+);
 await app.close();
 await runner.stop();
 await parts.close();

@@ -46,7 +46,11 @@ async function day(date: string, dayNumber: number, fanOut: boolean) {
   const pg1 = bench.postgresCpuSeconds();
   rmSync(file);
   return {
-    date, fan_out: fanOut, companies: s.updated, events: s.events, feed_rows: (await feedRows()) - feed0,
+    date,
+    fan_out: fanOut,
+    companies: s.updated,
+    events: s.events,
+    feed_rows: (await feedRows()) - feed0,
     seconds: Number(seconds.toFixed(1)),
     pg_cpu_us_per_company: pg0 === null || pg1 === null ? null : Math.round(((pg1 - pg0) * 1e6) / s.updated),
   };
@@ -65,8 +69,12 @@ try {
   const { rows: ids } = await sql<{ id: string }>`SELECT id FROM companies ORDER BY id`.execute(db);
   const step = Math.max(1, Math.floor(ids.length / watched));
   for (let a = 0; a < accounts; a++) {
-    const { rows: [acct] } = await sql<{ id: string }>`
-      INSERT INTO accounts (user_ref, email, name, status) VALUES (${`FANOUT${String(a).padStart(6, '0')}`}, ${`fanout${a}@bench.test`}, 'bench', 'initialized') RETURNING id`.execute(db);
+    const {
+      rows: [acct],
+    } = await sql<{ id: string }>`
+      INSERT INTO accounts (user_ref, email, name, status) VALUES (${`FANOUT${String(a).padStart(6, '0')}`}, ${`fanout${a}@bench.test`}, 'bench', 'initialized') RETURNING id`.execute(
+      db,
+    );
     const mine = Array.from({ length: watched }, (_, i) => ids[(i * step + a) % ids.length]!.id);
     await db.transaction().execute((trx) => watchCompanies(trx, acct!.id, mine, new Date('2026-11-01T12:00:00Z')));
   }
@@ -82,8 +90,12 @@ try {
     const xs = results.filter((r) => r.fan_out === on).map((r) => r[key] ?? 0);
     return xs.reduce((a, b) => a + b, 0) / xs.length;
   };
-  console.log(`fan-out off: ${mean(false, 'seconds').toFixed(1)} s, ${mean(false, 'pg_cpu_us_per_company').toFixed(0)} µs PostgreSQL CPU per changed company`);
-  console.log(`fan-out on:  ${mean(true, 'seconds').toFixed(1)} s, ${mean(true, 'pg_cpu_us_per_company').toFixed(0)} µs PostgreSQL CPU per changed company`);
+  console.log(
+    `fan-out off: ${mean(false, 'seconds').toFixed(1)} s, ${mean(false, 'pg_cpu_us_per_company').toFixed(0)} µs PostgreSQL CPU per changed company`,
+  );
+  console.log(
+    `fan-out on:  ${mean(true, 'seconds').toFixed(1)} s, ${mean(true, 'pg_cpu_us_per_company').toFixed(0)} µs PostgreSQL CPU per changed company`,
+  );
 } finally {
   await sql`ALTER TABLE events ENABLE TRIGGER events_watchlist_fan_out`.execute(db).catch(() => {});
   await bench.dispose();

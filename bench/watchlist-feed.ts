@@ -39,7 +39,11 @@ const DAYS = 112;
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const dbName = 'regwatch_bench_feed';
-const dbUrl = (() => { const u = new URL(serverUrl); u.pathname = `/${dbName}`; return u.toString(); })();
+const dbUrl = (() => {
+  const u = new URL(serverUrl);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+})();
 
 function log(msg: string) {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
@@ -52,7 +56,9 @@ async function createAccountWithToken(db: ReturnType<typeof createDatabase>['db'
     RETURNING id`.execute(db);
   const id = rows[0]!.id;
   await sql`INSERT INTO wallets (account_id, balance, total_purchased) VALUES (${id}, 1000000000, 0)`.execute(db);
-  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${id}, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(db);
+  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${id}, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(
+    db,
+  );
   return { id, token };
 }
 
@@ -66,12 +72,16 @@ async function seed(): Promise<void> {
   await migrateToLatest(h.db, h.pool);
   const db = h.db;
   let t0 = performance.now();
-  await sql`SELECT ensure_events_partition(d::date) FROM generate_series(${FIRST_DAY}::date, ${FIRST_DAY}::date + ${DAYS}::int, '1 month') d`.execute(db);
+  await sql`SELECT ensure_events_partition(d::date) FROM generate_series(${FIRST_DAY}::date, ${FIRST_DAY}::date + ${DAYS}::int, '1 month') d`.execute(
+    db,
+  );
   await sql`
     INSERT INTO companies (id, primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
     SELECT g, 'KRS', lpad(g::text, 10, '0'), 'FIRMA ' || g || ' SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', 'ACTIVE', '{}', '\\x00', 'firma ' || g, ${FIRST_DAY}::date - 1
     FROM generate_series(1, ${COMPANIES}::int) g`.execute(db);
-  await sql`INSERT INTO company_identifiers (key, company_id) SELECT identifier_key('KRS', lpad(g::text, 10, '0')), g FROM generate_series(1, ${COMPANIES}::int) g`.execute(db);
+  await sql`INSERT INTO company_identifiers (key, company_id) SELECT identifier_key('KRS', lpad(g::text, 10, '0')), g FROM generate_series(1, ${COMPANIES}::int) g`.execute(
+    db,
+  );
   await sql`SELECT setval('companies_id_seq', ${COMPANIES}::bigint)`.execute(db);
   log(`companies: ${COMPANIES} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
@@ -122,7 +132,9 @@ function backendCpuSeconds(pids: readonly number[]): Map<number, number> | null 
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out.set(pid, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch { /* the backend has gone */ }
+    } catch {
+      /* the backend has gone */
+    }
   }
   return out.size === 0 && pids.length > 0 ? null : out;
 }
@@ -149,16 +161,26 @@ async function main(): Promise<void> {
   if (!REUSE) await seed();
   const h = createDatabase(dbUrl, { max: 10 });
   const db = h.db;
-  const { rows: [acct] } = await sql<{ account_id: string }>`SELECT account_id FROM api_tokens WHERE name = 'bench-main'`.execute(db);
+  const {
+    rows: [acct],
+  } = await sql<{ account_id: string }>`SELECT account_id FROM api_tokens WHERE name = 'bench-main'`.execute(db);
   // A fresh token for this process (the secret is not stored).
   const token = newTokenSecret('master');
-  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${acct!.account_id}, ${newRef()}, 'api', 'bench-run', ${hashSecret(token)})`.execute(db);
-  const { rows: [stats] } = await sql<{ events: number; feed: number; account_feed: number; watch: number }>`
+  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${acct!.account_id}, ${newRef()}, 'api', 'bench-run', ${hashSecret(token)})`.execute(
+    db,
+  );
+  const {
+    rows: [stats],
+  } = await sql<{ events: number; feed: number; account_feed: number; watch: number }>`
     SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM watchlist_feed)::int AS feed,
            (SELECT count(*) FROM watchlist_feed WHERE account_id = ${acct!.account_id})::int AS account_feed,
            (SELECT count(*) FROM watchlist WHERE account_id = ${acct!.account_id} AND removed_at IS NULL)::int AS watch`.execute(db);
-  log(`database: ${stats!.events} events; feed table ${stats!.feed} rows; the account watches ${stats!.watch} companies, its feed holds ${stats!.account_feed} events`);
-  const { rows: ids } = await sql<{ id: number }>`SELECT event_id::float8 AS id FROM watchlist_feed WHERE account_id = ${acct!.account_id} ORDER BY event_id`.execute(db);
+  log(
+    `database: ${stats!.events} events; feed table ${stats!.feed} rows; the account watches ${stats!.watch} companies, its feed holds ${stats!.account_feed} events`,
+  );
+  const { rows: ids } = await sql<{
+    id: number;
+  }>`SELECT event_id::float8 AS id FROM watchlist_feed WHERE account_id = ${acct!.account_id} ORDER BY event_id`.execute(db);
   const midId = ids[Math.floor(ids.length / 2)]!.id;
   const headId = ids[ids.length - 5]!.id;
   const someCompany = String(1 + Math.floor(COMPANIES / WATCHED) * 17).padStart(10, '0');
@@ -186,8 +208,16 @@ async function main(): Promise<void> {
   // Warm the JIT and the caches on every route before anything is measured.
   for (let i = 0; i < 10; i++) for (const [, url] of scenarios) await app.inject({ method: 'GET', url, headers: auth });
   const results: string[] = [];
-  results.push(`load average at start: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`, '');
-  results.push('| request | p50 ms | p95 ms | p99 ms | max ms | Node.js CPU ms/req | PostgreSQL CPU ms/req |', '|---|---:|---:|---:|---:|---:|---:|');
+  results.push(
+    `load average at start: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+    '',
+  );
+  results.push(
+    '| request | p50 ms | p95 ms | p99 ms | max ms | Node.js CPU ms/req | PostgreSQL CPU ms/req |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  );
   for (const [label, url] of scenarios) {
     for (let i = 0; i < 20; i++) await app.inject({ method: 'GET', url, headers: auth }); // warm-up
     const times: number[] = [];

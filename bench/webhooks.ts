@@ -70,7 +70,12 @@ async function writeDay(date: string, dayNumber: number): Promise<string> {
 
 const percentile = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
-const module = createWebhooksModule({ db, clock: systemClock, config: { webhookRetrySchedule: DEFAULT_WEBHOOK_RETRY_SCHEDULE, webhookAllowPrivateUrls: true }, logger });
+const module = createWebhooksModule({
+  db,
+  clock: systemClock,
+  config: { webhookRetrySchedule: DEFAULT_WEBHOOK_RETRY_SCHEDULE, webhookAllowPrivateUrls: true },
+  logger,
+});
 let runner: Awaited<ReturnType<typeof startWorker>> | null = null;
 
 async function day(date: string, dayNumber: number, webhooks: boolean) {
@@ -90,30 +95,48 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   rmSync(file);
   const seconds = (us: number) => Number((us / 1e6).toFixed(1));
   const result: Record<string, unknown> = {
-    date, webhooks, events: s.events, run_seconds: Number(runSeconds.toFixed(1)),
-    run_node_cpu_s: seconds(cpuRun.user + cpuRun.system), run_pg_cpu_s: pgRun === null ? null : Number((pgRun - pg0!).toFixed(1)),
+    date,
+    webhooks,
+    events: s.events,
+    run_seconds: Number(runSeconds.toFixed(1)),
+    run_node_cpu_s: seconds(cpuRun.user + cpuRun.system),
+    run_pg_cpu_s: pgRun === null ? null : Number((pgRun - pg0!).toFixed(1)),
   };
   if (webhooks) {
-    const { rows: [want] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist_feed WHERE event_date = ${date}::date`.execute(db);
+    const {
+      rows: [want],
+    } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist_feed WHERE event_date = ${date}::date`.execute(db);
     const deadline = Date.now() + 600_000;
     while (answeredAt.size < want!.n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    const { rows } = await sql<{ id: number; at: Date }>`SELECT id::float8 AS id, created_at AS at FROM events WHERE event_date = ${date}::date`.execute(db);
-    const delays = rows.filter((r) => answeredAt.has(r.id)).map((r) => (answeredAt.get(r.id)! - r.at.getTime()) / 1000).sort((a, b) => a - b);
+    const { rows } = await sql<{
+      id: number;
+      at: Date;
+    }>`SELECT id::float8 AS id, created_at AS at FROM events WHERE event_date = ${date}::date`.execute(db);
+    const delays = rows
+      .filter((r) => answeredAt.has(r.id))
+      .map((r) => (answeredAt.get(r.id)! - r.at.getTime()) / 1000)
+      .sort((a, b) => a - b);
     let last = wall0;
     for (const t of answeredAt.values()) if (t > last) last = t;
     const cpuAll = process.cpuUsage(cpu0);
     const pgAll = bench.postgresCpuSeconds();
     Object.assign(result, {
-      deliveries: answeredAt.size, expected: want!.n, requests: received,
+      deliveries: answeredAt.size,
+      expected: want!.n,
+      requests: received,
       deliveries_per_second: Math.round(answeredAt.size / ((last - wall0) / 1000)),
-      delay_p50_s: Number(percentile(delays, 50).toFixed(2)), delay_p99_s: Number(percentile(delays, 99).toFixed(2)),
+      delay_p50_s: Number(percentile(delays, 50).toFixed(2)),
+      delay_p99_s: Number(percentile(delays, 99).toFixed(2)),
       seconds_to_last: Number(((last - wall0) / 1000).toFixed(1)),
       // CPU from the run's start to the last delivery, and the part after the run, a delivery.
-      node_cpu_s: seconds(cpuAll.user + cpuAll.system), pg_cpu_s: pgAll === null ? null : Number((pgAll - pg0!).toFixed(1)),
+      node_cpu_s: seconds(cpuAll.user + cpuAll.system),
+      pg_cpu_s: pgAll === null ? null : Number((pgAll - pg0!).toFixed(1)),
       load: Number(loadavg()[0]!.toFixed(1)),
       // Repeated requests (requests > deliveries) are retries of failed attempts when `retried` > 0.
-      retried: (await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-        WHERE e.event_date = ${date}::date AND d.attempts > 1`.execute(db)).rows[0]!.n,
+      retried: (
+        await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+        WHERE e.event_date = ${date}::date AND d.attempts > 1`.execute(db)
+      ).rows[0]!.n,
       outcomes: Object.fromEntries((await attemptOutcomes.get()).values.map((v) => [v.labels.outcome, v.value])),
     });
   }
@@ -128,12 +151,25 @@ try {
   const { rows: ids } = await sql<{ id: string }>`SELECT id FROM companies ORDER BY id`.execute(db);
   const per = Math.floor(ids.length / accounts);
   for (let a = 0; a < accounts; a++) {
-    const { rows: [acct] } = await sql<{ id: string }>`
-      INSERT INTO accounts (user_ref, email, name, status) VALUES (${`HOOKS${String(a).padStart(7, '0')}`}, ${`hooks${a}@bench.test`}, 'bench', 'initialized') RETURNING id`.execute(db);
+    const {
+      rows: [acct],
+    } = await sql<{ id: string }>`
+      INSERT INTO accounts (user_ref, email, name, status) VALUES (${`HOOKS${String(a).padStart(7, '0')}`}, ${`hooks${a}@bench.test`}, 'bench', 'initialized') RETURNING id`.execute(
+      db,
+    );
     await db.transaction().execute(async (trx) => {
-      await watchCompanies(trx, acct!.id, ids.slice(a * per, (a + 1) * per).map((r) => r.id), new Date('2026-11-01T12:00:00Z'));
-      const { rows: [ep] } = await sql<{ id: string }>`
-        INSERT INTO webhook_endpoints (account_id, url, status) VALUES (${acct!.id}, ${`${receiverUrl}/e/${a}`}, 'disabled') RETURNING id`.execute(trx);
+      await watchCompanies(
+        trx,
+        acct!.id,
+        ids.slice(a * per, (a + 1) * per).map((r) => r.id),
+        new Date('2026-11-01T12:00:00Z'),
+      );
+      const {
+        rows: [ep],
+      } = await sql<{ id: string }>`
+        INSERT INTO webhook_endpoints (account_id, url, status) VALUES (${acct!.id}, ${`${receiverUrl}/e/${a}`}, 'disabled') RETURNING id`.execute(
+        trx,
+      );
       await sql`INSERT INTO webhook_secrets (endpoint_id, secret) VALUES (${ep!.id}, ${generateSecret()})`.execute(trx);
     });
   }
@@ -149,10 +185,15 @@ try {
     results.push(r);
   }
   const mean = (on: boolean) => {
-    const xs = results.slice(1).filter((r) => r.webhooks === on).map((r) => r.run_seconds as number);
+    const xs = results
+      .slice(1)
+      .filter((r) => r.webhooks === on)
+      .map((r) => r.run_seconds as number);
     return xs.reduce((x, y) => x + y, 0) / xs.length;
   };
-  console.log(`daily run (days 2-4): ${mean(false).toFixed(1)} s without webhooks, ${mean(true).toFixed(1)} s with (${(((mean(true) / mean(false)) - 1) * 100).toFixed(0)} %)`);
+  console.log(
+    `daily run (days 2-4): ${mean(false).toFixed(1)} s without webhooks, ${mean(true).toFixed(1)} s with (${((mean(true) / mean(false) - 1) * 100).toFixed(0)} %)`,
+  );
 } finally {
   await runner?.stop();
   await module.close();

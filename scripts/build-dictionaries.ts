@@ -45,35 +45,115 @@ const LEGAL_FORMS: ReadonlyArray<{
   register: 'krs' | 'ceidg' | 'regon' | 'other';
   aliases?: string[];
 }> = [
-  { slug: 'jdg', label: 'OSOBA FIZYCZNA PROWADZĄCA DZIAŁALNOŚĆ GOSPODARCZĄ', abbreviation: null, gus_symbol: '099', basic_form: '9', register: 'ceidg', aliases: ['JEDNOOSOBOWA DZIAŁALNOŚĆ GOSPODARCZA', 'DZIAŁALNOŚĆ GOSPODARCZA', 'PRZEDSIĘBIORCA INDYWIDUALNY'] },
-  { slug: 'sp-z-oo', label: 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', abbreviation: 'SP. Z O.O.', gus_symbol: '117', basic_form: '1', register: 'krs', aliases: ['SPÓŁKA Z O.O.'] },
+  {
+    slug: 'jdg',
+    label: 'OSOBA FIZYCZNA PROWADZĄCA DZIAŁALNOŚĆ GOSPODARCZĄ',
+    abbreviation: null,
+    gus_symbol: '099',
+    basic_form: '9',
+    register: 'ceidg',
+    aliases: ['JEDNOOSOBOWA DZIAŁALNOŚĆ GOSPODARCZA', 'DZIAŁALNOŚĆ GOSPODARCZA', 'PRZEDSIĘBIORCA INDYWIDUALNY'],
+  },
+  {
+    slug: 'sp-z-oo',
+    label: 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+    abbreviation: 'SP. Z O.O.',
+    gus_symbol: '117',
+    basic_form: '1',
+    register: 'krs',
+    aliases: ['SPÓŁKA Z O.O.'],
+  },
   { slug: 'sa', label: 'SPÓŁKA AKCYJNA', abbreviation: 'S.A.', gus_symbol: '116', basic_form: '1', register: 'krs' },
   { slug: 'psa', label: 'PROSTA SPÓŁKA AKCYJNA', abbreviation: 'P.S.A.', gus_symbol: '113', basic_form: '1', register: 'krs' },
   { slug: 'spolka-jawna', label: 'SPÓŁKA JAWNA', abbreviation: 'SP.J.', gus_symbol: '118', basic_form: '2', register: 'krs' },
   { slug: 'spolka-partnerska', label: 'SPÓŁKA PARTNERSKA', abbreviation: 'SP.P.', gus_symbol: '115', basic_form: '2', register: 'krs' },
   { slug: 'spolka-komandytowa', label: 'SPÓŁKA KOMANDYTOWA', abbreviation: 'SP.K.', gus_symbol: '120', basic_form: '2', register: 'krs' },
-  { slug: 'spolka-komandytowo-akcyjna', label: 'SPÓŁKA KOMANDYTOWO-AKCYJNA', abbreviation: 'S.K.A.', gus_symbol: '121', basic_form: '2', register: 'krs' },
+  {
+    slug: 'spolka-komandytowo-akcyjna',
+    label: 'SPÓŁKA KOMANDYTOWO-AKCYJNA',
+    abbreviation: 'S.K.A.',
+    gus_symbol: '121',
+    basic_form: '2',
+    register: 'krs',
+  },
   { slug: 'spolka-europejska', label: 'SPÓŁKA EUROPEJSKA', abbreviation: 'SE', gus_symbol: '122', basic_form: '1', register: 'krs' },
   { slug: 'spolka-cywilna', label: 'SPÓŁKA CYWILNA', abbreviation: 'S.C.', gus_symbol: '019', basic_form: '2', register: 'regon' },
   { slug: 'spoldzielnia', label: 'SPÓŁDZIELNIA', abbreviation: null, gus_symbol: '140', basic_form: '1', register: 'krs' },
   { slug: 'fundacja', label: 'FUNDACJA', abbreviation: null, gus_symbol: '148', basic_form: '1', register: 'krs' },
   { slug: 'fundacja-rodzinna', label: 'FUNDACJA RODZINNA', abbreviation: null, gus_symbol: '048', basic_form: '1', register: 'other' },
   { slug: 'stowarzyszenie', label: 'STOWARZYSZENIE', abbreviation: null, gus_symbol: '155', basic_form: '1', register: 'krs' },
-  { slug: 'stowarzyszenie-zwykle', label: 'STOWARZYSZENIE ZWYKŁE', abbreviation: null, gus_symbol: '055', basic_form: '2', register: 'other' },
+  {
+    slug: 'stowarzyszenie-zwykle',
+    label: 'STOWARZYSZENIE ZWYKŁE',
+    abbreviation: null,
+    gus_symbol: '055',
+    basic_form: '2',
+    register: 'other',
+  },
   { slug: 'zwiazek-stowarzyszen', label: 'ZWIĄZEK STOWARZYSZEŃ', abbreviation: null, gus_symbol: '156', basic_form: '1', register: 'krs' },
-  { slug: 'przedsiebiorstwo-panstwowe', label: 'PRZEDSIĘBIORSTWO PAŃSTWOWE', abbreviation: null, gus_symbol: '124', basic_form: '1', register: 'krs' },
-  { slug: 'towarzystwo-ubezpieczen-wzajemnych', label: 'TOWARZYSTWO UBEZPIECZEŃ WZAJEMNYCH', abbreviation: 'TUW', gus_symbol: '126', basic_form: '1', register: 'krs' },
-  { slug: 'europejskie-zgrupowanie-interesow-gospodarczych', label: 'EUROPEJSKIE ZGRUPOWANIE INTERESÓW GOSPODARCZYCH', abbreviation: 'EZIG', gus_symbol: '114', basic_form: '1', register: 'krs' },
-  { slug: 'oddzial-przedsiebiorcy-zagranicznego', label: 'ODDZIAŁ ZAGRANICZNEGO PRZEDSIĘBIORCY', abbreviation: null, gus_symbol: '179', basic_form: '2', register: 'krs', aliases: ['ODDZIAŁ PRZEDSIĘBIORCY ZAGRANICZNEGO'] },
+  {
+    slug: 'przedsiebiorstwo-panstwowe',
+    label: 'PRZEDSIĘBIORSTWO PAŃSTWOWE',
+    abbreviation: null,
+    gus_symbol: '124',
+    basic_form: '1',
+    register: 'krs',
+  },
+  {
+    slug: 'towarzystwo-ubezpieczen-wzajemnych',
+    label: 'TOWARZYSTWO UBEZPIECZEŃ WZAJEMNYCH',
+    abbreviation: 'TUW',
+    gus_symbol: '126',
+    basic_form: '1',
+    register: 'krs',
+  },
+  {
+    slug: 'europejskie-zgrupowanie-interesow-gospodarczych',
+    label: 'EUROPEJSKIE ZGRUPOWANIE INTERESÓW GOSPODARCZYCH',
+    abbreviation: 'EZIG',
+    gus_symbol: '114',
+    basic_form: '1',
+    register: 'krs',
+  },
+  {
+    slug: 'oddzial-przedsiebiorcy-zagranicznego',
+    label: 'ODDZIAŁ ZAGRANICZNEGO PRZEDSIĘBIORCY',
+    abbreviation: null,
+    gus_symbol: '179',
+    basic_form: '2',
+    register: 'krs',
+    aliases: ['ODDZIAŁ PRZEDSIĘBIORCY ZAGRANICZNEGO'],
+  },
   { slug: 'instytut-badawczy', label: 'INSTYTUT BADAWCZY', abbreviation: null, gus_symbol: '165', basic_form: '1', register: 'krs' },
-  { slug: 'spzoz', label: 'SAMODZIELNY PUBLICZNY ZAKŁAD OPIEKI ZDROWOTNEJ', abbreviation: 'SPZOZ', gus_symbol: '146', basic_form: '1', register: 'krs' },
-  { slug: 'skok', label: 'SPÓŁDZIELCZA KASA OSZCZĘDNOŚCIOWO-KREDYTOWA', abbreviation: 'SKOK', gus_symbol: '180', basic_form: '1', register: 'krs' },
+  {
+    slug: 'spzoz',
+    label: 'SAMODZIELNY PUBLICZNY ZAKŁAD OPIEKI ZDROWOTNEJ',
+    abbreviation: 'SPZOZ',
+    gus_symbol: '146',
+    basic_form: '1',
+    register: 'krs',
+  },
+  {
+    slug: 'skok',
+    label: 'SPÓŁDZIELCZA KASA OSZCZĘDNOŚCIOWO-KREDYTOWA',
+    abbreviation: 'SKOK',
+    gus_symbol: '180',
+    basic_form: '1',
+    register: 'krs',
+  },
   { slug: 'zwiazek-zawodowy', label: 'ZWIĄZEK ZAWODOWY', abbreviation: null, gus_symbol: '172', basic_form: '1', register: 'krs' },
   { slug: 'zwiazek-pracodawcow', label: 'ZWIĄZEK PRACODAWCÓW', abbreviation: null, gus_symbol: '174', basic_form: '1', register: 'krs' },
   { slug: 'izba-gospodarcza', label: 'IZBA GOSPODARCZA', abbreviation: null, gus_symbol: '169', basic_form: '1', register: 'krs' },
   { slug: 'cech-rzemieslniczy', label: 'CECH RZEMIEŚLNICZY', abbreviation: null, gus_symbol: '147', basic_form: '1', register: 'krs' },
   { slug: 'uczelnia', label: 'UCZELNIA', abbreviation: null, gus_symbol: '044', basic_form: '1', register: 'other' },
-  { slug: 'wspolnota-mieszkaniowa', label: 'WSPÓLNOTA MIESZKANIOWA', abbreviation: null, gus_symbol: '085', basic_form: '2', register: 'other' },
+  {
+    slug: 'wspolnota-mieszkaniowa',
+    label: 'WSPÓLNOTA MIESZKANIOWA',
+    abbreviation: null,
+    gus_symbol: '085',
+    basic_form: '2',
+    register: 'other',
+  },
   { slug: 'partia-polityczna', label: 'PARTIA POLITYCZNA', abbreviation: null, gus_symbol: '070', basic_form: '1', register: 'other' },
 ];
 
@@ -90,7 +170,9 @@ function readRecords<T>(dir: string, file: string): { source: string; records: T
 }
 
 function slugify(s: string): string {
-  return foldText(s).replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return foldText(s)
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 /** One record a line: small diffs when a dictionary changes, still valid JSON. */
@@ -131,7 +213,10 @@ function buildVoivodeships(dir: string): void {
   });
   writeJson(
     'voivodeships.json',
-    { source: 'Derived by scripts/build-dictionaries.ts from the TERYT TERC register (state 2024-01-01): two-digit TERYT code, name in lower case as the registries write it, ASCII slug.' },
+    {
+      source:
+        'Derived by scripts/build-dictionaries.ts from the TERYT TERC register (state 2024-01-01): two-digit TERYT code, name in lower case as the registries write it, ASCII slug.',
+    },
     { records: rows },
   );
 }

@@ -13,11 +13,19 @@ import { createCompanySearchEngine } from '../src/modules/companies/search-engin
 
 /** The document as the running app serves it (fixed server URL, so the output does not depend on the environment). */
 export async function readOpenApiDocument(): Promise<Record<string, unknown>> {
-  const config = loadConfig({ DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused', REGISTRY_SOURCES: '', PUBLIC_BASE_URL: 'https://regwatch.example', LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
+    REGISTRY_SOURCES: '',
+    PUBLIC_BASE_URL: 'https://regwatch.example',
+    LOG_LEVEL: 'silent',
+  });
   const handle = createDatabase(config.databaseUrl!, { max: 1 });
   const logger = pino({ level: 'silent' });
   const companySearch = createCompanySearchEngine({ db: handle.db, logger, mode: 'sql' });
-  const app = await buildStandaloneApp({ config, db: handle.db, logger, clock: systemClock }, { overrides: { companySearch, registrySources: [], mailTransport: null } });
+  const app = await buildStandaloneApp(
+    { config, db: handle.db, logger, clock: systemClock },
+    { overrides: { companySearch, registrySources: [], mailTransport: null } },
+  );
   try {
     const res = await app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
     if (res.statusCode !== 200) throw new Error(`openapi.json: ${res.statusCode} ${res.body}`);

@@ -59,14 +59,17 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       info: {
         title: 'regwatch API',
         version: '1.0.0',
-        description: 'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.\n\n'
-          + 'Client library: the typed TypeScript SDK `@regwatch/sdk` (`packages/sdk` and `docs/sdk.md` in the repository): one method per operation, '
-          + 'page iterators, the `after_id` feed as a stream, retries on 429/503, typed errors and `verifyWebhook`.\n\n'
-          + `**AI agents (MCP):** the same operations as Model Context Protocol tools at \`${config.publicBaseUrl}/api/v1/mcp\` (Streamable HTTP, the same Bearer token, prices and rate limits), `
-          + 'or over stdio with `npx regwatch mcp` (`REGWATCH_URL`, `REGWATCH_TOKEN`). Client set-up (Claude, Cursor, VS Code), the tools and their prices: docs/mcp.md.',
+        description:
+          'Polish company registry search, company snapshots and daily change monitoring. Authenticate with `Authorization: Bearer <token>`.\n\n' +
+          'Client library: the typed TypeScript SDK `@regwatch/sdk` (`packages/sdk` and `docs/sdk.md` in the repository): one method per operation, ' +
+          'page iterators, the `after_id` feed as a stream, retries on 429/503, typed errors and `verifyWebhook`.\n\n' +
+          `**AI agents (MCP):** the same operations as Model Context Protocol tools at \`${config.publicBaseUrl}/api/v1/mcp\` (Streamable HTTP, the same Bearer token, prices and rate limits), ` +
+          'or over stdio with `npx regwatch mcp` (`REGWATCH_URL`, `REGWATCH_TOKEN`). Client set-up (Claude, Cursor, VS Code), the tools and their prices: docs/mcp.md.',
       },
       servers: [{ url: config.publicBaseUrl }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Master Token (sk_live_…) or API token (sk_api_…)' } } },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Master Token (sk_live_…) or API token (sk_api_…)' } },
+      },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
@@ -74,27 +77,42 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
 
   const { authenticator } = parts.modules.tokens;
   installAuthResolution(app, { authenticator });
-  await installRateLimits(app, { perMinute: config.rateLimit.perMinute, statsPerMinute: config.rateLimit.statsPerMinute, redis: options.redis });
+  await installRateLimits(app, {
+    perMinute: config.rateLimit.perMinute,
+    statsPerMinute: config.rateLimit.statsPerMinute,
+    redis: options.redis,
+  });
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices, clock: parts.clock });
   installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });
 
-  app.get('/health', {
-    config: { auth: 'none', rateLimitGroup: 'none' },
-    schema: { tags: ['Service'], summary: 'Liveness and database readiness', response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: Type.Object({ status: Type.String(), message: Type.String() }) } },
-  }, async (_req, reply) => {
-    try {
-      await sql`SELECT 1`.execute(db);
-      return { status: 'ok' as const };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable', message: 'The database is not reachable.' });
-    }
-  });
+  app.get(
+    '/health',
+    {
+      config: { auth: 'none', rateLimitGroup: 'none' },
+      schema: {
+        tags: ['Service'],
+        summary: 'Liveness and database readiness',
+        response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: Type.Object({ status: Type.String(), message: Type.String() }) },
+      },
+    },
+    async (_req, reply) => {
+      try {
+        await sql`SELECT 1`.execute(db);
+        return { status: 'ok' as const };
+      } catch {
+        return reply.code(503).send({ status: 'unavailable', message: 'The database is not reachable.' });
+      }
+    },
+  );
 
-  await app.register(async (api) => {
-    api.get('/openapi.json', { config: { auth: 'none', rateLimitGroup: 'none' }, schema: { hide: true } }, async () => app.swagger());
-    for (const module of parts.list) if (module.routes) await api.register(module.routes);
-  }, { prefix: API_PREFIX });
+  await app.register(
+    async (api) => {
+      api.get('/openapi.json', { config: { auth: 'none', rateLimitGroup: 'none' }, schema: { hide: true } }, async () => app.swagger());
+      for (const module of parts.list) if (module.routes) await api.register(module.routes);
+    },
+    { prefix: API_PREFIX },
+  );
   app.addHook('onReady', async () => {
     for (const module of parts.list) await module.startServing?.();
   });

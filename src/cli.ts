@@ -51,31 +51,49 @@ function buildProgram(run: (name: string, command: (config: Config) => Promise<n
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-  program.command('serve').description('run the service (API, workers and scheduler per ROLE)')
+  program
+    .command('serve')
+    .description('run the service (API, workers and scheduler per ROLE)')
     .action(() => run('serve', async (config) => (await import('./server.ts')).serveCommand(config)));
 
-  program.command('migrate').description('apply database migrations and exit')
+  program
+    .command('migrate')
+    .description('apply database migrations and exit')
     .action(() => run('migrate', migrateCommand));
 
-  program.command('daily').description('run the daily change detection for a date')
+  program
+    .command('daily')
+    .description('run the daily change detection for a date')
     .option('--date <YYYY-MM-DD>', 'the day the run records as event_date')
     .option('--source <SRC>', 'file:PATH | synthetic[:SEED] | krs | bir | ceidg | vat')
     .option('--batch-size <N>', 'companies a transaction (1 to 50000)', integer)
     .action((opts: { date?: string; source?: string; batchSize?: number }) =>
-      run('daily', async (config) => (await import('./registry/commands.ts')).dailyCommand(config, opts)));
+      run('daily', async (config) => (await import('./registry/commands.ts')).dailyCommand(config, opts)),
+    );
 
-  program.command('seed').description('load N generated companies')
+  program
+    .command('seed')
+    .description('load N generated companies')
     .option('--synthetic <N>', 'how many companies to generate')
     .option('--seed <S>', 'the generator seed (default: a random one)')
     .option('--date <YYYY-MM-DD>', 'the day the load records (default: today)')
     .action((opts: { synthetic?: string; seed?: string; date?: string }) =>
-      run('seed', async (config) => (await import('./registry/commands.ts')).seedCommand(config, opts)));
+      run('seed', async (config) => (await import('./registry/commands.ts')).seedCommand(config, opts)),
+    );
 
-  program.command('wallet').description('wallet operations: `wallet audit` checks that every ledger sums to its balance')
+  program
+    .command('wallet')
+    .description('wallet operations: `wallet audit` checks that every ledger sums to its balance')
     .argument('[args...]')
-    .action((args: string[]) => run('wallet', async (config) => (await import('./modules/wallet/commands.ts')).walletCommand({ config, argv: args })));
+    .action((args: string[]) =>
+      run('wallet', async (config) => (await import('./modules/wallet/commands.ts')).walletCommand({ config, argv: args })),
+    );
 
-  program.command('mcp').description('an MCP server on stdio relaying to a regwatch server (REGWATCH_URL, default http://127.0.0.1:3000; REGWATCH_TOKEN): see docs/mcp.md')
+  program
+    .command('mcp')
+    .description(
+      'an MCP server on stdio relaying to a regwatch server (REGWATCH_URL, default http://127.0.0.1:3000; REGWATCH_TOKEN): see docs/mcp.md',
+    )
     .action(async () => {
       process.exitCode = await mcpCommand({ url: process.env.REGWATCH_URL, token: process.env.REGWATCH_TOKEN });
     });
@@ -125,6 +143,7 @@ export async function main(argv: string[]): Promise<void> {
   } catch (e) {
     if (!(e instanceof CommanderError)) throw e;
     // Help and version are successes; anything else commander refused is a usage error.
-    process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.help' || e.code === 'commander.version' ? 0 : EXIT_USAGE;
+    process.exitCode =
+      e.code === 'commander.helpDisplayed' || e.code === 'commander.help' || e.code === 'commander.version' ? 0 : EXIT_USAGE;
   }
 }

@@ -75,12 +75,30 @@ export interface Composition extends Core {
   close(): Promise<void>;
 }
 
-function createModules(core: Core, parts: { usage: UsageTracker; payments: PaymentProviders; sources: readonly RegistrySource[]; search: CompanySearchEngine; ownsSearch: boolean; transport: Transporter | null; overrides: PartOverrides }) {
+function createModules(
+  core: Core,
+  parts: {
+    usage: UsageTracker;
+    payments: PaymentProviders;
+    sources: readonly RegistrySource[];
+    search: CompanySearchEngine;
+    ownsSearch: boolean;
+    transport: Transporter | null;
+    overrides: PartOverrides;
+  },
+) {
   const { config, db, logger, clock } = core;
   const importCompany = createCompanyImporter({ db, logger, clock, sources: parts.sources });
   const domain = {
     accounts: createAccountsModule({ db, clock, publicBaseUrl: config.publicBaseUrl }),
-    tokens: createTokensModule({ db, clock, usage: parts.usage, cacheSize: config.tokenCacheSize, onError: (e) => logger.warn({ err: e }, 'token cache: the LISTEN connection failed; serving without the cache until it listens again') }),
+    tokens: createTokensModule({
+      db,
+      clock,
+      usage: parts.usage,
+      cacheSize: config.tokenCacheSize,
+      onError: (e) =>
+        logger.warn({ err: e }, 'token cache: the LISTEN connection failed; serving without the cache until it listens again'),
+    }),
     wallet: createWalletModule({ db, clock, logger, config, payments: parts.payments }),
     stats: createStatsModule({ db }),
     companies: createCompaniesModule({ db, config, logger, clock, search: parts.search, ownsSearch: parts.ownsSearch, importCompany }),
@@ -90,12 +108,24 @@ function createModules(core: Core, parts: { usage: UsageTracker; payments: Payme
     mail: createMailModule({ db, logger, clock, transport: parts.transport, mailFrom: config.mailFrom }),
     registry: createRegistryModule({ config, db, logger, clock }),
     sources: createSourcesModule({ db, config, clock }),
-    webhooks: createWebhooksModule({ db, clock, config, logger, resolve: parts.overrides.webhookResolve, attemptTimeoutMs: parts.overrides.webhookAttemptTimeoutMs }),
+    webhooks: createWebhooksModule({
+      db,
+      clock,
+      config,
+      logger,
+      resolve: parts.overrides.webhookResolve,
+      attemptTimeoutMs: parts.overrides.webhookAttemptTimeoutMs,
+    }),
   };
   // Built last: its tools call the services above.
   const mcp = createMcpModule({
-    db, logger, prices: config.prices,
-    companies: domain.companies.service, watchlist: domain.watchlist.service, events: domain.watchlist.events, wallet: domain.wallet.service,
+    db,
+    logger,
+    prices: config.prices,
+    companies: domain.companies.service,
+    watchlist: domain.watchlist.service,
+    events: domain.watchlist.events,
+    wallet: domain.wallet.service,
     match: { service: domain.match.service, operation: 'companies.match' },
   });
   return { ...domain, mcp };

@@ -33,11 +33,23 @@ test('defaults: embedded database, synthetic source, port 3000, dev payments', (
 test('TOKEN_CACHE_SIZE: 0 turns the token cache off; a negative or huge size is refused', () => {
   assert.equal(loadConfig({ TOKEN_CACHE_SIZE: '0' }).tokenCacheSize, 0);
   assert.equal(loadConfig({ TOKEN_CACHE_SIZE: '500' }).tokenCacheSize, 500);
-  for (const bad of ['-1', '2000000', 'lots']) assert.ok(problemsOf({ TOKEN_CACHE_SIZE: bad }).some((p) => p.startsWith('TOKEN_CACHE_SIZE')), bad);
+  for (const bad of ['-1', '2000000', 'lots'])
+    assert.ok(
+      problemsOf({ TOKEN_CACHE_SIZE: bad }).some((p) => p.startsWith('TOKEN_CACHE_SIZE')),
+      bad,
+    );
 });
 
 test('values are trimmed, blank counts as unset, REGISTRY_SOURCES set but empty means none', () => {
-  const c = loadConfig({ PORT: ' 8080 ', HOST: '  ', DATABASE_URL: 'postgres://u@h/db', REGISTRY_SOURCES: '', PUBLIC_BASE_URL: 'https://api.example.com/', TRUST_PROXY: 'true', PRICES: '{"companies.search":3}' });
+  const c = loadConfig({
+    PORT: ' 8080 ',
+    HOST: '  ',
+    DATABASE_URL: 'postgres://u@h/db',
+    REGISTRY_SOURCES: '',
+    PUBLIC_BASE_URL: 'https://api.example.com/',
+    TRUST_PROXY: 'true',
+    PRICES: '{"companies.search":3}',
+  });
   assert.equal(c.port, 8080);
   assert.equal(c.host, '127.0.0.1');
   assert.deepEqual(c.registrySources, []);
@@ -49,20 +61,51 @@ test('values are trimmed, blank counts as unset, REGISTRY_SOURCES set but empty 
 
 test('every problem is listed at once, each naming its variable', () => {
   const problems = problemsOf({
-    PORT: '70000', ROLE: 'boss', DATABASE_URL: 'mysql://x', PAYMENT_PROVIDER: 'stripe', REGISTRY_SOURCES: 'krs,ftp',
-    PRICES: '{"companies.nope":1}', CREDIT_PACKAGES: '[]', RATE_LIMIT_PER_MINUTE: 'many', SMTP_URL: 'smtp://bad host',
+    PORT: '70000',
+    ROLE: 'boss',
+    DATABASE_URL: 'mysql://x',
+    PAYMENT_PROVIDER: 'stripe',
+    REGISTRY_SOURCES: 'krs,ftp',
+    PRICES: '{"companies.nope":1}',
+    CREDIT_PACKAGES: '[]',
+    RATE_LIMIT_PER_MINUTE: 'many',
+    SMTP_URL: 'smtp://bad host',
   });
-  for (const name of ['PORT', 'ROLE', 'DATABASE_URL', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'KRS_API_URL', 'REGISTRY_SOURCES: unknown source "ftp"', 'PRICES: unknown operation', 'CREDIT_PACKAGES', 'RATE_LIMIT_PER_MINUTE', 'SMTP_URL']) {
-    assert.ok(problems.some((p) => p.startsWith(name)), `${name} in ${JSON.stringify(problems, null, 1)}`);
+  for (const name of [
+    'PORT',
+    'ROLE',
+    'DATABASE_URL',
+    'STRIPE_SECRET_KEY',
+    'STRIPE_WEBHOOK_SECRET',
+    'KRS_API_URL',
+    'REGISTRY_SOURCES: unknown source "ftp"',
+    'PRICES: unknown operation',
+    'CREDIT_PACKAGES',
+    'RATE_LIMIT_PER_MINUTE',
+    'SMTP_URL',
+  ]) {
+    assert.ok(
+      problems.some((p) => p.startsWith(name)),
+      `${name} in ${JSON.stringify(problems, null, 1)}`,
+    );
   }
-  assert.match(problems.find((p) => p.startsWith('PORT'))!, /integer from 0 to 65535 \(got "70000"\)/);
-  assert.match(problems.find((p) => p.startsWith('ROLE'))!, /one of all, api, worker/);
+  assert.match(
+    problems.find((p) => p.startsWith('PORT'))!,
+    /integer from 0 to 65535 \(got "70000"\)/,
+  );
+  assert.match(
+    problems.find((p) => p.startsWith('ROLE'))!,
+    /one of all, api, worker/,
+  );
 });
 
 test('JSON variables are checked against their schemas', () => {
   assert.match(problemsOf({ PRICES: 'nope' })[0]!, /^PRICES is not valid JSON/);
   assert.match(problemsOf({ PRICES: '{"companies.search":-1}' })[0]!, /^PRICES: /);
-  assert.match(problemsOf({ CREDIT_PACKAGES: '[{"slug":"Bad Slug","credits":1,"amount":1,"currency":"pln"}]' })[0]!, /^CREDIT_PACKAGES: 0\.slug/);
+  assert.match(
+    problemsOf({ CREDIT_PACKAGES: '[{"slug":"Bad Slug","credits":1,"amount":1,"currency":"pln"}]' })[0]!,
+    /^CREDIT_PACKAGES: 0\.slug/,
+  );
   const c = loadConfig({ CREDIT_PACKAGES: '[{"slug":"x","credits":10,"amount":100,"currency":"eur"}]' });
   assert.deepEqual(c.packages, [{ slug: 'x', credits: 10, amount: 100, currency: 'eur' }]);
 });

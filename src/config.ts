@@ -90,7 +90,11 @@ type Env = Record<string, string | undefined>;
 const Url = (protocols: readonly string[]) =>
   Type.String({ pattern: `^(${protocols.map((p) => p.replace(':', '')).join('|')}):`, description: `a ${protocols.join(' or ')} URL` });
 const Int = (min: number, max: number) => Type.String({ pattern: '^-?[0-9]+$', description: `an integer from ${min} to ${max}`, min, max });
-const OneOf = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)), { description: `one of ${values.join(', ')}` });
+const OneOf = (values: readonly string[]) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description: `one of ${values.join(', ')}` },
+  );
 
 /**
  * Every variable the service reads, as TypeBox schemas over the raw strings: one place that lists
@@ -133,12 +137,15 @@ const EnvSchema = Type.Object({
 type RawEnv = Static<typeof EnvSchema>;
 
 const PricesSchema = Type.Record(Type.String(), Type.Integer({ minimum: 0 }));
-const PackagesSchema = Type.Array(Type.Object({
-  slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }),
-  credits: Type.Integer({ minimum: 1 }),
-  amount: Type.Integer({ minimum: 1, description: 'the price in the smallest currency unit' }),
-  currency: Type.String({ pattern: '^[a-z]{3}$' }),
-}), { minItems: 1 });
+const PackagesSchema = Type.Array(
+  Type.Object({
+    slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }),
+    credits: Type.Integer({ minimum: 1 }),
+    amount: Type.Integer({ minimum: 1, description: 'the price in the smallest currency unit' }),
+    currency: Type.String({ pattern: '^[a-z]{3}$' }),
+  }),
+  { minItems: 1 },
+);
 
 function describe(schema: TSchema, raw: unknown): string {
   return `must be ${String(schema.description ?? 'valid')} (got ${JSON.stringify(raw)})`;
@@ -176,14 +183,26 @@ export function loadConfig(env: Env = process.env): Config {
     const name = error.path.slice(1);
     problems.push(`${name} ${describe(error.schema, error.value)}`);
   }
-  const ints = (Object.entries(EnvSchema.properties) as [string, TSchema & { min?: number; max?: number }][]).filter(([, s]) => s.min !== undefined);
+  const ints = (Object.entries(EnvSchema.properties) as [string, TSchema & { min?: number; max?: number }][]).filter(
+    ([, s]) => s.min !== undefined,
+  );
   for (const [name, schema] of ints) {
     const raw = given[name];
     if (raw === undefined || !/^-?[0-9]+$/.test(raw)) continue;
     const n = Number(raw);
     if (n < schema.min! || n > schema.max!) problems.push(`${name} ${describe(schema, raw)}`);
   }
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'SMTP_URL', 'PUBLIC_BASE_URL', 'STRIPE_API_BASE', 'KRS_API_URL', 'BIR_API_URL', 'CEIDG_API_URL', 'VAT_API_URL']) {
+  for (const name of [
+    'DATABASE_URL',
+    'REDIS_URL',
+    'SMTP_URL',
+    'PUBLIC_BASE_URL',
+    'STRIPE_API_BASE',
+    'KRS_API_URL',
+    'BIR_API_URL',
+    'CEIDG_API_URL',
+    'VAT_API_URL',
+  ]) {
     if (given[name] !== undefined && !URL.canParse(given[name])) problems.push(`${name} is not a valid URL`);
   }
   const e = given as RawEnv;
@@ -200,11 +219,25 @@ export function loadConfig(env: Env = process.env): Config {
 
   // Unset: synthetic on the embedded database, none on a server's; set but empty: none.
   const rawSources = env.REGISTRY_SOURCES;
-  const registrySources = rawSources === undefined ? (databaseUrl ? [] : ['synthetic']) : rawSources.split(',').map((x) => x.trim()).filter(Boolean);
+  const registrySources =
+    rawSources === undefined
+      ? databaseUrl
+        ? []
+        : ['synthetic']
+      : rawSources
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean);
   for (const source of registrySources) {
-    if (!(KNOWN_SOURCES as readonly string[]).includes(source)) problems.push(`REGISTRY_SOURCES: unknown source "${source}" (known: ${KNOWN_SOURCES.join(', ')})`);
+    if (!(KNOWN_SOURCES as readonly string[]).includes(source))
+      problems.push(`REGISTRY_SOURCES: unknown source "${source}" (known: ${KNOWN_SOURCES.join(', ')})`);
   }
-  const needs: Record<string, (keyof RawEnv)[]> = { krs: ['KRS_API_URL'], bir: ['BIR_API_URL', 'BIR_API_KEY'], ceidg: ['CEIDG_API_URL', 'CEIDG_API_TOKEN'], vat: ['VAT_API_URL'] };
+  const needs: Record<string, (keyof RawEnv)[]> = {
+    krs: ['KRS_API_URL'],
+    bir: ['BIR_API_URL', 'BIR_API_KEY'],
+    ceidg: ['CEIDG_API_URL', 'CEIDG_API_TOKEN'],
+    vat: ['VAT_API_URL'],
+  };
   for (const source of registrySources) {
     for (const name of needs[source] ?? []) if (!e[name]) problems.push(`${name} is required when REGISTRY_SOURCES includes ${source}`);
   }
@@ -256,6 +289,9 @@ export function loadConfig(env: Env = process.env): Config {
     tokenCacheSize: int(e.TOKEN_CACHE_SIZE, 10_000),
     webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
     webhookAllowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true' || e.WEBHOOK_ALLOW_PRIVATE_URLS === '1',
-    jobRecovery: Object.freeze({ sweepIntervalMs: int(e.JOB_RECOVERY_SWEEP_SECONDS, 30) * 1000, graceMs: int(e.JOB_RECOVERY_GRACE_SECONDS, 60) * 1000 }),
+    jobRecovery: Object.freeze({
+      sweepIntervalMs: int(e.JOB_RECOVERY_SWEEP_SECONDS, 30) * 1000,
+      graceMs: int(e.JOB_RECOVERY_GRACE_SECONDS, 60) * 1000,
+    }),
   });
 }

@@ -38,7 +38,10 @@ export const REDACT_PATHS = [
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   const options: pino.LoggerOptions = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'regwatch' } };
   if (!destination && process.stdout.isTTY) {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } } });
+    return pino({
+      ...options,
+      transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' } },
+    });
   }
   return pino(options, destination);
 }

@@ -15,7 +15,11 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openRuntime(config: Config, logger: Logger, options: { migrate?: boolean; poolSize?: number } = {}): Promise<Runtime> {
+export async function openRuntime(
+  config: Config,
+  logger: Logger,
+  options: { migrate?: boolean; poolSize?: number } = {},
+): Promise<Runtime> {
   let embedded: EmbeddedDatabase | null = null;
   let url = config.databaseUrl;
   if (!url) {

@@ -43,7 +43,9 @@ export async function serveCommand(config: Config): Promise<number> {
   };
 
   let stopped: () => void = () => {};
-  const done = new Promise<void>((resolve) => { stopped = resolve; });
+  const done = new Promise<void>((resolve) => {
+    stopped = resolve;
+  });
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger: { error: (m: unknown) => logger.error(m) } }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');
@@ -68,11 +70,17 @@ export async function serveCommand(config: Config): Promise<number> {
       if (config.redisUrl) redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
       app = await buildApp(parts, { redis: redis ?? undefined });
       await app.listen({ port: config.port, host: config.host });
-      logger.info({ url: config.publicBaseUrl, docs: `${config.publicBaseUrl}/docs`, startup_ms: Date.now() - started }, 'regwatch is ready');
+      logger.info(
+        { url: config.publicBaseUrl, docs: `${config.publicBaseUrl}/docs`, startup_ms: Date.now() - started },
+        'regwatch is ready',
+      );
     }
     if (runtime.embedded && config.demoCompanies > 0 && config.role !== 'api') {
       // The API answers while the demo registry loads (it is resumable, so a stop midway is harmless).
-      demo = ensureDemoData(runtime).then(() => undefined, (e) => logger.error({ err: e }, 'loading demo data failed'));
+      demo = ensureDemoData(runtime).then(
+        () => undefined,
+        (e) => logger.error({ err: e }, 'loading demo data failed'),
+      );
     }
   } catch (e) {
     await shutdown().catch((e2) => logger.error({ err: e2 }, 'error during shutdown'));

@@ -6,7 +6,11 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 test('register → mailed token → init gives a Master Token, a start transaction of 100 credits', async () => {
   const t = await createTestApp();
-  const reg = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'Ania.Kowalska@Example.COM', name: 'Ania' } });
+  const reg = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email: 'Ania.Kowalska@Example.COM', name: 'Ania' },
+  });
   assert.equal(reg.statusCode, 201);
   const body = reg.json();
   assert.match(body.user_ref, /^[A-Z0-9]{12}$/);
@@ -61,7 +65,10 @@ test('register validation: 422 with every error and the "(and N more error)" suf
   const three = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 5, name: [] } });
   assert.equal(three.statusCode, 422);
   assert.match(three.json().message, /\(and \d+ more errors?\)$/);
-  const count = await t.db.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const count = await t.db.db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   assert.equal(Number(count.n), 0, 'a rejected request changes nothing');
 });
 
@@ -75,7 +82,11 @@ test('registering an initialised e-mail is refused; re-registering before init m
 
   await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'twice@example.com', name: 'First' } });
   const first = await latestInitToken(t, 'twice@example.com');
-  const second = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'twice@example.com', name: 'Second' } });
+  const second = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email: 'twice@example.com', name: 'Second' },
+  });
   assert.equal(second.statusCode, 201);
   const fresh = await latestInitToken(t, 'twice@example.com');
   assert.notEqual(first, fresh);
@@ -138,7 +149,12 @@ test('recovery confirmation: revokes every token, new Master Token works once; u
   assert.equal((pageRes.body.match(/<form/g) ?? []).length, 1);
   assert.equal((pageRes.body.match(/<button/g) ?? []).length, 1);
 
-  const confirm = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover/confirm', headers: { accept: 'application/json' }, payload: { token } });
+  const confirm = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/recover/confirm',
+    headers: { accept: 'application/json' },
+    payload: { token },
+  });
   assert.equal(confirm.statusCode, 200);
   const newMaster = confirm.json().master_token;
   assert.match(newMaster, /^sk_live_/);
@@ -151,7 +167,12 @@ test('recovery confirmation: revokes every token, new Master Token works once; u
   const ok = await t.app.inject({ method: 'GET', url: '/api/v1/tokens', headers: bearer(newMaster) });
   assert.equal(ok.statusCode, 200);
 
-  const reuse = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover/confirm', headers: { accept: 'application/json' }, payload: { token } });
+  const reuse = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/recover/confirm',
+    headers: { accept: 'application/json' },
+    payload: { token },
+  });
   assert.equal(reuse.statusCode, 422);
   assert.equal(reuse.json().message, 'Recovery confirmation failed');
   assert.ok(Array.isArray(reuse.json().errors.email));
@@ -167,7 +188,12 @@ test('recovery confirmation: revokes every token, new Master Token works once; u
   const mail2 = await latestMail(t, 'lost@example.com', 'recovery');
   const token2 = new URL(/^Confirm: (\S+)$/m.exec(mail2!.text_body)![1]).searchParams.get('token')!;
   clock.advance(24 * 3600 * 1000 + 1);
-  const expired = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover/confirm', headers: { accept: 'application/json' }, payload: { token: token2 } });
+  const expired = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/recover/confirm',
+    headers: { accept: 'application/json' },
+    payload: { token: token2 },
+  });
   assert.equal(expired.statusCode, 422);
   assert.match(expired.json().errors.email[0], /expired/);
   // The new Master Token still works: a failed confirmation changes nothing.

@@ -21,11 +21,18 @@ import { seededRandom } from '../src/lib/random.ts';
 
 const logger = pino({ level: 'silent' });
 
-
 describe('search engines on a generated registry', () => {
   let db: TestDatabase;
   let memory: CompanySearchEngine;
-  const values = { cities: [] as string[], postal: [] as string[], codes: [] as string[], words: [] as string[], dates: [] as string[], voivodeships: [] as string[], legal: [] as string[] };
+  const values = {
+    cities: [] as string[],
+    postal: [] as string[],
+    codes: [] as string[],
+    words: [] as string[],
+    dates: [] as string[],
+    voivodeships: [] as string[],
+    legal: [] as string[],
+  };
 
   before(async () => {
     db = await createTestDatabase();
@@ -39,8 +46,16 @@ describe('search engines on a generated registry', () => {
     values.cities = await pick(sql<{ v: string }>`SELECT DISTINCT city_folded AS v FROM companies ORDER BY 1 LIMIT 60`);
     values.postal = await pick(sql<{ v: string }>`SELECT DISTINCT postal_code AS v FROM companies ORDER BY 1 LIMIT 60`);
     values.codes = await pick(sql<{ v: string }>`SELECT DISTINCT unnest(activity_codes) AS v FROM companies ORDER BY 1`);
-    values.words = await pick(sql<{ v: string }>`SELECT DISTINCT left(w, 1 + length(w) % 4) AS v FROM companies, regexp_split_to_table(name_folded, '[^a-z0-9]+') w WHERE w <> '' ORDER BY 1 LIMIT 300`);
-    values.dates = await pick(sql<{ v: string }>`SELECT DISTINCT to_char(activity_start, 'YYYY-MM-DD') AS v FROM companies WHERE activity_start IS NOT NULL ORDER BY 1`);
+    values.words = await pick(
+      sql<{
+        v: string;
+      }>`SELECT DISTINCT left(w, 1 + length(w) % 4) AS v FROM companies, regexp_split_to_table(name_folded, '[^a-z0-9]+') w WHERE w <> '' ORDER BY 1 LIMIT 300`,
+    );
+    values.dates = await pick(
+      sql<{
+        v: string;
+      }>`SELECT DISTINCT to_char(activity_start, 'YYYY-MM-DD') AS v FROM companies WHERE activity_start IS NOT NULL ORDER BY 1`,
+    );
     values.voivodeships = await pick(sql<{ v: string }>`SELECT DISTINCT voivodeship_folded AS v FROM companies`);
     values.legal = await pick(sql<{ v: string }>`SELECT DISTINCT legal_form AS v FROM companies`);
   });
@@ -51,21 +66,45 @@ describe('search engines on a generated registry', () => {
     const n = 1 + Math.floor(random() * 4);
     for (let i = 0; i < n; i++) {
       switch (Math.floor(random() * 12)) {
-        case 0: q.status = one(['ACTIVE', 'SUSPENDED', 'DELETED']); break;
-        case 1: q.has_contact = one(['phone', 'email', 'fax']); break;
-        case 2: q.activity_code = one(values.codes); break;
-        case 3: q.activities = `${one(values.codes)},${one(values.codes)}`; break;
-        case 4: q.activity_prefix = one(values.codes).slice(0, 1 + Math.floor(random() * 3)); break;
-        case 5: q.activity_start_from = one(values.dates); break;
-        case 6: q.activity_start_to = one(values.dates); break;
-        case 7: q.voivodeship = one(values.voivodeships); break;
-        case 8: q.city = one(values.cities); break;
-        case 9: q.postal_code = one(values.postal); break;
-        case 10: q.legal_form = one(values.legal); break;
-        default: q.q = one(values.words) + (random() < 0.3 ? ` ${one(values.words)}` : '');
+        case 0:
+          q.status = one(['ACTIVE', 'SUSPENDED', 'DELETED']);
+          break;
+        case 1:
+          q.has_contact = one(['phone', 'email', 'fax']);
+          break;
+        case 2:
+          q.activity_code = one(values.codes);
+          break;
+        case 3:
+          q.activities = `${one(values.codes)},${one(values.codes)}`;
+          break;
+        case 4:
+          q.activity_prefix = one(values.codes).slice(0, 1 + Math.floor(random() * 3));
+          break;
+        case 5:
+          q.activity_start_from = one(values.dates);
+          break;
+        case 6:
+          q.activity_start_to = one(values.dates);
+          break;
+        case 7:
+          q.voivodeship = one(values.voivodeships);
+          break;
+        case 8:
+          q.city = one(values.cities);
+          break;
+        case 9:
+          q.postal_code = one(values.postal);
+          break;
+        case 10:
+          q.legal_form = one(values.legal);
+          break;
+        default:
+          q.q = one(values.words) + (random() < 0.3 ? ` ${one(values.words)}` : '');
       }
     }
-    if (q.activity_start_from && q.activity_start_to && q.activity_start_to < q.activity_start_from) [q.activity_start_from, q.activity_start_to] = [q.activity_start_to, q.activity_start_from];
+    if (q.activity_start_from && q.activity_start_to && q.activity_start_to < q.activity_start_from)
+      [q.activity_start_from, q.activity_start_to] = [q.activity_start_to, q.activity_start_from];
     return q;
   }
 
@@ -132,14 +171,40 @@ describe('search engines on a generated registry', () => {
 
     // An import: searchable from the next search on, without a rebuild.
     const before = memory.status().builtAt;
-    const lookup = { name: 'krs' as const, async *snapshotsForDate() {}, async lookup() {
-      return { identity: { identifiers: [{ type: 'NIP' as const, value: nip(900) }], company_type: '', country_code: 'PL' }, profiles: [{
-        source: 'krs' as const, name: 'Gdańska Stocznia Importowana', status: 'aktywny', legal_form: 'SPÓŁKA AKCYJNA',
-        address: { street: '', building: '', apartment: '', city: 'Gdańsk', postal_code: '80-958', voivodeship: 'pomorskie', country_code: 'PL' },
-        units: [], contacts: [], activities: [{ code: '3011Z', name: 'x', is_primary: true }], dates: [{ type: 'activity_start' as const, date: '2026-11-04' }],
-        websites: [], vat_status: null, bank_accounts: [],
-      }], persons: [] };
-    } };
+    const lookup = {
+      name: 'krs' as const,
+      async *snapshotsForDate() {},
+      async lookup() {
+        return {
+          identity: { identifiers: [{ type: 'NIP' as const, value: nip(900) }], company_type: '', country_code: 'PL' },
+          profiles: [
+            {
+              source: 'krs' as const,
+              name: 'Gdańska Stocznia Importowana',
+              status: 'aktywny',
+              legal_form: 'SPÓŁKA AKCYJNA',
+              address: {
+                street: '',
+                building: '',
+                apartment: '',
+                city: 'Gdańsk',
+                postal_code: '80-958',
+                voivodeship: 'pomorskie',
+                country_code: 'PL',
+              },
+              units: [],
+              contacts: [],
+              activities: [{ code: '3011Z', name: 'x', is_primary: true }],
+              dates: [{ type: 'activity_start' as const, date: '2026-11-04' }],
+              websites: [],
+              vat_status: null,
+              bank_accounts: [],
+            },
+          ],
+          persons: [],
+        };
+      },
+    };
     const imported = await importCompany({ db: db.db, logger, sources: [lookup] }, { type: 'NIP', value: nip(900) });
     assert.equal(imported.found, true);
     const found = await memory.search(f({ q: 'stocznia', city: 'gdansk', activity_code: '30.11.Z' }), 0, 20);
@@ -153,10 +218,13 @@ describe('search engines on a generated registry', () => {
     const f = parseSearchQuery({ q: 'fundacja zeta' }).filters;
     const zeta = COMPANIES[6]!;
     // One batch commits, then the source breaks: the run is failed with the company stored.
-    const broken = { name: 'file' as const, async *snapshotsForDate() {
-      for await (const s of sourceOf([zeta]).snapshotsForDate('x')) yield s;
-      throw new Error('source broke');
-    } };
+    const broken = {
+      name: 'file' as const,
+      async *snapshotsForDate() {
+        for await (const s of sourceOf([zeta]).snapshotsForDate('x')) yield s;
+        throw new Error('source broke');
+      },
+    };
     await assert.rejects(runDaily(db.db, { date: '2026-11-05', source: broken, sourceKey: 'file:engines-2', batchSize: 1 }));
     const run = await db.db.selectFrom('daily_runs').select('status').where('source_key', '=', 'file:engines-2').executeTakeFirstOrThrow();
     assert.equal(run.status, 'failed');

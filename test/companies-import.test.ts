@@ -38,7 +38,10 @@ describe('importCompany', () => {
     assert.equal(stored?.id, r.companyId);
     assert.equal(stored?.name, 'ORLEN SPÓŁKA AKCYJNA');
     assert.equal(stored?.first_seen_date, '2026-11-20');
-    assert.deepEqual(stored?.snapshot.profiles.map((p) => p.source), ['krs']);
+    assert.deepEqual(
+      stored?.snapshot.profiles.map((p) => p.source),
+      ['krs'],
+    );
 
     const requests = server.requests.length;
     const again = await importCompany(d, { type: 'REGON9', value: '610188201' });
@@ -58,10 +61,16 @@ describe('importCompany', () => {
   });
 
   test('a valid KRS number neither register knows: not found, nothing stored', async () => {
-    const before = await db.db.selectFrom('companies').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const before = await db.db
+      .selectFrom('companies')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     const r = await importCompany(deps(), { type: 'KRS', value: '0000999999' });
     assert.deepEqual(r, { found: false });
-    const afterCount = await db.db.selectFrom('companies').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const afterCount = await db.db
+      .selectFrom('companies')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(afterCount.n), Number(before.n));
   });
 
@@ -98,10 +107,22 @@ describe('importCompany', () => {
     let lookups = 0;
     const snapshot = {
       identity: { identifiers: [{ type: 'KRS' as const, value: '0000405063' }], company_type: 'SPÓŁKA Z O.O.', country_code: 'PL' },
-      profiles: [{
-        source: 'krs' as const, name: 'EASYSOLAR SP. Z O.O.', status: 'aktywny', legal_form: 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
-        address: null, units: [], contacts: [], activities: [], dates: [], websites: [], vat_status: null, bank_accounts: [],
-      }],
+      profiles: [
+        {
+          source: 'krs' as const,
+          name: 'EASYSOLAR SP. Z O.O.',
+          status: 'aktywny',
+          legal_form: 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+          address: null,
+          units: [],
+          contacts: [],
+          activities: [],
+          dates: [],
+          websites: [],
+          vat_status: null,
+          bank_accounts: [],
+        },
+      ],
       persons: [],
     };
     const slow = {
@@ -116,7 +137,11 @@ describe('importCompany', () => {
     const d = { ...deps({ REGISTRY_SOURCES: '' }), sources: [slow] };
     const results = await Promise.all([1, 2, 3].map(() => importCompany(d, { type: 'KRS', value: '405063' })));
     assert.ok(results.every((r) => r.found && r.companyId === results[0]!.companyId));
-    const rows = await db.db.selectFrom('company_identifiers').selectAll().where('key', '=', storedIdentifierKey('KRS', '0000405063')).execute();
+    const rows = await db.db
+      .selectFrom('company_identifiers')
+      .selectAll()
+      .where('key', '=', storedIdentifierKey('KRS', '0000405063'))
+      .execute();
     assert.equal(rows.length, 1);
     assert.ok(lookups >= 1);
   });

@@ -43,7 +43,13 @@ for (const mode of ['memory', 'sql'] as const) {
     const ok = async (query: string) => {
       const res = await search(query);
       assert.equal(res.statusCode, 200, res.body);
-      return res.json().data as { total: number; per_page: number; current_page: number; last_page: number; results: { name: string; identifiers: { type: string; value: string }[]; status: string; activity_start: string | null }[] };
+      return res.json().data as {
+        total: number;
+        per_page: number;
+        current_page: number;
+        last_page: number;
+        results: { name: string; identifiers: { type: string; value: string }[]; status: string; activity_start: string | null }[];
+      };
     };
     const names = async (query: string) => (await ok(query)).results.map((r) => r.name);
     const total = async (query: string) => (await ok(query)).total;
@@ -70,13 +76,29 @@ for (const mode of ['memory', 'sql'] as const) {
       assert.deepEqual(res.json(), {
         status: 'success',
         data: {
-          total: 1, per_page: 20, current_page: 1, last_page: 1, data_as_of: '2026-11-20',
-          results: [{
-            identifiers: [{ type: 'NIP', value: ALFA }, { type: 'KRS', value: '0000000101' }],
-            name: 'ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
-            city: 'Łódź', voivodeship: 'łódzkie', activity_start: '2020-05-01', activity_main: '4941Z', status: 'ACTIVE',
-            contacts: [{ type: 'email', value: 'biuro@example.pl' }, { type: 'phone', value: '+48 42 000 00 01' }],
-          }],
+          total: 1,
+          per_page: 20,
+          current_page: 1,
+          last_page: 1,
+          data_as_of: '2026-11-20',
+          results: [
+            {
+              identifiers: [
+                { type: 'NIP', value: ALFA },
+                { type: 'KRS', value: '0000000101' },
+              ],
+              name: 'ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+              city: 'Łódź',
+              voivodeship: 'łódzkie',
+              activity_start: '2020-05-01',
+              activity_main: '4941Z',
+              status: 'ACTIVE',
+              contacts: [
+                { type: 'email', value: 'biuro@example.pl' },
+                { type: 'phone', value: '+48 42 000 00 01' },
+              ],
+            },
+          ],
         },
       });
     });
@@ -100,7 +122,10 @@ for (const mode of ['memory', 'sql'] as const) {
       const all = [...(await ok('page=1')).results, ...p2.results].map((r) => r.identifiers[0]!.value);
       assert.equal(new Set(all).size, ACTIVE_TOTAL, 'pages neither overlap nor skip');
       const past = await ok('page=7');
-      assert.deepEqual({ ...past, results: past.results.length }, { total: ACTIVE_TOTAL, per_page: 20, current_page: 7, last_page: 2, data_as_of: '2026-11-20', results: 0 });
+      assert.deepEqual(
+        { ...past, results: past.results.length },
+        { total: ACTIVE_TOTAL, per_page: 20, current_page: 7, last_page: 2, data_as_of: '2026-11-20', results: 0 },
+      );
       await invalid('page=0', 'page');
       await invalid('page=501', 'page');
       await invalid('page=abc', 'page');
@@ -126,7 +151,11 @@ for (const mode of ['memory', 'sql'] as const) {
       assert.deepEqual((await names('activity_code=4941Z')).sort(), transport);
       assert.deepEqual((await names('activity_code=49.41.Z')).sort(), transport);
       assert.deepEqual((await names('activity_code=49.41.z')).sort(), transport);
-      assert.deepEqual(await names('activity_code=5229C'), ['ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ'], 'a secondary activity matches too');
+      assert.deepEqual(
+        await names('activity_code=5229C'),
+        ['ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ'],
+        'a secondary activity matches too',
+      );
       assert.equal(await total('activity_code=4941'), 0, 'exact, not a prefix');
       assert.equal(await total('activities=4941Z,62.01.Z'), 4);
       assert.equal(await total('activities=4941Z&activity_code=6202Z'), 3, 'both name codes; any of them matches');
@@ -192,10 +221,18 @@ for (const mode of ['memory', 'sql'] as const) {
     });
 
     test('filters combine', async () => {
-      assert.deepEqual(await names('city=lodz&has_contact=phone&activity_prefix=49'), ['Jan Kowalski Usługi Transportowe', 'ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ']);
+      assert.deepEqual(await names('city=lodz&has_contact=phone&activity_prefix=49'), [
+        'Jan Kowalski Usługi Transportowe',
+        'ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+      ]);
       assert.equal(await total('voivodeship=lodzkie&legal_form=sp-z-oo&activity_start_from=2021-01-01'), 1);
       assert.equal(await total('city=krakow&has_contact=phone&activity_code=5610A&activity_start_to=2000-01-10'), 5);
-      assert.equal(await total('city=krakow&postal_code=31-000&legal_form=jdg&voivodeship=malopolskie&activity_prefix=56&has_contact=phone&status=ACTIVE&open_from=2000-01-01&activity_start_to=2000-12-31&q=piekarnia'), 13);
+      assert.equal(
+        await total(
+          'city=krakow&postal_code=31-000&legal_form=jdg&voivodeship=malopolskie&activity_prefix=56&has_contact=phone&status=ACTIVE&open_from=2000-01-01&activity_start_to=2000-12-31&q=piekarnia',
+        ),
+        13,
+      );
       assert.equal(await total('city=warszawa&status=DELETED&activity_code=4711Z&has_contact=email'), 1);
       assert.equal(await total('city=warszawa&status=DELETED&activity_code=4711Z&has_contact=phone'), 0);
     });
@@ -206,7 +243,9 @@ for (const mode of ['memory', 'sql'] as const) {
       assert.deepEqual(await names(`q=${encodeURIComponent('gamma spółka akcyjna')}`), ['Gamma Software S.A.']);
       assert.deepEqual(await names(`q=${encodeURIComponent('beta sp. z o.o.')}`), ['BETA IT SP. Z O.O.']);
       assert.deepEqual(await names(`q=${encodeURIComponent('usługi kowal')}`), ['Jan Kowalski Usługi Transportowe']);
-      assert.deepEqual(await names(`q=${encodeURIComponent('ALFA spolka z ograniczona odpowiedzialnoscia')}`), ['ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ']);
+      assert.deepEqual(await names(`q=${encodeURIComponent('ALFA spolka z ograniczona odpowiedzialnoscia')}`), [
+        'ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+      ]);
       assert.equal(await total('q=trans'), 2, 'TRANS and Transportowe');
       assert.equal(await total('q=ware'), 0, 'a word prefix, not any substring');
       assert.equal(await total('q=piekarnia'), 26);
@@ -217,10 +256,19 @@ for (const mode of ['memory', 'sql'] as const) {
     });
 
     test('injection strings are data: SQL and LIKE metacharacters match literally or not at all', async () => {
-      for (const city of ["' OR '1'='1", '%', '_', '\\', '%%', "Kędzierzyn-Koźle'; DROP TABLE companies; --", 'K_dzierzyn-Ko_le', 'Kędzierzyn%']) {
+      for (const city of [
+        "' OR '1'='1",
+        '%',
+        '_',
+        '\\',
+        '%%',
+        "Kędzierzyn-Koźle'; DROP TABLE companies; --",
+        'K_dzierzyn-Ko_le',
+        'Kędzierzyn%',
+      ]) {
         assert.equal(await total(`city=${encodeURIComponent(city)}`), 0, city);
       }
-      assert.equal(await total(`q=${encodeURIComponent("o'hara")}`), 1, "the apostrophe separates words like any punctuation");
+      assert.equal(await total(`q=${encodeURIComponent("o'hara")}`), 1, 'the apostrophe separates words like any punctuation');
       assert.equal(await total(`q=${encodeURIComponent('procent_100%')}`), 1);
       assert.equal(await total(`q=${encodeURIComponent('100%')}`), 1);
       assert.equal(await total(`q=${encodeURIComponent('%')}`), ACTIVE_TOTAL, 'no word at all: no name condition');
@@ -249,7 +297,8 @@ for (const mode of ['memory', 'sql'] as const) {
       assert.deepEqual(anon.json(), { error: 'Missing API token', code: 'UNAUTHORIZED' });
 
       const other = await createAccount(t);
-      const balance = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(other.master) })).json().data.balance as number;
+      const balance = async () =>
+        (await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(other.master) })).json().data.balance as number;
       assert.equal(await balance(), 100);
       const first = await t.app.inject({ method: 'GET', url: '/api/v1/companies/search?city=lodz', headers: bearer(other.master) });
       assert.equal(first.statusCode, 200);
@@ -267,8 +316,16 @@ for (const mode of ['memory', 'sql'] as const) {
       const broke = await t.app.inject({ method: 'GET', url: '/api/v1/companies/search', headers: bearer(other.master) });
       assert.equal(broke.statusCode, 402);
       assert.deepEqual(broke.json(), { message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 1 });
-      const ledger = await t.db.db.selectFrom('wallet_transactions').select(['type', 'amount', 'description']).where('account_id', '=', id).orderBy('id').execute();
-      assert.deepEqual(ledger.filter((l) => l.type === 'usage' && l.description === 'companies.search').map((l) => Number(l.amount)), [-1, -1]);
+      const ledger = await t.db.db
+        .selectFrom('wallet_transactions')
+        .select(['type', 'amount', 'description'])
+        .where('account_id', '=', id)
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        ledger.filter((l) => l.type === 'usage' && l.description === 'companies.search').map((l) => Number(l.amount)),
+        [-1, -1],
+      );
     });
 
     test('an API token may search too', async () => {
@@ -280,10 +337,22 @@ for (const mode of ['memory', 'sql'] as const) {
     });
 
     test('a later daily run is searchable by the next search, data_as_of its date', async () => {
-      const added: Spec = { ids: { NIP: nip(500) }, name: 'Omega Nowa Firma', legal: 'SPÓŁKA AKCYJNA', city: 'Łódź', postal: '90-009', voivodeship: 'łódzkie', codes: ['6201Z'], start: '2026-11-01' };
+      const added: Spec = {
+        ids: { NIP: nip(500) },
+        name: 'Omega Nowa Firma',
+        legal: 'SPÓŁKA AKCYJNA',
+        city: 'Łódź',
+        postal: '90-009',
+        voivodeship: 'łódzkie',
+        codes: ['6201Z'],
+        start: '2026-11-01',
+      };
       await runDaily(t.db.db, { date: '2026-11-21', source: sourceOf([added]), sourceKey: 'file:search-test-2' });
       const d = await ok('city=lodz');
-      assert.deepEqual([d.results[0]!.name, d.total, (d as unknown as { data_as_of: string }).data_as_of], ['Omega Nowa Firma', 4, '2026-11-21']);
+      assert.deepEqual(
+        [d.results[0]!.name, d.total, (d as unknown as { data_as_of: string }).data_as_of],
+        ['Omega Nowa Firma', 4, '2026-11-21'],
+      );
     });
   });
 }
@@ -291,10 +360,22 @@ for (const mode of ['memory', 'sql'] as const) {
 describe('GET /companies/search while the index is being built', () => {
   test('a SQL search cut off by its statement timeout answers 503, not charged', async () => {
     const slow: CompanySearchEngine = {
-      async search() { throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }); },
+      async search() {
+        throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+      },
       start() {},
       async refresh() {},
-      status: () => ({ engine: 'sql', companies: null, bytes: null, buildMs: null, builtAt: null, rebuilding: true, delta: null, dataAsOf: null, readAhead: 0 }),
+      status: () => ({
+        engine: 'sql',
+        companies: null,
+        bytes: null,
+        buildMs: null,
+        builtAt: null,
+        rebuilding: true,
+        delta: null,
+        dataAsOf: null,
+        readAhead: 0,
+      }),
       async stop() {},
     };
     const t = await createTestApp({ overrides: { companySearch: slow } });

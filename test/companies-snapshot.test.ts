@@ -25,7 +25,11 @@ describe('POST /companies/snapshot', () => {
     await runDaily(db.db, { date: '2026-11-20', source: sourceOf(COMPANIES), sourceKey: 'file:snapshot-test' });
     engine = createCompanySearchEngine({ db: db.db, logger: pino({ level: 'silent' }) });
     const source = createKrsSource({ baseUrl: krs.url, retry: { retries: 0 }, timeoutMs: 2000 });
-    t = await createTestApp({ db, overrides: { companySearch: engine, registrySources: [source] }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    t = await createTestApp({
+      db,
+      overrides: { companySearch: engine, registrySources: [source] },
+      env: { RATE_LIMIT_PER_MINUTE: '100000' },
+    });
     await engine.refresh();
     account = await createAccount(t);
     auth = bearer(account.master);
@@ -34,7 +38,8 @@ describe('POST /companies/snapshot', () => {
   });
   after(() => krs.close());
 
-  const snapshot = (payload: unknown, headers = auth) => t.app.inject({ method: 'POST', url: '/api/v1/companies/snapshot', headers, payload: payload as object });
+  const snapshot = (payload: unknown, headers = auth) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/companies/snapshot', headers, payload: payload as object });
 
   test('200: the stored snapshot with its model additions, and meta.fetched_at', async () => {
     const res = await snapshot({ identifier_type: 'NIP', identifier_value: ALFA });
@@ -42,7 +47,10 @@ describe('POST /companies/snapshot', () => {
     const body = res.json();
     assert.equal(body.status, 'success');
     assert.deepEqual(body.data.identity, {
-      identifiers: [{ type: 'NIP', value: ALFA }, { type: 'KRS', value: '0000000101' }],
+      identifiers: [
+        { type: 'NIP', value: ALFA },
+        { type: 'KRS', value: '0000000101' },
+      ],
       company_type: 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
       country_code: 'PL',
     });
@@ -52,8 +60,22 @@ describe('POST /companies/snapshot', () => {
     assert.equal(p.vat_status, null);
     assert.deepEqual(p.bank_accounts, []);
     assert.equal(p.name, 'ALFA TRANS SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ');
-    assert.deepEqual(p.address, { street: 'Prosta', building: '1', apartment: '', city: 'Łódź', postal_code: '90-001', voivodeship: 'łódzkie', country_code: 'PL' });
-    assert.deepEqual(p.activities.map((a: { code: string; is_primary: boolean }) => [a.code, a.is_primary]), [['49.41.Z', true], ['52.29.C', false]]);
+    assert.deepEqual(p.address, {
+      street: 'Prosta',
+      building: '1',
+      apartment: '',
+      city: 'Łódź',
+      postal_code: '90-001',
+      voivodeship: 'łódzkie',
+      country_code: 'PL',
+    });
+    assert.deepEqual(
+      p.activities.map((a: { code: string; is_primary: boolean }) => [a.code, a.is_primary]),
+      [
+        ['49.41.Z', true],
+        ['52.29.C', false],
+      ],
+    );
     assert.deepEqual(p.dates, [{ type: 'activity_start', date: '2020-05-01' }]);
     assert.deepEqual(p.units, []);
     assert.deepEqual(body.data.persons, []);
@@ -87,9 +109,17 @@ describe('POST /companies/snapshot', () => {
     const cases: [unknown, string, RegExp][] = [
       [{ identifier_type: 'VAT', identifier_value: ALFA }, 'identifier_type', /invalid/],
       [{ identifier_type: 'NIP', identifier_value: '1'.repeat(51) }, 'identifier_value', /50 characters/],
-      [{ identifier_type: 'NIP', identifier_value: '1234567890' }, 'identifier_value', /^The NIP must be 10 digits with a valid checksum\.$/],
+      [
+        { identifier_type: 'NIP', identifier_value: '1234567890' },
+        'identifier_value',
+        /^The NIP must be 10 digits with a valid checksum\.$/,
+      ],
       [{ identifier_type: 'NIP', identifier_value: `${ALFA}1` }, 'identifier_value', /NIP/],
-      [{ identifier_type: 'REGON9', identifier_value: '123456789' }, 'identifier_value', /^The REGON9 must be 9 digits with a valid checksum\.$/],
+      [
+        { identifier_type: 'REGON9', identifier_value: '123456789' },
+        'identifier_value',
+        /^The REGON9 must be 9 digits with a valid checksum\.$/,
+      ],
       [{ identifier_type: 'KRS', identifier_value: '12345678901' }, 'identifier_value', /^The KRS must be/],
       [{ identifier_type: 'KRS', identifier_value: '0000000000' }, 'identifier_value', /KRS/],
       [{ identifier_type: 'KRS', identifier_value: "1' OR '1'='1" }, 'identifier_value', /KRS/],
@@ -125,7 +155,9 @@ describe('POST /companies/snapshot', () => {
     assert.equal(res.statusCode, 200, res.body);
     const data = res.json().data;
     assert.deepEqual(data.identity.identifiers, [
-      { type: 'NIP', value: ORLEN_NIP }, { type: 'REGON9', value: '610188201' }, { type: 'KRS', value: '0000028860' },
+      { type: 'NIP', value: ORLEN_NIP },
+      { type: 'REGON9', value: '610188201' },
+      { type: 'KRS', value: '0000028860' },
     ]);
     assert.equal(data.profiles[0].source, 'krs');
     assert.equal(data.profiles[0].name, 'ORLEN SPÓŁKA AKCYJNA');
@@ -148,9 +180,18 @@ describe('POST /companies/snapshot', () => {
     const down = await startFixtureServer(() => ({ status: 503, body: 'maintenance' }));
     const db = t.db;
     const source = createKrsSource({ baseUrl: down.url, retry: { retries: 0 }, timeoutMs: 1000 });
-    const t2 = await createTestApp({ db, overrides: { companySearch: engine, registrySources: [source] }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    const t2 = await createTestApp({
+      db,
+      overrides: { companySearch: engine, registrySources: [source] },
+      env: { RATE_LIMIT_PER_MINUTE: '100000' },
+    });
     try {
-      const res = await t2.app.inject({ method: 'POST', url: '/api/v1/companies/snapshot', headers: auth, payload: { identifier_type: 'KRS', identifier_value: '121862' } });
+      const res = await t2.app.inject({
+        method: 'POST',
+        url: '/api/v1/companies/snapshot',
+        headers: auth,
+        payload: { identifier_type: 'KRS', identifier_value: '121862' },
+      });
       assert.equal(res.statusCode, 503);
       assert.deepEqual(res.json(), { message: 'The company registry could not be reached. Try again later.' });
       assert.equal(res.headers['x-credits-charged'], undefined);
@@ -160,7 +201,11 @@ describe('POST /companies/snapshot', () => {
   });
 
   test('401 without a token; 402 on an empty wallet; exactly 1 credit per snapshot and none for 404 or 422', async () => {
-    const anon = await t.app.inject({ method: 'POST', url: '/api/v1/companies/snapshot', payload: { identifier_type: 'NIP', identifier_value: ALFA } });
+    const anon = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/companies/snapshot',
+      payload: { identifier_type: 'NIP', identifier_value: ALFA },
+    });
     assert.equal(anon.statusCode, 401);
     assert.deepEqual(anon.json(), { error: 'Missing API token', code: 'UNAUTHORIZED' });
     const malformed = await snapshot({ identifier_type: 'NIP', identifier_value: ALFA }, { authorization: 'Bearer nope' });
@@ -180,7 +225,18 @@ describe('POST /companies/snapshot', () => {
     const broke = await snapshot({ identifier_type: 'NIP', identifier_value: ALFA }, headers);
     assert.equal(broke.statusCode, 402);
     assert.deepEqual(broke.json(), { message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 1 });
-    const usage = await t.db.db.selectFrom('wallet_transactions').select(['amount', 'description']).where('account_id', '=', id).where('type', '=', 'usage').execute();
-    assert.deepEqual(usage.map((u) => [Number(u.amount), u.description]), [[-1, 'companies.snapshot'], [-99, 'drain']]);
+    const usage = await t.db.db
+      .selectFrom('wallet_transactions')
+      .select(['amount', 'description'])
+      .where('account_id', '=', id)
+      .where('type', '=', 'usage')
+      .execute();
+    assert.deepEqual(
+      usage.map((u) => [Number(u.amount), u.description]),
+      [
+        [-1, 'companies.snapshot'],
+        [-99, 'drain'],
+      ],
+    );
   });
 });

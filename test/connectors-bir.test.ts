@@ -1,7 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CompanySnapshot } from '../src/registry/model.ts';
-import { BIR_TEST_KEY, BIR_TEST_URL, createBirSource, type BirSource, type BirSourceOptions } from '../src/registry/sources/bir/bir-source.ts';
+import {
+  BIR_TEST_KEY,
+  BIR_TEST_URL,
+  createBirSource,
+  type BirSource,
+  type BirSourceOptions,
+} from '../src/registry/sources/bir/bir-source.ts';
 import {
   BirServiceError,
   birStatus,
@@ -72,7 +78,8 @@ class BirServer {
       const intercepted = this.mock.intercept?.(call.method, call.params);
       if (intercepted) return intercepted;
       if (call.method === 'Zaloguj') {
-        if (call.params.pKluczUzytkownika !== KEY) return birMultipartReply('bir/bir11-test-Zaloguj-invalid-key-empty-result.multipart.txt');
+        if (call.params.pKluczUzytkownika !== KEY)
+          return birMultipartReply('bir/bir11-test-Zaloguj-invalid-key-empty-result.multipart.txt');
         this.validSids.add(SID);
         return this.mock.login?.() ?? birMultipartReply('bir/bir1-test-Zaloguj-response.multipart.txt');
       }
@@ -89,7 +96,9 @@ class BirServer {
           : birEmptyReply(call.method);
       }
       if (call.method === 'DaneSzukajPodmioty') {
-        const key = Object.entries(call.params).map(([k, v]) => `${k}=${v}`).join('&');
+        const key = Object.entries(call.params)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('&');
         return this.mock.search?.[key] ?? soapXmlReply(OFFICIAL_SEARCH_NOT_FOUND.envelope!);
       }
       if (call.method === 'DanePobierzPelnyRaport') {
@@ -97,7 +106,9 @@ class BirServer {
         return (typeof route === 'function' ? route() : route) ?? soapXmlReply(OFFICIAL_NOT_FOUND.envelope!);
       }
       if (call.method === 'DanePobierzRaportZbiorczy') {
-        return this.mock.summary?.[`${call.params.pDataRaportu}|${call.params.pNazwaRaportu}`] ?? soapXmlReply(OFFICIAL_NO_SUMMARY.envelope!);
+        return (
+          this.mock.summary?.[`${call.params.pDataRaportu}|${call.params.pNazwaRaportu}`] ?? soapXmlReply(OFFICIAL_NO_SUMMARY.envelope!)
+        );
       }
       return { status: 400, body: `unknown action ${call.action}` };
     });
@@ -146,18 +157,32 @@ const LEGAL_MOCK: BirMock = {
   report: {
     // Recorded against BIR1 (report names of that time); served for today's BIR1.2 names.
     '18085317700000|BIR12OsPrawna': multipart('bir1-test-DanePobierzPelnyRaport-PublDaneRaportPrawna-18085317700000.multipart.txt'),
-    '18085317700000|BIR12OsPrawnaPkd': multipart('bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnosciPrawnej-18085317700000.multipart.txt'),
+    '18085317700000|BIR12OsPrawnaPkd': multipart(
+      'bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnosciPrawnej-18085317700000.multipart.txt',
+    ),
     '430036025|BIR12OsPrawna': inner('DanePobierzPelnyRaport', 'bir12-test-2026-BIR12OsPrawna-430036025-spzoo-inner.xml'),
     '430036025|BIR12OsPrawnaPkd': inner('DanePobierzPelnyRaport', 'bir12-test-2026-BIR12OsPrawnaPkd-430036025-spzoo-inner.xml'),
-    '276566762|BIR12OsPrawna': inner('DanePobierzPelnyRaport', 'bir12-test-2026-BIR12OsPrawna-276566762-sa-w-upadlosci-ukladowej-inner.xml'),
-    '276566762|BIR12OsPrawnaPkd': inner('DanePobierzPelnyRaport', 'bir12-test-2026-BIR12OsPrawnaPkd-276566762-sa-w-upadlosci-ukladowej-inner.xml'),
+    '276566762|BIR12OsPrawna': inner(
+      'DanePobierzPelnyRaport',
+      'bir12-test-2026-BIR12OsPrawna-276566762-sa-w-upadlosci-ukladowej-inner.xml',
+    ),
+    '276566762|BIR12OsPrawnaPkd': inner(
+      'DanePobierzPelnyRaport',
+      'bir12-test-2026-BIR12OsPrawnaPkd-276566762-sa-w-upadlosci-ukladowej-inner.xml',
+    ),
     '291218756|BIR12OsPrawna': inner('DanePobierzPelnyRaport', 'bir12-test-2026-BIR12OsPrawna-291218756-spzoo-inner.xml'),
     '291218756|BIR12OsPrawnaPkd': inner('DanePobierzPelnyRaport', 'bir12-test-2026-BIR12OsPrawnaPkd-291218756-spzoo-inner.xml'),
     '010001345|BIR11OsPrawna': multipart('bir11-prod-DanePobierzPelnyRaport-BIR11OsPrawna-010001345-sa-pzu.multipart.txt'),
     '272051357|BIR11OsPrawna': multipart('bir11-prod-DanePobierzPelnyRaport-BIR11OsPrawna-272051357-spolka-jawna-skreslona.multipart.txt'),
-    '810528352|BIR11OsPrawna': multipart('bir11-prod-DanePobierzPelnyRaport-BIR11OsPrawna-810528352-error4-wrong-report-for-typ-F.multipart.txt'),
-    '01034470800689|BIR11JednLokalnaOsPrawnej': multipart('bir1-test-DanePobierzPelnyRaport-PublDaneRaportLokalnaPrawnej-01034470800689.multipart.txt'),
-    '01034470800689|BIR11JednLokalnaOsPrawnejPkd': multipart('bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnosciPrawnej-01034470800689.multipart.txt'),
+    '810528352|BIR11OsPrawna': multipart(
+      'bir11-prod-DanePobierzPelnyRaport-BIR11OsPrawna-810528352-error4-wrong-report-for-typ-F.multipart.txt',
+    ),
+    '01034470800689|BIR11JednLokalnaOsPrawnej': multipart(
+      'bir1-test-DanePobierzPelnyRaport-PublDaneRaportLokalnaPrawnej-01034470800689.multipart.txt',
+    ),
+    '01034470800689|BIR11JednLokalnaOsPrawnejPkd': multipart(
+      'bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnosciPrawnej-01034470800689.multipart.txt',
+    ),
     '000001554|BIR11OsPrawna': inner('DanePobierzPelnyRaport', 'bir11-inner-BIR11OsPrawna-000001554-uczelnia-liczbaJednLokalnych-2.xml'),
   },
 };
@@ -203,7 +228,13 @@ describe('BIR session and protocol', () => {
     bir.validSids.clear(); // GUS dropped the session (60 minutes, 03:20 recycle)
     bir.calls = [];
     const snapshot = await source.lookup!({ type: 'NIP', value: '5170359458' });
-    assert.deepEqual(bir.methods().slice(0, 5), ['DaneSzukajPodmioty', 'GetValue:StatusSesji', 'Zaloguj', 'DaneSzukajPodmioty', 'DanePobierzPelnyRaport']);
+    assert.deepEqual(bir.methods().slice(0, 5), [
+      'DaneSzukajPodmioty',
+      'GetValue:StatusSesji',
+      'Zaloguj',
+      'DaneSzukajPodmioty',
+      'DanePobierzPelnyRaport',
+    ]);
     assert.equal(snapshot!.profiles[0]!.name, 'ASSECO SYSTEMS SPÓŁKA AKCYJNA');
     await source.close();
   });
@@ -257,7 +288,9 @@ describe('BIR session and protocol', () => {
       intercept: (method) => {
         if (method !== 'DaneSzukajPodmioty' || failures === 0) return undefined;
         failures -= 1;
-        return failures === 1 ? { status: 500, headers: { 'content-type': 'application/soap+xml' }, body: '<s:Envelope/>' } : { ...birEmptyReply(method), delayMs: 1_000 };
+        return failures === 1
+          ? { status: 500, headers: { 'content-type': 'application/soap+xml' }, body: '<s:Envelope/>' }
+          : { ...birEmptyReply(method), delayMs: 1_000 };
       },
     }).start();
     const source = server.source({ timeoutMs: 150 });
@@ -273,7 +306,10 @@ describe('BIR session and protocol', () => {
     assert.equal(source.name, 'bir');
     assert.equal(BIR_TEST_KEY, 'abcde12345abcde12345');
     void source.close();
-    assert.throws(() => createBirSource({ baseUrl: 'https://wyszukiwarkaregon.stat.gov.pl/wsBIR/UslugaBIRzewnPubl.svc' }), SourceConfigError);
+    assert.throws(
+      () => createBirSource({ baseUrl: 'https://wyszukiwarkaregon.stat.gov.pl/wsBIR/UslugaBIRzewnPubl.svc' }),
+      SourceConfigError,
+    );
     assert.throws(() => createBirSource({ baseUrl: '' }), SourceConfigError);
   });
 });
@@ -301,24 +337,38 @@ describe('BIR legal persons', () => {
       company_type: 'OSOBA PRAWNA',
       country_code: 'PL',
     });
-    assert.deepEqual(snapshot!.profiles, [{
-      source: 'bir',
-      name: 'ASSECO SYSTEMS SPÓŁKA AKCYJNA',
-      status: 'aktywny',
-      legal_form: 'SPÓŁKI AKCYJNE',
-      address: { street: 'ul. Test-Krucza', building: '14', apartment: '', city: 'Rzeszów', postal_code: '35-322', voivodeship: 'PODKARPACKIE', country_code: 'PL' },
-      units: [],
-      contacts: [],
-      activities: [
-        { code: '7010Z', name: 'DZIAŁALNOŚĆ FIRM CENTRALNYCH (HEAD OFFICES) I HOLDINGÓW, Z WYŁĄCZENIEM HOLDINGÓW FINANSOWYCH', is_primary: true },
-        { code: '6420Z', name: 'DZIAŁALNOŚĆ HOLDINGÓW FINANSOWYCH', is_primary: false },
-        { code: '6201Z', name: 'DZIAŁALNOŚĆ ZWIĄZANA Z OPROGRAMOWANIEM', is_primary: false },
-      ],
-      dates: [{ type: 'activity_start', date: '2012-05-21' }],
-      websites: [],
-      vat_status: null,
-      bank_accounts: [],
-    }]);
+    assert.deepEqual(snapshot!.profiles, [
+      {
+        source: 'bir',
+        name: 'ASSECO SYSTEMS SPÓŁKA AKCYJNA',
+        status: 'aktywny',
+        legal_form: 'SPÓŁKI AKCYJNE',
+        address: {
+          street: 'ul. Test-Krucza',
+          building: '14',
+          apartment: '',
+          city: 'Rzeszów',
+          postal_code: '35-322',
+          voivodeship: 'PODKARPACKIE',
+          country_code: 'PL',
+        },
+        units: [],
+        contacts: [],
+        activities: [
+          {
+            code: '7010Z',
+            name: 'DZIAŁALNOŚĆ FIRM CENTRALNYCH (HEAD OFFICES) I HOLDINGÓW, Z WYŁĄCZENIEM HOLDINGÓW FINANSOWYCH',
+            is_primary: true,
+          },
+          { code: '6420Z', name: 'DZIAŁALNOŚĆ HOLDINGÓW FINANSOWYCH', is_primary: false },
+          { code: '6201Z', name: 'DZIAŁALNOŚĆ ZWIĄZANA Z OPROGRAMOWANIEM', is_primary: false },
+        ],
+        dates: [{ type: 'activity_start', date: '2012-05-21' }],
+        websites: [],
+        vat_status: null,
+        bank_accounts: [],
+      },
+    ]);
     assert.deepEqual(snapshot!.persons, []);
     // No local units: the list report is not asked for.
     assert.ok(!bir.calls.some((c) => c.params.pNazwaRaportu === 'BIR12OsPrawnaListaJednLokalnych'));
@@ -334,7 +384,15 @@ describe('BIR legal persons', () => {
     const profile = snapshot!.profiles[0]!;
     assert.equal(profile.name, 'PRZEDSIĘBIORSTWO BUDOWLANE MARBUD SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ');
     assert.equal(profile.status, 'aktywny');
-    assert.deepEqual(profile.address, { street: 'ul. Test-Wilcza', building: '18', apartment: '22', city: 'Puławy', postal_code: '24-100', voivodeship: 'LUBELSKIE', country_code: 'PL' });
+    assert.deepEqual(profile.address, {
+      street: 'ul. Test-Wilcza',
+      building: '18',
+      apartment: '22',
+      city: 'Puławy',
+      postal_code: '24-100',
+      voivodeship: 'LUBELSKIE',
+      country_code: 'PL',
+    });
     assert.ok(profile.activities.length > 0);
     assert.equal(profile.activities.filter((a) => a.is_primary).length, 1);
     assert.ok(profile.dates.some((d) => d.type === 'registration'));
@@ -352,7 +410,10 @@ describe('BIR legal persons', () => {
     ]);
     const grant = await source.lookup!({ type: 'KRS', value: '28301' });
     assert.equal(grant!.profiles[0]!.name, '"GRANT" SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ');
-    assert.deepEqual(grant!.identity.identifiers.map((i) => i.value), ['291218756', '6612064945', '0000028301']);
+    assert.deepEqual(
+      grant!.identity.identifiers.map((i) => i.value),
+      ['291218756', '6612064945', '0000028301'],
+    );
   });
 
   test('not found (error 4 rows, real and test environment) gives null', async () => {
@@ -372,7 +433,15 @@ describe('BIR legal persons', () => {
     const profile = snapshot.profiles[0]!;
     assert.equal(profile.name, 'POWSZECHNY ZAKŁAD UBEZPIECZEŃ SPÓŁKA AKCYJNA');
     assert.equal(profile.legal_form, 'SPÓŁKI AKCYJNE');
-    assert.deepEqual(profile.address, { street: 'Rondo Ignacego Daszyńskiego', building: '4', apartment: '', city: 'Warszawa', postal_code: '00-843', voivodeship: 'MAZOWIECKIE', country_code: 'PL' });
+    assert.deepEqual(profile.address, {
+      street: 'Rondo Ignacego Daszyńskiego',
+      building: '4',
+      apartment: '',
+      city: 'Warszawa',
+      postal_code: '00-843',
+      voivodeship: 'MAZOWIECKIE',
+      country_code: 'PL',
+    });
     assert.deepEqual(profile.dates, [
       { type: 'registration', date: '2001-04-30' },
       { type: 'activity_start', date: '1992-01-15' },
@@ -387,14 +456,20 @@ describe('BIR legal persons', () => {
     assert.equal(profile.status, 'skreślony');
     assert.equal(snapshot.identity.company_type, 'JEDNOSTKA ORGANIZACYJNA NIEMAJĄCA OSOBOWOŚCI PRAWNEJ');
     assert.equal(profile.legal_form, 'SPÓŁKI JAWNE');
-    assert.deepEqual(profile.contacts, [{ type: 'phone', value: '03275737523' }, { type: 'fax', value: '0327573822' }]);
+    assert.deepEqual(profile.contacts, [
+      { type: 'phone', value: '03275737523' },
+      { type: 'fax', value: '0327573822' },
+    ]);
     assert.deepEqual(profile.dates, [
       { type: 'registration', date: '2004-04-30' },
       { type: 'activity_start', date: '1994-02-01' },
       { type: 'closure', date: '2016-04-16' },
       { type: 'deletion', date: '2016-04-22' },
     ]);
-    assert.deepEqual(snapshot.identity.identifiers.map((i) => i.value), ['272051357', '9540007714', '0000205820']);
+    assert.deepEqual(
+      snapshot.identity.identifiers.map((i) => i.value),
+      ['272051357', '9540007714', '0000205820'],
+    );
   });
 
   test('error 4 for a legal-person report on a natural person carries the entity type', async () => {
@@ -405,7 +480,16 @@ describe('BIR legal persons', () => {
       return true;
     });
     const hits = readSearchHits(await source.client.search('Nip', '5790004488'));
-    assert.deepEqual(hits, [{ regon: '810528352', nip: '5790004488', name: 'Przedsiębiorstwo Handlowo Usługowe "ELRO" Elżbieta Pufal', type: 'F', silo: 1, endDate: '' }]);
+    assert.deepEqual(hits, [
+      {
+        regon: '810528352',
+        nip: '5790004488',
+        name: 'Przedsiębiorstwo Handlowo Usługowe "ELRO" Elżbieta Pufal',
+        type: 'F',
+        silo: 1,
+        endDate: '',
+      },
+    ]);
   });
 
   test('a university with local units: the unit list is requested when GUS counts units', async () => {
@@ -413,7 +497,10 @@ describe('BIR legal persons', () => {
     const snapshot = mapLegalEntity({ general: general!, pkd: [], units: [], partners: [] });
     assert.equal(snapshot.profiles[0]!.name, 'POLITECHNIKA WARSZAWSKA');
     // No register number: no KRS identifier.
-    assert.deepEqual(snapshot.identity.identifiers, [{ type: 'REGON9', value: '000001554' }, { type: 'NIP', value: '5250005834' }]);
+    assert.deepEqual(snapshot.identity.identifiers, [
+      { type: 'REGON9', value: '000001554' },
+      { type: 'NIP', value: '5250005834' },
+    ]);
   });
 
   test('a local unit by REGON14: search hit LP, unit report and unit PKD', async () => {
@@ -423,11 +510,22 @@ describe('BIR legal persons', () => {
     assert.deepEqual(readLocalUnit(row!), {
       identifier: '01034470800689',
       name: 'AGENCJA NIERUCHOMOŚCI ROLNYCH ODDZIAŁ TERENOWY W RZESZOWIE',
-      address: { street: 'ul. Test-Wilcza', building: '7', apartment: '', city: 'Rzeszów', postal_code: '35-001', voivodeship: 'PODKARPACKIE', country_code: 'PL' },
+      address: {
+        street: 'ul. Test-Wilcza',
+        building: '7',
+        apartment: '',
+        city: 'Rzeszów',
+        postal_code: '35-001',
+        voivodeship: 'PODKARPACKIE',
+        country_code: 'PL',
+      },
       dates: [{ type: 'activity_start', date: '1992-04-01' }],
     });
     const pkd = readPkdRows(await source.client.fullReport('01034470800689', 'BIR11JednLokalnaOsPrawnejPkd'));
-    assert.deepEqual(pkd.map((p) => [p.code, p.is_primary]), [['6831Z', true]]);
+    assert.deepEqual(
+      pkd.map((p) => [p.code, p.is_primary]),
+      [['6831Z', true]],
+    );
   });
 });
 
@@ -439,10 +537,18 @@ describe('BIR natural persons', () => {
       'Nip=5881018622': multipart('bir1-test-DaneSzukaj-nip-5881018622.multipart.txt'),
     },
     report: {
-      '022225213|BIR12OsFizycznaDzialalnoscCeidg': multipart('bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnoscFizycznejCeidg-022225213.multipart.txt'),
-      '022225213|BIR12OsFizycznaPkd': multipart('bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnosciFizycznej-022225213.multipart.txt'),
-      '970442445|BIR12OsFizycznaDzialalnoscPozostala': multipart('bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnoscFizycznejPozostala-970442445.multipart.txt'),
-      '191049200|BIR12OsFizycznaDzialalnoscSkreslonaDo20141108': multipart('bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnoscFizycznejWKrupgn-191049200.multipart.txt'),
+      '022225213|BIR12OsFizycznaDzialalnoscCeidg': multipart(
+        'bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnoscFizycznejCeidg-022225213.multipart.txt',
+      ),
+      '022225213|BIR12OsFizycznaPkd': multipart(
+        'bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnosciFizycznej-022225213.multipart.txt',
+      ),
+      '970442445|BIR12OsFizycznaDzialalnoscPozostala': multipart(
+        'bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnoscFizycznejPozostala-970442445.multipart.txt',
+      ),
+      '191049200|BIR12OsFizycznaDzialalnoscSkreslonaDo20141108': multipart(
+        'bir1-test-DanePobierzPelnyRaport-PublDaneRaportDzialalnoscFizycznejWKrupgn-191049200.multipart.txt',
+      ),
     },
   };
   let bir: BirServer;
@@ -463,7 +569,10 @@ describe('BIR natural persons', () => {
       ['BIR12OsFizycznaDaneOgolne', 'BIR12OsFizycznaDzialalnoscCeidg', 'BIR12OsFizycznaPkd'],
     );
     assert.deepEqual(snapshot!.identity, {
-      identifiers: [{ type: 'REGON9', value: '022225213' }, { type: 'NIP', value: '8991051697' }],
+      identifiers: [
+        { type: 'REGON9', value: '022225213' },
+        { type: 'NIP', value: '8991051697' },
+      ],
       company_type: 'OSOBA FIZYCZNA PROWADZĄCA DZIAŁALNOŚĆ GOSPODARCZĄ',
       country_code: 'PL',
     });
@@ -472,11 +581,23 @@ describe('BIR natural persons', () => {
       name: 'RYSZARD XXXXXXXX "ZAKŁAD USŁUGOWO-HANDLOWY MECHANIKA POJAZDOWA"',
       status: 'aktywny',
       legal_form: 'OSOBA FIZYCZNA PROWADZĄCA DZIAŁALNOŚĆ GOSPODARCZĄ',
-      address: { street: 'ul. Test-Krucza', building: '24', apartment: '', city: 'Wrocław', postal_code: '50-502', voivodeship: 'DOLNOŚLĄSKIE', country_code: 'PL' },
+      address: {
+        street: 'ul. Test-Krucza',
+        building: '24',
+        apartment: '',
+        city: 'Wrocław',
+        postal_code: '50-502',
+        voivodeship: 'DOLNOŚLĄSKIE',
+        country_code: 'PL',
+      },
       units: [],
       contacts: [],
       activities: [
-        { code: '4532Z', name: 'SPRZEDAŻ DETALICZNA CZĘŚCI I AKCESORIÓW DO POJAZDÓW SAMOCHODOWYCH, Z WYŁĄCZENIEM MOTOCYKLI', is_primary: false },
+        {
+          code: '4532Z',
+          name: 'SPRZEDAŻ DETALICZNA CZĘŚCI I AKCESORIÓW DO POJAZDÓW SAMOCHODOWYCH, Z WYŁĄCZENIEM MOTOCYKLI',
+          is_primary: false,
+        },
         { code: '4520Z', name: 'KONSERWACJA I NAPRAWA POJAZDÓW SAMOCHODOWYCH, Z WYŁĄCZENIEM MOTOCYKLI', is_primary: true },
       ],
       dates: [
@@ -520,11 +641,20 @@ describe('BIR official report samples (GUS documentation package)', () => {
     ]);
     const profile = snapshot.profiles[0]!;
     assert.equal(profile.legal_form, 'SPÓŁKI Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ');
-    assert.deepEqual(profile.activities.map((a) => [a.code, a.is_primary]), [['4773Z', true], ['2120Z', false]]);
-    assert.deepEqual(profile.units.map((u) => [u.identifier, u.name, u.address!.postal_code]), [
-      ['27659249800038', 'APTEKA "EUROPEJSKA"', '40-026'],
-      ['27659249800045', 'APTEKA "EUROPEJSKA" (GEANT)', '40-028'],
-    ]);
+    assert.deepEqual(
+      profile.activities.map((a) => [a.code, a.is_primary]),
+      [
+        ['4773Z', true],
+        ['2120Z', false],
+      ],
+    );
+    assert.deepEqual(
+      profile.units.map((u) => [u.identifier, u.name, u.address!.postal_code]),
+      [
+        ['27659249800038', 'APTEKA "EUROPEJSKA"', '40-026'],
+        ['27659249800045', 'APTEKA "EUROPEJSKA" (GEANT)', '40-028'],
+      ],
+    );
     assert.deepEqual(profile.dates, [
       { type: 'registration', date: '2009-03-24' },
       { type: 'activity_start', date: '1999-08-29' },
@@ -540,10 +670,21 @@ describe('BIR official report samples (GUS documentation package)', () => {
     assert.deepEqual(unit, {
       identifier: '27659249800038',
       name: 'APTEKA "EUROPEJSKA"',
-      address: { street: 'ul. Test-Wilcza', building: '7', apartment: '', city: 'Katowice', postal_code: '40-026', voivodeship: 'ŚLĄSKIE', country_code: 'PL' },
+      address: {
+        street: 'ul. Test-Wilcza',
+        building: '7',
+        apartment: '',
+        city: 'Katowice',
+        postal_code: '40-026',
+        voivodeship: 'ŚLĄSKIE',
+        country_code: 'PL',
+      },
       dates: [{ type: 'activity_start', date: '1999-08-25' }],
     });
-    assert.deepEqual(readPkdRows(rowsOf('gus-official-sample-06-BIR11JednLokalnaOsPrawnejPkd.xml')).map((p) => p.code), ['4773Z', '2120Z']);
+    assert.deepEqual(
+      readPkdRows(rowsOf('gus-official-sample-06-BIR11JednLokalnaOsPrawnejPkd.xml')).map((p) => p.code),
+      ['4773Z', '2120Z'],
+    );
   });
 
   test('natural person with a CEIDG and an agricultural business, PKD of both silos and local units', () => {
@@ -561,12 +702,22 @@ describe('BIR official report samples (GUS documentation package)', () => {
     const profile = snapshot.profiles[0]!;
     assert.equal(profile.name, 'MIKOŁAJ XXXXXXXX "MELISSA"');
     assert.equal(profile.status, 'aktywny');
-    assert.deepEqual(profile.activities.map((a) => [a.code, a.is_primary]), [['4941Z', true], ['0150Z', false], ['4939Z', false]]);
-    assert.deepEqual(profile.units.map((u) => [u.identifier, u.name]), [
-      ['xxxxxxxxxx00039', 'ARMATURA MIKOŁAJ XXXXXXXX'],
-      ['xxxxxxxxxx00060', 'Apteka "MELISSA"'],
-      ['xxxxxxxxxx00078', 'Drogeria "MELISSA"'],
-    ]);
+    assert.deepEqual(
+      profile.activities.map((a) => [a.code, a.is_primary]),
+      [
+        ['4941Z', true],
+        ['0150Z', false],
+        ['4939Z', false],
+      ],
+    );
+    assert.deepEqual(
+      profile.units.map((u) => [u.identifier, u.name]),
+      [
+        ['xxxxxxxxxx00039', 'ARMATURA MIKOŁAJ XXXXXXXX'],
+        ['xxxxxxxxxx00060', 'Apteka "MELISSA"'],
+        ['xxxxxxxxxx00078', 'Drogeria "MELISSA"'],
+      ],
+    );
     assert.equal(profile.units[1]!.address!.building, '29/31');
     assert.deepEqual(profile.dates, [
       { type: 'registration', date: '2011-12-22' },
@@ -575,17 +726,26 @@ describe('BIR official report samples (GUS documentation package)', () => {
     assert.deepEqual(snapshot.persons, [{ full_name: 'ZBIGNIEW TEST-ZIELIŃSKI', role: 'WŁAŚCICIEL' }]);
   });
 
-  test('other-activity and deleted-before-2014 business reports; PKD list variant b; a natural person\'s local unit', () => {
+  test("other-activity and deleted-before-2014 business reports; PKD list variant b; a natural person's local unit", () => {
     const other = readActivityDates(rowsOf('gus-official-sample-11-BIR11OsFizycznaDzialalnoscPozostala.xml')[0]);
     assert.equal(other.start, '1978-03-21');
     assert.ok(isActiveByUwaga4(other));
     const deleted = readActivityDates(rowsOf('gus-official-sample-12-BIR11OsFizycznaDzialalnoscSkreslonaDo20141108.xml')[0]);
     assert.equal(birStatus(deleted, 'APTEKA ANNA XXXXXXXX'), 'zakończony');
-    assert.deepEqual(readPkdRows(rowsOf('gus-official-sample-14-BIR11OsFizycznaPkd-b.xml')).map((p) => p.code), ['4773Z', '4774Z', '4775Z']);
+    assert.deepEqual(
+      readPkdRows(rowsOf('gus-official-sample-14-BIR11OsFizycznaPkd-b.xml')).map((p) => p.code),
+      ['4773Z', '4774Z', '4775Z'],
+    );
     const unit = readLocalUnit(rowsOf('gus-official-sample-16-BIR11JednLokalnaOsFizycznej.xml')[0]!);
     assert.equal(unit.name, 'MEBLE MIKOŁAJ XXXXXXXX');
     assert.deepEqual(unit.dates, [{ type: 'activity_start', date: '2011-12-21' }]);
-    assert.deepEqual(readPkdRows(rowsOf('gus-official-sample-17-BIR11JednLokalnaOsFizycznejPkd.xml')).map((p) => [p.code, p.is_primary]), [['5610A', true], ['5610B', false]]);
+    assert.deepEqual(
+      readPkdRows(rowsOf('gus-official-sample-17-BIR11JednLokalnaOsFizycznejPkd.xml')).map((p) => [p.code, p.is_primary]),
+      [
+        ['5610A', true],
+        ['5610B', false],
+      ],
+    );
   });
 
   test('search rows: one business, and two businesses of one person in silos 1 and 2', () => {
@@ -593,9 +753,21 @@ describe('BIR official report samples (GUS documentation package)', () => {
       { regon: '000331501', nip: '5261040828', name: 'GŁÓWNY URZĄD STATYSTYCZNY', type: 'P', silo: 6, endDate: '' },
     ]);
     const two = readSearchHits(rowsOf('gus-official-sample-01-DaneSzukajPodmioty-F-dwie-dzialalnosci-silos-1-i-2.xml'));
-    assert.deepEqual(two.map((h) => [h.type, h.silo, h.name]), [['F', 1, 'AAAAAAAA'], ['F', 2, 'GOSPODARSTWO ROLNE']]);
+    assert.deepEqual(
+      two.map((h) => [h.type, h.silo, h.name]),
+      [
+        ['F', 1, 'AAAAAAAA'],
+        ['F', 2, 'GOSPODARSTWO ROLNE'],
+      ],
+    );
     const multi = readSearchHits(rowsOf('bir11-inner-DaneSzukajPodmioty-multiple-test-anonymised.xml'));
-    assert.deepEqual(multi.map((h) => [h.regon, h.type, h.silo]), [['02092251199990', 'P', 6], ['02092251199990', 'F', 2]]);
+    assert.deepEqual(
+      multi.map((h) => [h.regon, h.type, h.silo]),
+      [
+        ['02092251199990', 'P', 6],
+        ['02092251199990', 'F', 2],
+      ],
+    );
   });
 
   test('the whole official examples file: every root parses; suspended and resumed businesses by Uwaga 4', () => {
@@ -621,22 +793,66 @@ describe('BIR official report samples (GUS documentation package)', () => {
   });
 
   test('inner documents kept by other projects and the PKD 2025 examples', () => {
-    const ceidg = mapNaturalPerson({ general: null, businesses: [{ silo: 1, row: rowsOf('bir11-inner-BIR11OsFizycznaDzialalnoscCeidg-472925442-jdg.xml')[0]! }], pkd: [], units: [] });
+    const ceidg = mapNaturalPerson({
+      general: null,
+      businesses: [{ silo: 1, row: rowsOf('bir11-inner-BIR11OsFizycznaDzialalnoscCeidg-472925442-jdg.xml')[0]! }],
+      pkd: [],
+      units: [],
+    });
     assert.deepEqual(ceidg.identity.identifiers, [{ type: 'REGON9', value: '472925442' }]);
     assert.equal(ceidg.profiles[0]!.name, 'Mikołaj Gauer');
-    assert.deepEqual(ceidg.profiles[0]!.dates.find((d) => d.type === 'activity_start'), { type: 'activity_start', date: '2019-09-16' });
-    const other = mapNaturalPerson({ general: null, businesses: [{ silo: 3, row: rowsOf('bir11-inner-OsFizycznaDzialalnoscPozostala-test-anonymised.xml')[0]! }], pkd: [], units: [] });
+    assert.deepEqual(
+      ceidg.profiles[0]!.dates.find((d) => d.type === 'activity_start'),
+      { type: 'activity_start', date: '2019-09-16' },
+    );
+    const other = mapNaturalPerson({
+      general: null,
+      businesses: [{ silo: 3, row: rowsOf('bir11-inner-OsFizycznaDzialalnoscPozostala-test-anonymised.xml')[0]! }],
+      pkd: [],
+      units: [],
+    });
     assert.deepEqual(other.profiles[0]!.contacts, [{ type: 'fax', value: '9999999999' }]);
     assert.deepEqual(other.identity.identifiers, [], '666666666 fails the REGON checksum');
     const withVersion = readPkdRows(rowsOf('bir12-inner-OsPrawnaPkd-with-pkdWersja.xml'));
-    assert.deepEqual(withVersion.map((p) => [p.code, p.version, p.is_primary]), [['7430Z', '2007', false], ['7420Z', '2007', false], ['7410Z', '2007', true]]);
-    assert.deepEqual(readPkdRows(rowsOf('gus-official-doc-BIR12OsPrawnaPkd-142396858-pkd2025-only-codes.xml')).map((p) => [p.code, p.version]), [['6310D', '2025'], ['6220A', '2025']]);
-    assert.deepEqual(readPkdRows(rowsOf('gus-official-doc-BIR12OsPrawnaPkd-010418973-pkd2025-renamed-code.xml')).map((p) => p.code), ['6020Z']);
+    assert.deepEqual(
+      withVersion.map((p) => [p.code, p.version, p.is_primary]),
+      [
+        ['7430Z', '2007', false],
+        ['7420Z', '2007', false],
+        ['7410Z', '2007', true],
+      ],
+    );
+    assert.deepEqual(
+      readPkdRows(rowsOf('gus-official-doc-BIR12OsPrawnaPkd-142396858-pkd2025-only-codes.xml')).map((p) => [p.code, p.version]),
+      [
+        ['6310D', '2025'],
+        ['6220A', '2025'],
+      ],
+    );
+    assert.deepEqual(
+      readPkdRows(rowsOf('gus-official-doc-BIR12OsPrawnaPkd-010418973-pkd2025-renamed-code.xml')).map((p) => p.code),
+      ['6020Z'],
+    );
     // A code given only to the group level stays as GUS wrote it.
-    assert.deepEqual(readPkdRows(rowsOf('gus-official-doc-BIR12JednLokalnaOsPrawnejPkd-14726216300027-pkd2025.xml')).map((p) => p.code), ['6210B', '6220']);
+    assert.deepEqual(
+      readPkdRows(rowsOf('gus-official-doc-BIR12JednLokalnaOsPrawnejPkd-14726216300027-pkd2025.xml')).map((p) => p.code),
+      ['6210B', '6220'],
+    );
     const fizPkd = readPkdRows(rowsOf('gus-official-doc-BIR12OsFizycznaPkd-999999990-pkd2025.xml'));
-    assert.deepEqual(fizPkd.map((p) => [p.code, p.silo, p.is_primary]), [['6220B', 1, false], ['6210A', 1, true]]);
-    assert.deepEqual(readPkdRows(rowsOf('gus-official-doc-BIR12JednLokalnaOsFizycznejPkd-99999999000026-pkd2025.xml')).map((p) => [p.code, p.silo]), [['6210B', 1], ['6290Z', 1]]);
+    assert.deepEqual(
+      fizPkd.map((p) => [p.code, p.silo, p.is_primary]),
+      [
+        ['6220B', 1, false],
+        ['6210A', 1, true],
+      ],
+    );
+    assert.deepEqual(
+      readPkdRows(rowsOf('gus-official-doc-BIR12JednLokalnaOsFizycznejPkd-99999999000026-pkd2025.xml')).map((p) => [p.code, p.silo]),
+      [
+        ['6210B', 1],
+        ['6290Z', 1],
+      ],
+    );
   });
 });
 
@@ -648,11 +864,13 @@ describe('BIR GUS error codes (official error-message examples)', () => {
     ];
     let i = 0;
     const server = await new BirServer({
-      report: Object.fromEntries(cases.map((c, n) => [
-        `${n}|report`,
-        // The last example of each file lacks its opening <s:Envelope> tag; its payload is served properly wrapped.
-        c.envelope ? soapXmlReply(c.envelope) : birInnerReply('DanePobierzPelnyRaport', c.inner),
-      ])),
+      report: Object.fromEntries(
+        cases.map((c, n) => [
+          `${n}|report`,
+          // The last example of each file lacks its opening <s:Envelope> tag; its payload is served properly wrapped.
+          c.envelope ? soapXmlReply(c.envelope) : birInnerReply('DanePobierzPelnyRaport', c.inner),
+        ]),
+      ),
     }).start();
     const source = server.source();
     const codes: number[] = [];
@@ -669,7 +887,9 @@ describe('BIR GUS error codes (official error-message examples)', () => {
   });
 
   test('optional reports: no PKD (11) or no partners (21/22) do not fail the entity', async () => {
-    const [, , noPkd, notCivil, noPartners] = splitOfficialEnvelopes('bir/gus-official-BIR11-DanePobierzPelnyRaport-KomunikatyOBledach.xml');
+    const [, , noPkd, notCivil, noPartners] = splitOfficialEnvelopes(
+      'bir/gus-official-BIR11-DanePobierzPelnyRaport-KomunikatyOBledach.xml',
+    );
     const general = readFixtureText('bir/gus-official-sample-02-BIR11OsPrawna.xml')
       .replace(/<praw_szczegolnaFormaPrawna_Symbol>\d+</, '<praw_szczegolnaFormaPrawna_Symbol>019<')
       .replace('<praw_liczbaJednLokalnych>2</praw_liczbaJednLokalnych>', '<praw_liczbaJednLokalnych>0</praw_liczbaJednLokalnych>');
@@ -692,7 +912,9 @@ describe('BIR GUS error codes (official error-message examples)', () => {
   });
 
   test('summary-report codes: 4 no data, 101 busy (retried), 102/103 not yet, 104 too old, 105 bad name', async () => {
-    const [noData, weekend, busy, today, future, tooOld, badName] = splitOfficialEnvelopes('bir/gus-official-BIR11-RaportyZbiorcze-KomunikatyOBledach.xml');
+    const [noData, weekend, busy, today, future, tooOld, badName] = splitOfficialEnvelopes(
+      'bir/gus-official-BIR11-RaportyZbiorcze-KomunikatyOBledach.xml',
+    );
     const name = SUMMARY_REPORTS.newEntities;
     const server = await new BirServer({
       summary: {
@@ -708,14 +930,20 @@ describe('BIR GUS error codes (official error-message examples)', () => {
     const source = server.source({ busyDelayMs: 1 });
     assert.deepEqual(await source.client.summaryReport('2026-09-21', name), []);
     assert.deepEqual(await source.client.summaryReport('2026-09-20', name), []);
-    await assert.rejects(source.client.summaryReport('2026-09-19', name), (e: unknown) => e instanceof SourceUnavailableError && e.reason === 'rate_limited');
+    await assert.rejects(
+      source.client.summaryReport('2026-09-19', name),
+      (e: unknown) => e instanceof SourceUnavailableError && e.reason === 'rate_limited',
+    );
     assert.equal(server.calls.filter((c) => c.params.pDataRaportu === '2026-09-19').length, 4);
     await assert.rejects(source.client.summaryReport('2026-09-22', name), SourceUnavailableError);
     await assert.rejects(source.client.summaryReport('2026-09-30', name), SourceUnavailableError);
     await assert.rejects(source.client.summaryReport('2026-08-01', name), SourceDateOutOfRangeError);
     await assert.rejects(source.client.summaryReport('2026-09-18', name), SourceConfigError);
     // A day that cannot be served makes the whole run fail with a typed error.
-    await assert.rejects(collect(source.snapshotsForDate('2026-09-22')), (e: unknown) => e instanceof SourceUnavailableError && e.source === 'bir');
+    await assert.rejects(
+      collect(source.snapshotsForDate('2026-09-22')),
+      (e: unknown) => e instanceof SourceUnavailableError && e.source === 'bir',
+    );
     await source.close();
     await server.close();
   });
@@ -724,36 +952,65 @@ describe('BIR GUS error codes (official error-message examples)', () => {
 describe('BIR daily run from the summary reports', () => {
   test('new, updated and deleted lists (local units map to their parent); bad entities reported, run continues', async () => {
     const date = '2026-09-21';
-    const updatedList = '<root>\r\n  <dane>\r\n    <regon>430036025</regon>\r\n  </dane>\r\n  <dane>\r\n    <regon>276566762</regon>\r\n  </dane>\r\n  <dane>\r\n    <regon>430036025</regon>\r\n  </dane>\r\n</root>';
+    const updatedList =
+      '<root>\r\n  <dane>\r\n    <regon>430036025</regon>\r\n  </dane>\r\n  <dane>\r\n    <regon>276566762</regon>\r\n  </dane>\r\n  <dane>\r\n    <regon>430036025</regon>\r\n  </dane>\r\n</root>';
     const server = await new BirServer({
       ...LEGAL_MOCK,
       search: {
         ...LEGAL_MOCK.search,
         'Regon=430036025': inner('DaneSzukajPodmioty', 'bir12-test-2026-DaneSzukajPodmioty-krs-0000163893-spzoo-inner.xml'),
-        'Regon=276566762': inner('DaneSzukajPodmioty', 'bir12-test-2026-DaneSzukajPodmioty-krs-0000040289-sa-w-upadlosci-ukladowej-inner.xml'),
+        'Regon=276566762': inner(
+          'DaneSzukajPodmioty',
+          'bir12-test-2026-DaneSzukajPodmioty-krs-0000040289-sa-w-upadlosci-ukladowej-inner.xml',
+        ),
       },
       report: {
         ...LEGAL_MOCK.report,
         // This entity's report arrives cut off mid-document.
-        '276566762|BIR12OsPrawna': birInnerReply('DanePobierzPelnyRaport', '<root>\r\n  <dane>\r\n    <praw_regon9>276566762</praw_regon9>\r\n    <praw_nazwa>UNISERV'),
+        '276566762|BIR12OsPrawna': birInnerReply(
+          'DanePobierzPelnyRaport',
+          '<root>\r\n  <dane>\r\n    <praw_regon9>276566762</praw_regon9>\r\n    <praw_nazwa>UNISERV',
+        ),
       },
       summary: {
-        [`${date}|${SUMMARY_REPORTS.newEntities}`]: inner('DanePobierzRaportZbiorczy', 'bir11-inner-DanePobierzRaportZbiorczy-regon-list.xml'),
+        [`${date}|${SUMMARY_REPORTS.newEntities}`]: inner(
+          'DanePobierzRaportZbiorczy',
+          'bir11-inner-DanePobierzRaportZbiorczy-regon-list.xml',
+        ),
         [`${date}|${SUMMARY_REPORTS.updatedEntities}`]: birInnerReply('DanePobierzRaportZbiorczy', updatedList),
-        [`${date}|${SUMMARY_REPORTS.deletedEntities}`]: inner('DanePobierzRaportZbiorczy', 'gus-official-sample-18-RaportZbiorczy-podmioty-regon-list.xml'),
-        [`${date}|${SUMMARY_REPORTS.newUnits}`]: inner('DanePobierzRaportZbiorczy', 'gus-official-sample-19-RaportZbiorczy-jednostki-lokalne-regon-list.xml'),
+        [`${date}|${SUMMARY_REPORTS.deletedEntities}`]: inner(
+          'DanePobierzRaportZbiorczy',
+          'gus-official-sample-18-RaportZbiorczy-podmioty-regon-list.xml',
+        ),
+        [`${date}|${SUMMARY_REPORTS.newUnits}`]: inner(
+          'DanePobierzRaportZbiorczy',
+          'gus-official-sample-19-RaportZbiorczy-jednostki-lokalne-regon-list.xml',
+        ),
       },
     }).start();
     const errors: Array<[string, string]> = [];
     const source = server.source({ onEntityError: (id, e) => errors.push([id, e.constructor.name]) });
     const regons = await source.changedRegons(date);
-    assert.deepEqual(regons, ['022399999', '147210456', '243544401', '341568222', '430036025', '276566762', '020811272', '123032192', '200270615']);
+    assert.deepEqual(regons, [
+      '022399999',
+      '147210456',
+      '243544401',
+      '341568222',
+      '430036025',
+      '276566762',
+      '020811272',
+      '123032192',
+      '200270615',
+    ]);
     assert.deepEqual(
       server.calls.filter((c) => c.method === 'DanePobierzRaportZbiorczy').map((c) => c.params.pNazwaRaportu),
       Object.values(SUMMARY_REPORTS),
     );
     const snapshots = await collect(source.snapshotsForDate(date));
-    assert.deepEqual(snapshots.map((s) => s.profiles[0]!.name), ['PRZEDSIĘBIORSTWO BUDOWLANE MARBUD SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ']);
+    assert.deepEqual(
+      snapshots.map((s) => s.profiles[0]!.name),
+      ['PRZEDSIĘBIORSTWO BUDOWLANE MARBUD SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ'],
+    );
     assert.deepEqual(errors, [
       ['022399999', EntityNotFoundError.name],
       ['147210456', EntityNotFoundError.name],

@@ -4,8 +4,7 @@ import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createCeidgSource, type CeidgSourceOptions } from '../src/registry/sources/ceidg/ceidg-source.ts';
 import { mapCeidgEntry, pickCurrentEntry } from '../src/registry/sources/ceidg/ceidg-mapper.ts';
 import { EntityNotFoundError, MalformedPayloadError, SourceConfigError, SourceUnavailableError } from '../src/registry/sources/errors.ts';
-import { jsonFixtureReply, jsonReply, readFixtureJson, type FixtureServer, type Handler, withServer,
-} from './helpers/fixture-server.ts';
+import { jsonFixtureReply, jsonReply, readFixtureJson, type FixtureServer, type Handler, withServer } from './helpers/fixture-server.ts';
 
 const FIRMA = 'ceidg/v2-doc-example-firma-31F87519-wylacznie-w-formie-spolki-test-env.json';
 const FIRMY = 'ceidg/v2-doc-example-firmy-nip-3563457932-test-env.json';
@@ -19,9 +18,15 @@ type Obj = Record<string, unknown>;
 const firmaEntry = (): Obj => (readFixtureJson(FIRMA) as { firma: Obj[] }).firma[0]!;
 const firmyEntries = (): Obj[] => (readFixtureJson(FIRMY) as { firmy: Obj[] }).firmy;
 
-
 function source(server: FixtureServer, extra: Partial<CeidgSourceOptions> = {}) {
-  return createCeidgSource({ baseUrl: `${server.url}/api/ceidg/v2/`, token: TOKEN, retry: FAST_RETRY, rateLimits: [], timeoutMs: 2_000, ...extra });
+  return createCeidgSource({
+    baseUrl: `${server.url}/api/ceidg/v2/`,
+    token: TOKEN,
+    retry: FAST_RETRY,
+    rateLimits: [],
+    timeoutMs: 2_000,
+    ...extra,
+  });
 }
 
 async function collect(iterable: AsyncIterable<CompanySnapshot>): Promise<CompanySnapshot[]> {
@@ -41,29 +46,42 @@ describe('CEIDG lookup', () => {
         assert.equal(server.requests[0]!.headers.authorization, `Bearer ${TOKEN}`);
         assert.deepEqual(snapshot, {
           identity: {
-            identifiers: [{ type: 'NIP', value: '2367852376' }, { type: 'REGON9', value: '298837860' }],
+            identifiers: [
+              { type: 'NIP', value: '2367852376' },
+              { type: 'REGON9', value: '298837860' },
+            ],
             company_type: 'OSOBA FIZYCZNA PROWADZĄCA DZIAŁALNOŚĆ GOSPODARCZĄ',
             country_code: 'PL',
           },
-          profiles: [{
-            source: 'ceidg',
-            name: 'Adam IntegracjaMGMF - Zmiana',
-            status: 'WYLACZNIE_W_FORMIE_SPOLKI',
-            legal_form: 'OSOBA FIZYCZNA PROWADZĄCA DZIAŁALNOŚĆ GOSPODARCZĄ',
-            address: { street: 'ul. Zwierzyniecka', building: '1', apartment: '', city: 'Białystok', postal_code: '15-333', voivodeship: 'PODLASKIE', country_code: 'PL' },
-            units: [],
-            contacts: [],
-            activities: [
-              { code: '3030Z', name: '', is_primary: true },
-              { code: '3011Z', name: '', is_primary: false },
-              { code: '3012Z', name: '', is_primary: false },
-              { code: '3020Z', name: '', is_primary: false },
-            ],
-            dates: [{ type: 'activity_start', date: '2014-07-28' }],
-            websites: [],
-            vat_status: null,
-            bank_accounts: [],
-          }],
+          profiles: [
+            {
+              source: 'ceidg',
+              name: 'Adam IntegracjaMGMF - Zmiana',
+              status: 'WYLACZNIE_W_FORMIE_SPOLKI',
+              legal_form: 'OSOBA FIZYCZNA PROWADZĄCA DZIAŁALNOŚĆ GOSPODARCZĄ',
+              address: {
+                street: 'ul. Zwierzyniecka',
+                building: '1',
+                apartment: '',
+                city: 'Białystok',
+                postal_code: '15-333',
+                voivodeship: 'PODLASKIE',
+                country_code: 'PL',
+              },
+              units: [],
+              contacts: [],
+              activities: [
+                { code: '3030Z', name: '', is_primary: true },
+                { code: '3011Z', name: '', is_primary: false },
+                { code: '3012Z', name: '', is_primary: false },
+                { code: '3020Z', name: '', is_primary: false },
+              ],
+              dates: [{ type: 'activity_start', date: '2014-07-28' }],
+              websites: [],
+              vat_status: null,
+              bank_accounts: [],
+            },
+          ],
           persons: [{ full_name: 'Adam IntegracjaMGMF - Zmiana', role: 'WŁAŚCICIEL' }],
         });
       },
@@ -102,8 +120,13 @@ describe('CEIDG lookup', () => {
       numerStatusu: 3,
       rokPkd: '2025',
       pkdGlowny: { kod: '62.10.B', nazwa: 'Pozostała działalność w zakresie programowania' },
-      pkd: [{ kod: '6210B', nazwa: 'Pozostała działalność w zakresie programowania' }, { kod: '6290Z', nazwa: 'Pozostała działalność usługowa w zakresie technologii informatycznych i komputerowych' }],
-      adresyDzialalnosciDodatkowe: [{ ulica: 'ul. Lipowa', budynek: '3', lokal: '4', miasto: 'Białystok', kod: '15-424', wojewodztwo: 'PODLASKIE', kraj: 'PL' }],
+      pkd: [
+        { kod: '6210B', nazwa: 'Pozostała działalność w zakresie programowania' },
+        { kod: '6290Z', nazwa: 'Pozostała działalność usługowa w zakresie technologii informatycznych i komputerowych' },
+      ],
+      adresyDzialalnosciDodatkowe: [
+        { ulica: 'ul. Lipowa', budynek: '3', lokal: '4', miasto: 'Białystok', kod: '15-424', wojewodztwo: 'PODLASKIE', kraj: 'PL' },
+      ],
       telefon: '+48 85 000 00 00',
       email: 'Biuro@Example.PL',
       www: 'WWW.EXAMPLE.PL',
@@ -111,7 +134,10 @@ describe('CEIDG lookup', () => {
       upadlosci: [{ rodzajInformacji: 'OGŁOSZENIE UPADŁOŚCI', dataOrzeczenia: '2026-02-10' }],
     };
     const allowed = new Set(Object.keys(schema.components.schemas.FirmaCeidg!.properties));
-    assert.deepEqual(Object.keys(v3).filter((k) => !allowed.has(k)), []);
+    assert.deepEqual(
+      Object.keys(v3).filter((k) => !allowed.has(k)),
+      [],
+    );
     for (const key of Object.keys(v3.adresyDzialalnosciDodatkowe instanceof Array ? (v3.adresyDzialalnosciDodatkowe[0] as Obj) : {})) {
       assert.ok(key in schema.components.schemas.Adres!.properties, key);
     }
@@ -121,14 +147,27 @@ describe('CEIDG lookup', () => {
       { code: '6210B', name: 'Pozostała działalność w zakresie programowania', is_primary: true },
       { code: '6290Z', name: 'Pozostała działalność usługowa w zakresie technologii informatycznych i komputerowych', is_primary: false },
     ]);
-    assert.deepEqual(profile.contacts, [{ type: 'phone', value: '+48 85 000 00 00' }, { type: 'email', value: 'biuro@example.pl' }]);
+    assert.deepEqual(profile.contacts, [
+      { type: 'phone', value: '+48 85 000 00 00' },
+      { type: 'email', value: 'biuro@example.pl' },
+    ]);
     assert.deepEqual(profile.websites, ['www.example.pl']);
-    assert.deepEqual(profile.units, [{
-      identifier: 'ul. Lipowa 3/4, 15-424 Białystok',
-      name: '',
-      address: { street: 'ul. Lipowa', building: '3', apartment: '4', city: 'Białystok', postal_code: '15-424', voivodeship: 'PODLASKIE', country_code: 'PL' },
-      dates: [],
-    }]);
+    assert.deepEqual(profile.units, [
+      {
+        identifier: 'ul. Lipowa 3/4, 15-424 Białystok',
+        name: '',
+        address: {
+          street: 'ul. Lipowa',
+          building: '3',
+          apartment: '4',
+          city: 'Białystok',
+          postal_code: '15-424',
+          voivodeship: 'PODLASKIE',
+          country_code: 'PL',
+        },
+        dates: [],
+      },
+    ]);
     assert.deepEqual(profile.dates, [
       { type: 'activity_start', date: '2014-07-28' },
       { type: 'suspension', date: '2026-01-05' },
@@ -137,7 +176,10 @@ describe('CEIDG lookup', () => {
   });
 
   test('an entry without any valid owner identifier cannot be matched and is rejected', () => {
-    assert.throws(() => mapCeidgEntry({ ...firmaEntry(), wlasciciel: { imie: 'A', nazwisko: 'B', nip: '123' } }, 'x'), MalformedPayloadError);
+    assert.throws(
+      () => mapCeidgEntry({ ...firmaEntry(), wlasciciel: { imie: 'A', nazwisko: 'B', nip: '123' } }, 'x'),
+      MalformedPayloadError,
+    );
     assert.throws(() => createCeidgSource({ baseUrl: 'https://dane.biznes.gov.pl/api/ceidg/v2', token: '' }), SourceConfigError);
   });
 });
@@ -164,7 +206,7 @@ describe('CEIDG daily run', () => {
     };
   }
 
-  test('change feed → /firma?ids= batches → snapshots; deleted entries checked against the owner\'s other entries', async () => {
+  test("change feed → /firma?ids= batches → snapshots; deleted entries checked against the owner's other entries", async () => {
     await withServer(ceidgApi(), async (server) => {
       const errors: Array<[string, string]> = [];
       const ceidg = source(server, { onEntityError: (id, e) => errors.push([id, e.constructor.name]) });
@@ -177,13 +219,22 @@ describe('CEIDG daily run', () => {
       const batches = server.requests.filter((r) => r.path.endsWith('/firma') && (r.query.get('ids') ?? '').includes(','));
       assert.equal(batches.length, 4);
       assert.deepEqual(batches[0]!.query.get('ids')!.split(','), changed.slice(0, 25));
-      assert.deepEqual(snapshots.map((s) => [s.profiles[0]!.name, s.profiles[0]!.status]), [
-        ['Adam IntegracjaMGMF - Zmiana', 'WYLACZNIE_W_FORMIE_SPOLKI'],
-        ['Adam IntegracjaMGMF', 'WYKRESLONY'],
+      assert.deepEqual(
+        snapshots.map((s) => [s.profiles[0]!.name, s.profiles[0]!.status]),
+        [
+          ['Adam IntegracjaMGMF - Zmiana', 'WYLACZNIE_W_FORMIE_SPOLKI'],
+          ['Adam IntegracjaMGMF', 'WYKRESLONY'],
+        ],
+      );
+      assert.deepEqual(snapshots[1]!.identity.identifiers, [
+        { type: 'NIP', value: '3563457932' },
+        { type: 'REGON9', value: '618155359' },
       ]);
-      assert.deepEqual(snapshots[1]!.identity.identifiers, [{ type: 'NIP', value: '3563457932' }, { type: 'REGON9', value: '618155359' }]);
       assert.ok(server.requests.some((r) => r.path.endsWith('/firmy') && r.query.get('nip') === '3563457932'));
-      assert.deepEqual(errors.find(([id]) => id === idB), [idB, MalformedPayloadError.name]);
+      assert.deepEqual(
+        errors.find(([id]) => id === idB),
+        [idB, MalformedPayloadError.name],
+      );
       assert.equal(errors.length, 98);
       assert.ok(errors.filter(([id]) => id !== idB).every(([, name]) => name === EntityNotFoundError.name));
     });
@@ -205,17 +256,26 @@ describe('CEIDG daily run', () => {
         const changedIds = await ceidg.changedEntryIds('2026-09-22');
         await ceidg.close();
         assert.equal(changedIds.length, 250);
-        assert.deepEqual(server.requests.map((r) => r.query.get('page')), ['0', '1', '2']);
+        assert.deepEqual(
+          server.requests.map((r) => r.query.get('page')),
+          ['0', '1', '2'],
+        );
       },
     );
   });
 
   test('a rejected token makes the run fail with an auth SourceUnavailableError', async () => {
-    await withServer(() => ({ status: 401 }), async (server) => {
-      const ceidg = source(server);
-      await assert.rejects(collect(ceidg.snapshotsForDate('2026-09-22')), (e: unknown) => e instanceof SourceUnavailableError && e.reason === 'auth' && e.source === 'ceidg');
-      await ceidg.close();
-    });
+    await withServer(
+      () => ({ status: 401 }),
+      async (server) => {
+        const ceidg = source(server);
+        await assert.rejects(
+          collect(ceidg.snapshotsForDate('2026-09-22')),
+          (e: unknown) => e instanceof SourceUnavailableError && e.reason === 'auth' && e.source === 'ceidg',
+        );
+        await ceidg.close();
+      },
+    );
   });
 
   test('429 is retried after Retry-After; a 500 that persists fails the run', async () => {
@@ -233,24 +293,33 @@ describe('CEIDG daily run', () => {
         assert.equal(server.requests.length, 2);
       },
     );
-    await withServer(() => ({ status: 500 }), async (server) => {
-      const ceidg = source(server);
-      await assert.rejects(collect(ceidg.snapshotsForDate('2026-09-22')), (e: unknown) => e instanceof SourceUnavailableError && e.status === 500);
-      await ceidg.close();
-      assert.equal(server.requests.length, FAST_RETRY.retries + 1);
-    });
+    await withServer(
+      () => ({ status: 500 }),
+      async (server) => {
+        const ceidg = source(server);
+        await assert.rejects(
+          collect(ceidg.snapshotsForDate('2026-09-22')),
+          (e: unknown) => e instanceof SourceUnavailableError && e.status === 500,
+        );
+        await ceidg.close();
+        assert.equal(server.requests.length, FAST_RETRY.retries + 1);
+      },
+    );
   });
 
   test('the list of ready daily reports', async () => {
-    await withServer((req) => (req.path.endsWith('/raporty') ? jsonFixtureReply(RAPORTY) : { status: 404 }), async (server) => {
-      const ceidg = source(server);
-      const reports = await ceidg.listReports('2022-01-25', '2022-01-31');
-      await ceidg.close();
-      assert.equal(reports.length, 2);
-      assert.equal(reports[0]!.name, 'Złożone wnioski - województwo zachodniopomorskie');
-      assert.equal(reports[0]!.format, '.csv');
-      assert.equal(reports[0]!.createdAt, '2022-01-31 03:00:09');
-      assert.match(reports[1]!.id, /^CfDJ8PLxGKJmLrdBliOdQ1byllB-2PARBot/);
-    });
+    await withServer(
+      (req) => (req.path.endsWith('/raporty') ? jsonFixtureReply(RAPORTY) : { status: 404 }),
+      async (server) => {
+        const ceidg = source(server);
+        const reports = await ceidg.listReports('2022-01-25', '2022-01-31');
+        await ceidg.close();
+        assert.equal(reports.length, 2);
+        assert.equal(reports[0]!.name, 'Złożone wnioski - województwo zachodniopomorskie');
+        assert.equal(reports[0]!.format, '.csv');
+        assert.equal(reports[0]!.createdAt, '2022-01-31 03:00:09');
+        assert.match(reports[1]!.id, /^CfDJ8PLxGKJmLrdBliOdQ1byllB-2PARBot/);
+      },
+    );
   });
 });

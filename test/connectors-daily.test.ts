@@ -17,7 +17,9 @@ const EXTRACT = 'krs/odpis-aktualny-P-0001268296-spzoo-nowa.json';
  */
 test('a bulletin-driven KRS daily run, end to end through the CLI, produces the expected events', async () => {
   const db = await createTestDatabase();
-  const day1 = readFixtureJson(EXTRACT) as { odpis: { dane: { dzial1: { danePodmiotu: { nazwa: string }; siedzibaIAdres: { adres: Record<string, string> } } } } };
+  const day1 = readFixtureJson(EXTRACT) as {
+    odpis: { dane: { dzial1: { danePodmiotu: { nazwa: string }; siedzibaIAdres: { adres: Record<string, string> } } } };
+  };
   const day2 = structuredClone(day1);
   day2.odpis.dane.dzial1.danePodmiotu.nazwa = 'GYM CENTER 9.0 SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ';
   day2.odpis.dane.dzial1.siedzibaIAdres.adres.ulica = 'UL. NOWA';
@@ -30,29 +32,47 @@ test('a bulletin-driven KRS daily run, end to end through the CLI, produces the 
   });
   defer(() => server.close());
 
-  const run = (date: string) => new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'daily', '--date', date, '--source', 'krs'], {
-      env: { ...process.env, DATABASE_URL: db.url, KRS_API_URL: `${server.url}/api/krs/`, REGISTRY_SOURCES: '', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const run = (date: string) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, 'daily', '--date', date, '--source', 'krs'], {
+        env: { ...process.env, DATABASE_URL: db.url, KRS_API_URL: `${server.url}/api/krs/`, REGISTRY_SOURCES: '', LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        out += d;
+      });
+      child.on('exit', (code) => resolve({ code, out }));
     });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', (code) => resolve({ code, out }));
-  });
 
   const first = await run('2026-09-22');
   assert.equal(first.code, 0, first.out);
   assert.match(first.out, /new\D+1\b/i);
-  const company = await db.db.selectFrom('company_identifiers').select('company_id').where('key', '=', storedIdentifierKey('KRS', KRS)).executeTakeFirst();
+  const company = await db.db
+    .selectFrom('company_identifiers')
+    .select('company_id')
+    .where('key', '=', storedIdentifierKey('KRS', KRS))
+    .executeTakeFirst();
   assert.ok(company, 'the company is stored under its KRS number');
-  const byNip = await db.db.selectFrom('company_identifiers').select('company_id').where('key', '=', storedIdentifierKey('NIP', '9452336418')).executeTakeFirst();
+  const byNip = await db.db
+    .selectFrom('company_identifiers')
+    .select('company_id')
+    .where('key', '=', storedIdentifierKey('NIP', '9452336418'))
+    .executeTakeFirst();
   assert.equal(byNip?.company_id, company.company_id, 'and found by its NIP from the extract');
 
   current = day2;
   const second = await run('2026-09-23');
   assert.equal(second.code, 0, second.out);
-  const events = await db.db.selectFrom('events').select(['event_type', 'old_value', 'new_value', 'event_date', 'severity']).where('company_id', '=', company.company_id).orderBy('id').execute();
+  const events = await db.db
+    .selectFrom('events')
+    .select(['event_type', 'old_value', 'new_value', 'event_date', 'severity'])
+    .where('company_id', '=', company.company_id)
+    .orderBy('id')
+    .execute();
   const byType = new Map(events.map((e) => [e.event_type, e]));
   assert.deepEqual(byType.get('COMPANY_NAME_CHANGED'), {
     event_type: 'COMPANY_NAME_CHANGED',
@@ -70,11 +90,14 @@ test('a bulletin-driven KRS daily run, end to end through the CLI, produces the 
   // The same day again adds nothing.
   const again = await run('2026-09-23');
   assert.equal(again.code, 0, again.out);
-  const after = await db.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const after = await db.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   assert.equal(Number(after.n), 2);
 });
 
-test('a registry that is down on a day is recorded as that day\'s failed run; repeating the run later completes it', async () => {
+test("a registry that is down on a day is recorded as that day's failed run; repeating the run later completes it", async () => {
   const db = await createTestDatabase();
   let down = true;
   const server = await startFixtureServer((req) => {
@@ -84,16 +107,21 @@ test('a registry that is down on a day is recorded as that day\'s failed run; re
     return problemReply('krs/odpis-aktualny-not-found-404.json');
   });
   defer(() => server.close());
-  const run = () => new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'daily', '--date', '2026-09-24', '--source', 'krs'], {
-      env: { ...process.env, DATABASE_URL: db.url, KRS_API_URL: server.url + '/api/krs', REGISTRY_SOURCES: '', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const run = () =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, 'daily', '--date', '2026-09-24', '--source', 'krs'], {
+        env: { ...process.env, DATABASE_URL: db.url, KRS_API_URL: server.url + '/api/krs', REGISTRY_SOURCES: '', LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => {
+        out += d;
+      });
+      child.on('exit', (code) => resolve({ code, out }));
     });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', (code) => resolve({ code, out }));
-  });
   const failed = await run();
   assert.notEqual(failed.code, 0, failed.out);
   const runRow = await db.db.selectFrom('daily_runs').selectAll().where('run_date', '=', '2026-09-24').executeTakeFirstOrThrow();

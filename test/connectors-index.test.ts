@@ -19,16 +19,31 @@ describe('createRegistrySources', () => {
 
   test('builds the named live sources in order; file and synthetic are left to the composition root', async () => {
     const sources = createRegistrySources(full, ['vat', 'synthetic', 'krs', 'bir', 'ceidg', 'krs', 'file:/tmp/x.ndjson'], {});
-    assert.deepEqual(sources.map((s) => s.name), ['vat', 'krs', 'bir', 'ceidg']);
+    assert.deepEqual(
+      sources.map((s) => s.name),
+      ['vat', 'krs', 'bir', 'ceidg'],
+    );
     assert.ok(sources.every((s) => typeof s.snapshotsForDate === 'function' && typeof s.lookup === 'function'));
     for (const s of sources) await (s as unknown as { close(): Promise<void> }).close();
   });
 
   test('a missing URL, key or token is a clear configuration error naming the variable', () => {
-    assert.throws(() => createRegistrySources({ ...full, krsApiUrl: undefined }, ['krs'], {}), (e: unknown) => e instanceof SourceConfigError && /KRS_API_URL/.test(e.message));
-    assert.throws(() => createRegistrySources({ ...full, birApiKey: undefined }, ['bir'], {}), (e: unknown) => e instanceof SourceConfigError && /BIR_API_KEY/.test(e.message));
-    assert.throws(() => createRegistrySources({ ...full, ceidgApiToken: '' }, ['ceidg'], {}), (e: unknown) => e instanceof SourceConfigError && /CEIDG_API_TOKEN/.test(e.message));
-    assert.throws(() => createRegistrySources({ ...full, vatApiUrl: undefined }, ['vat'], {}), (e: unknown) => e instanceof SourceConfigError && /VAT_API_URL/.test(e.message));
+    assert.throws(
+      () => createRegistrySources({ ...full, krsApiUrl: undefined }, ['krs'], {}),
+      (e: unknown) => e instanceof SourceConfigError && /KRS_API_URL/.test(e.message),
+    );
+    assert.throws(
+      () => createRegistrySources({ ...full, birApiKey: undefined }, ['bir'], {}),
+      (e: unknown) => e instanceof SourceConfigError && /BIR_API_KEY/.test(e.message),
+    );
+    assert.throws(
+      () => createRegistrySources({ ...full, ceidgApiToken: '' }, ['ceidg'], {}),
+      (e: unknown) => e instanceof SourceConfigError && /CEIDG_API_TOKEN/.test(e.message),
+    );
+    assert.throws(
+      () => createRegistrySources({ ...full, vatApiUrl: undefined }, ['vat'], {}),
+      (e: unknown) => e instanceof SourceConfigError && /VAT_API_URL/.test(e.message),
+    );
     assert.throws(() => createRegistrySources(full, ['gus'], {}), /Unknown registry source "gus"/);
     // Only unused sources may lack configuration.
     assert.deepEqual(createRegistrySources({}, [], {}), []);

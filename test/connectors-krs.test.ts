@@ -62,7 +62,6 @@ function krsApi(overrides: (path: string, register: string | null) => Reply | un
   };
 }
 
-
 function source(server: FixtureServer, extra: Partial<KrsSourceOptions> = {}) {
   return createKrsSource({ baseUrl: `${server.url}/`, retry: FAST_RETRY, timeoutMs: 2_000, requestsPerSecond: 1_000, ...extra });
 }
@@ -101,13 +100,27 @@ describe('KRS current extracts over HTTP', () => {
     assert.equal(profile!.status, 'aktywny');
     assert.equal(profile!.legal_form, 'SPÓŁKA AKCYJNA');
     assert.deepEqual(profile!.address, {
-      street: 'CHEMIKÓW', building: '7', apartment: '', city: 'PŁOCK', postal_code: '09-411', voivodeship: 'MAZOWIECKIE', country_code: 'PL',
+      street: 'CHEMIKÓW',
+      building: '7',
+      apartment: '',
+      city: 'PŁOCK',
+      postal_code: '09-411',
+      voivodeship: 'MAZOWIECKIE',
+      country_code: 'PL',
     });
     assert.equal(profile!.units.length, 9);
     assert.deepEqual(profile!.units[0], {
       identifier: 'ORLEN SPÓŁKA AKCYJNA - ODDZIAŁ CENTRALNY UPSTREAM POLSKA W WARSZAWIE',
       name: 'ORLEN SPÓŁKA AKCYJNA - ODDZIAŁ CENTRALNY UPSTREAM POLSKA W WARSZAWIE',
-      address: { street: 'UL. MARCINA KASPRZAKA', building: '25', apartment: '', city: 'WARSZAWA', postal_code: '01-224', voivodeship: 'MAZOWIECKIE', country_code: 'PL' },
+      address: {
+        street: 'UL. MARCINA KASPRZAKA',
+        building: '25',
+        apartment: '',
+        city: 'WARSZAWA',
+        postal_code: '01-224',
+        voivodeship: 'MAZOWIECKIE',
+        country_code: 'PL',
+      },
       dates: [],
     });
     assert.deepEqual(profile!.contacts, [{ type: 'email', value: 'zarzad@orlen.pl' }]);
@@ -120,7 +133,10 @@ describe('KRS current extracts over HTTP', () => {
       profile!.activities.map((a) => `${a.code}${a.is_primary ? '*' : ''}`),
       ['1920Z*', '201', '521', '0620Z', '0610Z', '351', '352', '468', '4730Z', '4725Z'],
     );
-    assert.equal(profile!.activities[0]!.name, 'WYTWARZANIE I PRZETWARZANIE PRODUKTÓW RAFINACJI ROPY NAFTOWEJ ORAZ PRODUKTÓW Z PALIW KOPALNYCH');
+    assert.equal(
+      profile!.activities[0]!.name,
+      'WYTWARZANIE I PRZETWARZANIE PRODUKTÓW RAFINACJI ROPY NAFTOWEJ ORAZ PRODUKTÓW Z PALIW KOPALNYCH',
+    );
     const roles = snapshot.persons.map((p) => p.role);
     assert.deepEqual(snapshot.persons[0], { full_name: 'I******* F*****', role: 'PREZES ZARZĄDU' });
     assert.equal(roles.filter((r) => r === 'RADA NADZORCZA').length, 10);
@@ -144,7 +160,12 @@ describe('KRS current extracts over HTTP', () => {
       { full_name: 'M********* S*****', role: 'PROKURENT' },
       { full_name: 'KPMG CEE HOLDING, A.S.', role: 'WSPÓLNIK' },
     ]);
-    assert.equal(snapshot.profiles[0]!.activities.filter((a) => a.is_primary).map((a) => a.code).join(), '7010Z');
+    assert.equal(
+      snapshot.profiles[0]!.activities.filter((a) => a.is_primary)
+        .map((a) => a.code)
+        .join(),
+      '7010Z',
+    );
   });
 
   test('SWLEX and EASYSOLAR: natural-person shareholders with second names, supervisory board', async () => {
@@ -158,14 +179,23 @@ describe('KRS current extracts over HTTP', () => {
       { full_name: 'M****** W*********', role: 'WSPÓLNIK' },
     ]);
     assert.deepEqual(swlex!.profiles[0]!.address, {
-      street: 'UL. SZELĄGOWSKA', building: '49', apartment: '', city: 'POZNAŃ', postal_code: '61-626', voivodeship: 'WIELKOPOLSKIE', country_code: 'PL',
+      street: 'UL. SZELĄGOWSKA',
+      building: '49',
+      apartment: '',
+      city: 'POZNAŃ',
+      postal_code: '61-626',
+      voivodeship: 'WIELKOPOLSKIE',
+      country_code: 'PL',
     });
-    assert.deepEqual(easysolar!.persons.filter((p) => p.role !== 'RADA NADZORCZA'), [
-      { full_name: 'M***** J** D*****', role: 'PREZES ZARZĄDU' },
-      { full_name: 'SPEEDUP IQBATOR SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', role: 'WSPÓLNIK' },
-      { full_name: 'M***** J** D*****', role: 'WSPÓLNIK' },
-      { full_name: 'KIC INNOENERGY SE', role: 'WSPÓLNIK' },
-    ]);
+    assert.deepEqual(
+      easysolar!.persons.filter((p) => p.role !== 'RADA NADZORCZA'),
+      [
+        { full_name: 'M***** J** D*****', role: 'PREZES ZARZĄDU' },
+        { full_name: 'SPEEDUP IQBATOR SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', role: 'WSPÓLNIK' },
+        { full_name: 'M***** J** D*****', role: 'WSPÓLNIK' },
+        { full_name: 'KIC INNOENERGY SE', role: 'WSPÓLNIK' },
+      ],
+    );
     assert.equal(easysolar!.persons.filter((p) => p.role === 'RADA NADZORCZA').length, 4);
     assert.equal(easysolar!.profiles[0]!.dates[0]!.date, '2011-12-13');
   });
@@ -226,14 +256,20 @@ describe('KRS full extracts', () => {
     const krs = source(server);
     const before = server.requests.length;
     const snapshot = await krs.lookup!({ type: 'KRS', value: '440028' });
-    assert.deepEqual(server.requests.slice(before).map((r) => r.path), ['/api/krs/OdpisAktualny/0000440028', '/api/krs/OdpisPelny/0000440028']);
+    assert.deepEqual(
+      server.requests.slice(before).map((r) => r.path),
+      ['/api/krs/OdpisAktualny/0000440028', '/api/krs/OdpisPelny/0000440028'],
+    );
     await krs.close();
     assert.ok(snapshot);
     const profile = snapshot.profiles[0]!;
     assert.equal(profile.status, 'wykreślony');
     // Every version was closed by the deletion entry; the state just before it is kept.
     assert.equal(profile.name, 'BUDOWNICTWO DROGOWE "KASPRZAK" SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ W LIKWIDACJI');
-    assert.deepEqual(snapshot.identity.identifiers.map((i) => i.value), ['0000440028', '6981835930', '302278641']);
+    assert.deepEqual(
+      snapshot.identity.identifiers.map((i) => i.value),
+      ['0000440028', '6981835930', '302278641'],
+    );
     assert.deepEqual(profile.dates, [
       { type: 'registration', date: '2012-11-15' },
       { type: 'liquidation_start', date: '2023-08-18' },
@@ -257,7 +293,10 @@ describe('KRS full extracts', () => {
       { type: 'liquidation_end', date: '2012-09-30' },
       { type: 'deletion', date: '2012-10-26' },
     ]);
-    assert.deepEqual(snapshot!.identity.identifiers, [{ type: 'KRS', value: '0000109411' }, { type: 'REGON9', value: '000844703' }]);
+    assert.deepEqual(snapshot!.identity.identifiers, [
+      { type: 'KRS', value: '0000109411' },
+      { type: 'REGON9', value: '000844703' },
+    ]);
     assert.equal(snapshot!.persons.filter((p) => p.role === 'LIKWIDATOR').length, 3);
   });
 
@@ -286,12 +325,22 @@ describe('KRS full extracts', () => {
       { type: 'liquidation_end', date: '2010-05-18' },
       { type: 'bankruptcy_start', date: '2025-05-20' },
     ]);
-    assert.deepEqual(profile.units, [{
-      identifier: 'PROJECT BS FILIAL',
-      name: 'PROJECT BS FILIAL',
-      address: { street: 'UPPLAGSVÄGEN', building: '1', apartment: '4', city: 'STOCKHOLM', postal_code: '117 43', voivodeship: '', country_code: 'SE' },
-      dates: [],
-    }]);
+    assert.deepEqual(profile.units, [
+      {
+        identifier: 'PROJECT BS FILIAL',
+        name: 'PROJECT BS FILIAL',
+        address: {
+          street: 'UPPLAGSVÄGEN',
+          building: '1',
+          apartment: '4',
+          city: 'STOCKHOLM',
+          postal_code: '117 43',
+          voivodeship: '',
+          country_code: 'SE',
+        },
+        dates: [],
+      },
+    ]);
     assert.equal(snapshot!.persons.filter((p) => p.role === 'SYNDYK').length, 1);
     assert.equal(snapshot!.persons.filter((p) => p.role === 'LIKWIDATOR').length, 0);
   });
@@ -302,9 +351,18 @@ describe('KRS full extracts', () => {
     await krs.close();
     const profile = snapshot!.profiles[0]!;
     assert.equal(profile.status, 'w upadłości');
-    assert.deepEqual(profile.dates.find((d) => d.type === 'bankruptcy_start'), { type: 'bankruptcy_start', date: '2025-08-05' });
-    assert.ok(profile.activities.some((a) => a.code === '431'), 'group-level code 43.1 kept as 431');
-    assert.deepEqual(snapshot!.identity.identifiers.map((i) => i.type), ['KRS', 'NIP', 'REGON9']);
+    assert.deepEqual(
+      profile.dates.find((d) => d.type === 'bankruptcy_start'),
+      { type: 'bankruptcy_start', date: '2025-08-05' },
+    );
+    assert.ok(
+      profile.activities.some((a) => a.code === '431'),
+      'group-level code 43.1 kept as 431',
+    );
+    assert.deepEqual(
+      snapshot!.identity.identifiers.map((i) => i.type),
+      ['KRS', 'NIP', 'REGON9'],
+    );
   });
 
   test('remedial restructuring (sanacja) with a company as court administrator', async () => {
@@ -313,11 +371,17 @@ describe('KRS full extracts', () => {
     await krs.close();
     const profile = snapshot!.profiles[0]!;
     assert.equal(profile.status, 'w restrukturyzacji');
-    assert.deepEqual(profile.dates.find((d) => d.type === 'restructuring_start'), { type: 'restructuring_start', date: '2021-07-02' });
-    assert.deepEqual(snapshot!.persons.find((p) => p.role === 'ZARZĄDCA'), {
-      full_name: 'KANCELARIA RESTRUKTURYZACYJNA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
-      role: 'ZARZĄDCA',
-    });
+    assert.deepEqual(
+      profile.dates.find((d) => d.type === 'restructuring_start'),
+      { type: 'restructuring_start', date: '2021-07-02' },
+    );
+    assert.deepEqual(
+      snapshot!.persons.find((p) => p.role === 'ZARZĄDCA'),
+      {
+        full_name: 'KANCELARIA RESTRUKTURYZACYJNA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+        role: 'ZARZĄDCA',
+      },
+    );
     assert.deepEqual(profile.activities, []);
   });
 
@@ -334,7 +398,10 @@ describe('KRS bulletin and daily run', () => {
     const raw = readFixtureJson('krs/biuletyn-godzinowy-2026-09-22-godz-10-11.json') as string[];
     assert.equal(raw.length, 511);
     await withServer(
-      (req) => (req.path === '/api/krs/Biuletyn/2026-09-22' ? jsonFixtureReply('krs/biuletyn-godzinowy-2026-09-22-godz-10-11.json') : problemReply(NOT_FOUND)),
+      (req) =>
+        req.path === '/api/krs/Biuletyn/2026-09-22'
+          ? jsonFixtureReply('krs/biuletyn-godzinowy-2026-09-22-godz-10-11.json')
+          : problemReply(NOT_FOUND),
       async (server) => {
         const krs = source(server);
         const numbers = await krs.changedKrsNumbers('2026-09-22');
@@ -354,7 +421,8 @@ describe('KRS bulletin and daily run', () => {
       krsApi((path) => {
         if (path === '/api/krs/Biuletyn/2026-09-22') return jsonReply(bulletin);
         // One entity's extract arrives truncated: its error is reported, the others go on.
-        if (path === '/api/krs/OdpisAktualny/0000121862') return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"odpis": {"rodzaj": "Aktualny", "naglowekA": {' };
+        if (path === '/api/krs/OdpisAktualny/0000121862')
+          return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"odpis": {"rodzaj": "Aktualny", "naglowekA": {' };
         return undefined;
       }),
       async (server) => {
@@ -362,13 +430,19 @@ describe('KRS bulletin and daily run', () => {
         const krs = source(server, { onEntityError: (id, error) => errors.push([id, error]) });
         const snapshots = await collect(krs.snapshotsForDate('2026-09-22'));
         await krs.close();
-        assert.deepEqual(snapshots.map((s) => s.identity.identifiers[0]!.value), ['0000028860', '0000030897', '0000440028', '0001268296']);
+        assert.deepEqual(
+          snapshots.map((s) => s.identity.identifiers[0]!.value),
+          ['0000028860', '0000030897', '0000440028', '0001268296'],
+        );
         assert.deepEqual(snapshots[0], mapKrsExtract(readFixtureJson(CURRENT['0000028860']!.file), '0000028860'));
         assert.equal(snapshots[2]!.profiles[0]!.status, 'wykreślony');
-        assert.deepEqual(errors.map(([id, e]) => [id, e.constructor.name]), [
-          ['0000999999', EntityNotFoundError.name],
-          ['0000121862', MalformedPayloadError.name],
-        ]);
+        assert.deepEqual(
+          errors.map(([id, e]) => [id, e.constructor.name]),
+          [
+            ['0000999999', EntityNotFoundError.name],
+            ['0000121862', MalformedPayloadError.name],
+          ],
+        );
         assert.match(errors[1]![1].message, /0000121862.*not valid JSON/);
       },
     );

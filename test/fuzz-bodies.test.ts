@@ -14,7 +14,10 @@ test('hostile JSON bodies on every body-taking route: never a 500, always the sp
   const acct = await createAccount(t);
   const routes = (await documentedRoutes(t.app)).filter((r) => r.hasBody);
   assert.ok(routes.length >= 6, `found ${routes.length} body routes`);
-  assert.ok(routes.some((r) => r.bodyFields.includes('name')), 'body fields are read from the document');
+  assert.ok(
+    routes.some((r) => r.bodyFields.includes('name')),
+    'body fields are read from the document',
+  );
   for (const r of routes) {
     const url = r.path.replace(/\{[^}]+\}/g, acct.masterRef);
     await fc.assert(
@@ -32,7 +35,12 @@ test('hostile JSON bodies on every body-taking route: never a 500, always the sp
     // Raw garbage that is not JSON at all.
     await fc.assert(
       fc.asyncProperty(fc.string({ maxLength: 200 }), async (raw) => {
-        const res = await t.app.inject({ method: r.method as 'POST', url, headers: { 'content-type': 'application/json', ...bearer(acct.master) }, payload: raw });
+        const res = await t.app.inject({
+          method: r.method as 'POST',
+          url,
+          headers: { 'content-type': 'application/json', ...bearer(acct.master) },
+          payload: raw,
+        });
         assertInjectedErrorShape(res, `${r.method} ${url} raw ${JSON.stringify(raw)}`, r);
       }),
       { numRuns: 20, seed: FUZZ_SEED },

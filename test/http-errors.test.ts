@@ -15,16 +15,29 @@ test('unknown route 404, wrong method 405, non-JSON body 400, oversized body 413
   const r405p = await t.app.inject({ method: 'PATCH', url: '/api/v1/tokens/ABCDEF123456' });
   assert.equal(r405p.statusCode, 405);
 
-  const r400 = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', headers: { 'content-type': 'application/json' }, payload: '{"email": "a@b.c",' });
+  const r400 = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    headers: { 'content-type': 'application/json' },
+    payload: '{"email": "a@b.c",',
+  });
   assert.equal(r400.statusCode, 400);
   assert.deepEqual(Object.keys(r400.json()), ['message']);
 
   const big = JSON.stringify({ email: 'a@example.com', name: 'x'.repeat(1024 * 1024 + 10) });
-  const r413 = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', headers: { 'content-type': 'application/json' }, payload: big });
+  const r413 = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    headers: { 'content-type': 'application/json' },
+    payload: big,
+  });
   assert.equal(r413.statusCode, 413);
   assert.deepEqual(Object.keys(r413.json()), ['message']);
 
-  const count = await t.db.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const count = await t.db.db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   assert.equal(Number(count.n), 0);
 });
 
@@ -52,7 +65,15 @@ test('health, OpenAPI document, docs page and metrics', async () => {
   assert.equal(o.statusCode, 200);
   const doc = o.json();
   assert.equal(doc.openapi, '3.0.3');
-  for (const p of ['/api/v1/auth/register', '/api/v1/auth/init', '/api/v1/auth/recover', '/api/v1/tokens', '/api/v1/tokens/{token_ref}', '/api/v1/tokens/verify', '/api/v1/tokens/{token_ref}/rotate']) {
+  for (const p of [
+    '/api/v1/auth/register',
+    '/api/v1/auth/init',
+    '/api/v1/auth/recover',
+    '/api/v1/tokens',
+    '/api/v1/tokens/{token_ref}',
+    '/api/v1/tokens/verify',
+    '/api/v1/tokens/{token_ref}/rotate',
+  ]) {
     assert.ok(doc.paths[p], `OpenAPI lacks ${p}`);
   }
   assert.ok(doc.paths['/api/v1/tokens'].post.responses['201']);
@@ -74,7 +95,12 @@ test('secrets never reach the log: Authorization header and token plaintexts are
   const t = await createTestApp();
   const a = await createAccount(t);
   await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: { authorization: `Bearer ${a.master}` } });
-  const created = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { authorization: `Bearer ${a.master}` }, payload: { name: 'logged?' } });
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { authorization: `Bearer ${a.master}` },
+    payload: { name: 'logged?' },
+  });
   const all = t.logLines.join('\n');
   assert.ok(!all.includes(a.master));
   assert.ok(!all.includes(created.json().data.plaintext));
@@ -83,9 +109,13 @@ test('secrets never reach the log: Authorization header and token plaintexts are
 test('graceful close: a request in flight when the server closes still completes; new connections are refused', async () => {
   const t = await createTestApp();
   let release!: () => void;
-  const gate = new Promise<void>((r) => { release = r; });
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
   let entered!: () => void;
-  const inHandler = new Promise<void>((r) => { entered = r; });
+  const inHandler = new Promise<void>((r) => {
+    entered = r;
+  });
   t.app.get('/api/v1/__slow', async () => {
     entered();
     await gate;

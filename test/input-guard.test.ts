@@ -12,7 +12,8 @@ const GUARD_TEXT = 'must not contain NUL characters or unpaired surrogates.';
 test('a NUL or an unpaired surrogate in a body or query field is a 422 on that field; a surrogate pair is text', async () => {
   const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
   const acct = await createAccount(t);
-  const post = (url: string, payload: unknown) => t.app.inject({ method: 'POST', url, headers: bearer(acct.master), payload: payload as object });
+  const post = (url: string, payload: unknown) =>
+    t.app.inject({ method: 'POST', url, headers: bearer(acct.master), payload: payload as object });
 
   for (const name of ['ab\u0000cd', 'ab\ud800cd', 'ab\udc00cd', 'abcd\ud83d']) {
     const r = await post('/api/v1/tokens', { name });
@@ -24,37 +25,68 @@ test('a NUL or an unpaired surrogate in a body or query field is a 422 on that f
   assert.equal(emoji.json().data.name, 'ab😀cd');
 
   // Nested: named by index, every bad field listed at once, in document order.
-  const add = await post('/api/v1/companies/add', { identifier_type: 'nip', identifier_value: ['5260250995', '526\u00000250995', '\udfff'] });
+  const add = await post('/api/v1/companies/add', {
+    identifier_type: 'nip',
+    identifier_value: ['5260250995', '526\u00000250995', '\udfff'],
+  });
   assert.equal(add.statusCode, 422);
-  assert.deepEqual(add.json().errors, { 'identifier_value.1': [`The identifier value item 1 field ${GUARD_TEXT}`], 'identifier_value.2': [`The identifier value item 2 field ${GUARD_TEXT}`] });
+  assert.deepEqual(add.json().errors, {
+    'identifier_value.1': [`The identifier value item 1 field ${GUARD_TEXT}`],
+    'identifier_value.2': [`The identifier value item 2 field ${GUARD_TEXT}`],
+  });
   assert.match(add.json().message, /\(and 1 more error\)$/);
   // A bad key counts against the object holding it (the body itself at the top).
   const key = await post('/api/v1/tokens', { name: 'valid name', 'x\u0000': 1 });
   assert.equal(key.statusCode, 422);
   assert.deepEqual(Object.keys(key.json().errors), ['body']);
   // A body that is only a string (text/plain) is named `body`.
-  const plain = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { ...bearer(acct.master), 'content-type': 'text/plain' }, payload: 'a\u0000' });
+  const plain = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { ...bearer(acct.master), 'content-type': 'text/plain' },
+    payload: 'a\u0000',
+  });
   assert.equal(plain.statusCode, 422);
   assert.deepEqual(Object.keys(plain.json().errors), ['body']);
   // Form-encoded bodies (the recovery and checkout pages) go through the same guard.
-  const form = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover/confirm', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'token=abc%00' });
+  const form = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/recover/confirm',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'token=abc%00',
+  });
   assert.equal(form.statusCode, 422);
   assert.deepEqual(Object.keys(form.json().errors), ['token']);
 
-  const search = await t.app.inject({ method: 'GET', url: '/api/v1/companies/search?city=%00&postal_code=00-950&q=a%00', headers: bearer(acct.master) });
+  const search = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/companies/search?city=%00&postal_code=00-950&q=a%00',
+    headers: bearer(acct.master),
+  });
   assert.equal(search.statusCode, 422);
   assert.deepEqual(Object.keys(search.json().errors), ['city', 'q']);
-  const confirm = await t.app.inject({ method: 'GET', url: '/api/v1/auth/recover/confirm?token=%00', headers: { accept: 'application/json' } });
+  const confirm = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/auth/recover/confirm?token=%00',
+    headers: { accept: 'application/json' },
+  });
   assert.equal(confirm.statusCode, 422);
   assert.deepEqual(Object.keys(confirm.json().errors), ['token']);
   // A repeated query key arrives as a list: its items are checked too.
-  const events = await t.app.inject({ method: 'GET', url: '/api/v1/companies/events?event_type=x&event_type=%00', headers: bearer(acct.master) });
+  const events = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/companies/events?event_type=x&event_type=%00',
+    headers: bearer(acct.master),
+  });
   assert.equal(events.statusCode, 422);
   assert.deepEqual(Object.keys(events.json().errors), ['event_type.1']);
 
   // Nothing was stored, and no 500 was logged.
   const names = await t.db.db.selectFrom('api_tokens').select('name').execute();
-  assert.ok(names.every((n) => !n.name.includes('\u0000') && !n.name.includes('\ufffd')), JSON.stringify(names));
+  assert.ok(
+    names.every((n) => !n.name.includes('\u0000') && !n.name.includes('\ufffd')),
+    JSON.stringify(names),
+  );
   assert.ok(!t.logLines.some((l) => /"level":50/.test(l)), 'no error logged');
 });
 
@@ -92,7 +124,13 @@ test('a path id with a NUL, an undecodable escape or over the router limit is a 
 test('a bearer token with a NUL, a surrogate or 100 KB of text is a 401 like any invalid token', async () => {
   const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
   const acct = await createAccount(t);
-  for (const token of [`${acct.master}\u0000`, `sk_live_\u0000${'A'.repeat(40)}`, `${acct.master.slice(0, -1)}\ud800`, 'sk_live_' + 'A'.repeat(100_000), '\udc00']) {
+  for (const token of [
+    `${acct.master}\u0000`,
+    `sk_live_\u0000${'A'.repeat(40)}`,
+    `${acct.master.slice(0, -1)}\ud800`,
+    'sk_live_' + 'A'.repeat(100_000),
+    '\udc00',
+  ]) {
     const r = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: { authorization: `Bearer ${token}` } });
     assert.equal(r.statusCode, 401, JSON.stringify(token.slice(0, 60)));
     assert.equal(r.json().code, 'UNAUTHORIZED');
@@ -103,14 +141,24 @@ test('behind a trusted proxy, an X-Forwarded-For that is no address is not store
   const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000', TRUST_PROXY: '1' } });
   const a = await createAccount(t);
   const b = await createAccount(t);
-  const r = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: { ...bearer(a.master), 'x-forwarded-for': 'not\u0000an-ip' } });
+  const r = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens/verify',
+    headers: { ...bearer(a.master), 'x-forwarded-for': 'not\u0000an-ip' },
+  });
   assert.equal(r.statusCode, 200);
   // Usage is written in one batch for every token: a NUL would fail it, and another account's
   // counts with it, until a's token is used again.
-  const list = (await t.app.inject({ method: 'GET', url: '/api/v1/tokens', headers: { ...bearer(b.master), 'x-forwarded-for': '203.0.113.7' } })).json();
+  const list = (
+    await t.app.inject({ method: 'GET', url: '/api/v1/tokens', headers: { ...bearer(b.master), 'x-forwarded-for': '203.0.113.7' } })
+  ).json();
   assert.equal(list.data[0].usage_count, 1, JSON.stringify(list.data[0]));
   assert.equal(list.data[0].last_used_ip, '203.0.113.7');
-  const row = await t.db.db.selectFrom('api_tokens').select(['usage_count', 'last_used_ip']).where('token_ref', '=', a.masterRef).executeTakeFirstOrThrow();
+  const row = await t.db.db
+    .selectFrom('api_tokens')
+    .select(['usage_count', 'last_used_ip'])
+    .where('token_ref', '=', a.masterRef)
+    .executeTakeFirstOrThrow();
   assert.deepEqual([Number(row.usage_count), row.last_used_ip], [1, null]);
 });
 
@@ -118,15 +166,21 @@ test('a 100,000-deep JSON body is walked without overflowing the stack', async (
   const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
   const acct = await createAccount(t);
   const deep = `{"name":"valid name","x":${'['.repeat(100_000)}"\\u0000"${']'.repeat(100_000)}}`;
-  const r = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { ...bearer(acct.master), 'content-type': 'application/json' }, payload: deep });
+  const r = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { ...bearer(acct.master), 'content-type': 'application/json' },
+    payload: deep,
+  });
   assert.ok(r.statusCode < 500, `${r.statusCode} ${r.body.slice(0, 200)}`);
   assert.equal(r.statusCode, 422);
 });
 
-test('what Node\'s HTTP parser refuses is answered with a {message} body too', async () => {
+test("what Node's HTTP parser refuses is answered with a {message} body too", async () => {
   const t = await createTestApp({ listen: true });
   const port = Number(new URL(t.baseUrl).port);
-  const raw = async (head: string, body = '') => sendRawHttp(port, Buffer.from(`${head}\r\nHost: x\r\nConnection: close\r\n\r\n${body}`, 'latin1'));
+  const raw = async (head: string, body = '') =>
+    sendRawHttp(port, Buffer.from(`${head}\r\nHost: x\r\nConnection: close\r\n\r\n${body}`, 'latin1'));
   const cases: [string, string, number, string?][] = [
     ['a NUL in a header', 'GET /api/v1/tokens HTTP/1.1\r\nAuthorization: Bearer a\u0000b', 400],
     ['a byte over 0x7f in the path', 'GET /api/v1/tokens/\u00ff HTTP/1.1', 400],

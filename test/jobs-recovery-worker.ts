@@ -22,7 +22,8 @@ const hold: JobModule = {
     },
   },
 };
-const registry = () => createRegistryJobs({ config: loadConfig({ DATABASE_URL: url, REGISTRY_SOURCES: '' }), db: handle.db, logger, clock: systemClock });
+const registry = () =>
+  createRegistryJobs({ config: loadConfig({ DATABASE_URL: url, REGISTRY_SOURCES: '' }), db: handle.db, logger, clock: systemClock });
 await startWorker({
   pool: handle.pool,
   logger,

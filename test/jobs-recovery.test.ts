@@ -34,13 +34,17 @@ const db = t.db;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function lockedBy(jobId: string): Promise<string | null | undefined> {
-  const { rows } = await sql<{ locked_by: string | null }>`SELECT locked_by FROM graphile_worker.jobs WHERE id = ${jobId}::bigint`.execute(db);
+  const { rows } = await sql<{ locked_by: string | null }>`SELECT locked_by FROM graphile_worker.jobs WHERE id = ${jobId}::bigint`.execute(
+    db,
+  );
   return rows.length === 0 ? undefined : rows[0]!.locked_by;
 }
 
 async function queueHold(): Promise<string> {
   await addJob(db, 'test.hold', {});
-  const { rows } = await sql<{ id: string }>`SELECT max(id)::text AS id FROM graphile_worker.jobs WHERE task_identifier = 'test.hold'`.execute(db);
+  const { rows } = await sql<{
+    id: string;
+  }>`SELECT max(id)::text AS id FROM graphile_worker.jobs WHERE task_identifier = 'test.hold'`.execute(db);
   return rows[0]!.id;
 }
 
@@ -49,9 +53,13 @@ function workerProcess(tasks: 'hold' | 'registry'): { child: ChildProcess; outpu
     env: { ...process.env, WORKER_DATABASE_URL: t.url, WORKER_TASKS: tasks },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  defer(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  defer(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   let out = '';
-  child.stdout!.on('data', (d) => { out += String(d); });
+  child.stdout!.on('data', (d) => {
+    out += String(d);
+  });
   return { child, output: () => out };
 }
 
@@ -67,7 +75,15 @@ async function survivor(graceMs: number, ran: string[]) {
   const runner = await startWorker({
     pool: t.pool,
     logger: pino({ level: 'silent' }),
-    modules: [{ tasks: { 'test.hold': async (_payload, helpers) => { ran.push(helpers.job.id); } } }],
+    modules: [
+      {
+        tasks: {
+          'test.hold': async (_payload, helpers) => {
+            ran.push(helpers.job.id);
+          },
+        },
+      },
+    ],
     concurrency: 1,
     pollInterval: 100,
     recovery: { sweepIntervalMs: 100, graceMs },
@@ -94,7 +110,10 @@ test('a live worker keeps its job; killed, its job runs in another process withi
   assert.equal(await lockedBy(jobId), holder);
   assert.deepEqual(ran, []);
   const before = await livenessRows();
-  assert.ok(before.some((r) => r.worker_id === holder && !r.dead), `the holder is recorded as alive: ${holder} ${JSON.stringify(before)}`);
+  assert.ok(
+    before.some((r) => r.worker_id === holder && !r.dead),
+    `the holder is recorded as alive: ${holder} ${JSON.stringify(before)}`,
+  );
 
   const exited = once(child, 'exit');
   child.kill('SIGKILL');
@@ -104,7 +123,11 @@ test('a live worker keeps its job; killed, its job runs in another process withi
   assert.deepEqual(ran, [jobId]);
   assert.ok(Date.now() - killedAt < 15_000);
   await waitFor('the job to be done', async () => (await lockedBy(jobId)) === undefined);
-  assert.equal((await livenessRows()).some((r) => r.worker_id === holder), false, 'the dead worker is forgotten');
+  assert.equal(
+    (await livenessRows()).some((r) => r.worker_id === holder),
+    false,
+    'the dead worker is forgotten',
+  );
 
   await runner.stop();
   assert.deepEqual(await livenessRows(), [], 'a process that stops forgets its own workers');
@@ -122,14 +145,25 @@ test('a worker whose liveness connection drops takes its lock again and keeps it
   // The holder's lock session ends (a database restart would do the same to every session).
   const { rows: killed } = await sql<{ ok: boolean }>`
     SELECT pg_terminate_backend(l.pid) AS ok FROM pg_locks l
-    WHERE l.locktype = 'advisory' AND l.classid = ${LIVENESS_LOCK_CLASS}::int::oid AND l.objid = ${key}::int::oid AND l.objsubid = 2`.execute(db);
-  assert.deepEqual(killed.map((r) => r.ok), [true]);
-  await waitFor('the holder to take its lock again', async () => {
-    const { rows } = await sql<{ n: number }>`
+    WHERE l.locktype = 'advisory' AND l.classid = ${LIVENESS_LOCK_CLASS}::int::oid AND l.objid = ${key}::int::oid AND l.objsubid = 2`.execute(
+    db,
+  );
+  assert.deepEqual(
+    killed.map((r) => r.ok),
+    [true],
+  );
+  await waitFor(
+    'the holder to take its lock again',
+    async () => {
+      const { rows } = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_locks l
-      WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ${LIVENESS_LOCK_CLASS}::int::oid AND l.objid = ${key}::int::oid`.execute(db);
-    return rows[0]!.n === 1;
-  }, 10_000);
+      WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ${LIVENESS_LOCK_CLASS}::int::oid AND l.objid = ${key}::int::oid`.execute(
+        db,
+      );
+      return rows[0]!.n === 1;
+    },
+    10_000,
+  );
   // Longer than the grace period from the moment the lock was lost: the job is still the holder's.
   await sleep(4_000);
   assert.equal(await lockedBy(jobId), holder);
@@ -145,14 +179,23 @@ test('a scheduled daily run whose worker process is killed mid-way is resumed by
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-recovery-'));
   defer(() => rmSync(dir, { recursive: true, force: true }));
   const size = 20_000;
-  const base = writeNdjson(join(dir, 'base.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i })));
+  const base = writeNdjson(
+    join(dir, 'base.ndjson'),
+    Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i })),
+  );
   const load = await runDaily(db, { date: '2026-11-10', source: createFileSource(base) });
   assert.equal(load.new, size);
-  const changed = writeNdjson(join(dir, 'changed.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i, name: `NOWA ${i}` })));
+  const changed = writeNdjson(
+    join(dir, 'changed.ndjson'),
+    Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i, name: `NOWA ${i}` })),
+  );
   await enqueueDailyRuns(db, [`file:${changed}`], '2026-11-11');
 
-  const run = async () => (await sql<{ status: string; events_count: number; updated_count: number; attempts: number }>`
-    SELECT status, events_count::int AS events_count, updated_count, attempts FROM daily_runs WHERE run_date = '2026-11-11'`.execute(db)).rows[0];
+  const run = async () =>
+    (
+      await sql<{ status: string; events_count: number; updated_count: number; attempts: number }>`
+    SELECT status, events_count::int AS events_count, updated_count, attempts FROM daily_runs WHERE run_date = '2026-11-11'`.execute(db)
+    ).rows[0];
   const { child } = workerProcess('registry');
   const exited = once(child, 'exit');
   await waitFor('the scheduled run to commit its first batches', async () => ((await run())?.events_count ?? 0) >= 2_000, 60_000);
@@ -174,9 +217,19 @@ test('a scheduled daily run whose worker process is killed mid-way is resumed by
   defer(() => runner.stop());
   await waitFor('the run to be resumed and completed', async () => (await run())?.status === 'completed', 60_000);
   const done = (await run())!;
-  assert.deepEqual({ events: done.events_count, updated: done.updated_count, attempts: done.attempts }, { events: size, updated: size, attempts: 2 });
-  const { rows: [events] } = await sql<{ n: number; companies: number }>`
+  assert.deepEqual(
+    { events: done.events_count, updated: done.updated_count, attempts: done.attempts },
+    { events: size, updated: size, attempts: 2 },
+  );
+  const {
+    rows: [events],
+  } = await sql<{ n: number; companies: number }>`
     SELECT count(*)::int AS n, count(DISTINCT company_id)::int AS companies FROM events WHERE event_date = '2026-11-11'`.execute(db);
   assert.deepEqual(events, { n: size, companies: size });
-  await waitFor('the job to be done', async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'registry.daily'`.execute(db)).rows[0]!.n === 0);
+  await waitFor(
+    'the job to be done',
+    async () =>
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'registry.daily'`.execute(db))
+        .rows[0]!.n === 0,
+  );
 });

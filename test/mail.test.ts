@@ -4,12 +4,15 @@ import { freePort } from './helpers/net.ts';
 import { createTestApp, startTestWorker } from './helpers/app.ts';
 import { startSmtp } from './helpers/smtp.ts';
 
-
 test('registration mail arrives at a real SMTP server with the initialization token line', async () => {
   const smtp = await startSmtp();
   const t = await createTestApp({ env: { SMTP_URL: smtp.url, MAIL_FROM: 'regwatch <hello@regwatch.test>' } });
   await startTestWorker(t);
-  const reg = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'smtp-user@example.com', name: 'Smtp User' } });
+  const reg = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email: 'smtp-user@example.com', name: 'Smtp User' },
+  });
   assert.equal(reg.statusCode, 201);
   const mail = await smtp.waitFor((m) => m.subject?.includes('initialization') ?? false);
   assert.equal(mail.from?.value[0].address, 'hello@regwatch.test');
@@ -24,7 +27,10 @@ test('registration mail arrives at a real SMTP server with the initialization to
   // Recovery: a "Confirm: <link>" line starting with PUBLIC_BASE_URL.
   await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'smtp-user@example.com' } });
   const rec = await smtp.waitFor((m) => m.subject?.includes('Recover') ?? false);
-  assert.match(rec.text ?? '', new RegExp(`^Confirm: ${t.config.publicBaseUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/api/v1/auth/recover/confirm\\?token=\\S+$`, 'm'));
+  assert.match(
+    rec.text ?? '',
+    new RegExp(`^Confirm: ${t.config.publicBaseUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/api/v1/auth/recover/confirm\\?token=\\S+$`, 'm'),
+  );
   const row = await t.db.db.selectFrom('mail_outbox').selectAll().where('kind', '=', 'registration').executeTakeFirstOrThrow();
   assert.ok(row.sent_at);
 });
@@ -59,11 +65,24 @@ test('without SMTP_URL mail stays in the outbox and is printed to the log', asyn
   const t = await createTestApp();
   const lines: string[] = [];
   const pino = (await import('pino')).default;
-  await startTestWorker(t, pino({ level: 'info' }, { write: (s: string) => { lines.push(s); } }));
+  await startTestWorker(
+    t,
+    pino(
+      { level: 'info' },
+      {
+        write: (s: string) => {
+          lines.push(s);
+        },
+      },
+    ),
+  );
   await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'nosmtp@example.com', name: 'No Smtp' } });
   const deadline = Date.now() + 10_000;
   while (!lines.some((l) => l.includes('Initialization token:')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  assert.ok(lines.some((l) => l.includes('Initialization token:')), 'printed to the log');
+  assert.ok(
+    lines.some((l) => l.includes('Initialization token:')),
+    'printed to the log',
+  );
   const row = await t.db.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow();
   assert.equal(row.sent_at, null);
 });

@@ -12,7 +12,13 @@ import { arraySource, companySnapshot, nipFor, type CompanySpec } from './helper
 /** POST /companies/match over a small registry whose every answer is known (docs/match.md). */
 
 const SPECS: CompanySpec[] = [
-  { n: 1, name: 'ŁÓDZKIE ZAKŁADY MIĘSNE „KOŁO" SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', city: 'Łódź', postalCode: '90-001', street: 'ul. Piotrkowska' },
+  {
+    n: 1,
+    name: 'ŁÓDZKIE ZAKŁADY MIĘSNE „KOŁO" SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+    city: 'Łódź',
+    postalCode: '90-001',
+    street: 'ul. Piotrkowska',
+  },
   { n: 2, name: 'NOWAK BUDOWNICTWO SPÓŁKA AKCYJNA', city: 'Kraków', postalCode: '30-001', street: 'ul. Długa' },
   // The same name three times: active in Gdańsk, active in Poznań, deleted in Gdańsk.
   { n: 3, name: 'JAN KOWALSKI USŁUGI REMONTOWE', city: 'Gdańsk', postalCode: '80-001', street: 'ul. Morska' },
@@ -40,18 +46,33 @@ describe('POST /companies/match', () => {
     await engine.refresh();
     const account = await createAccount(t);
     auth = bearer(account.master);
-    accountId = String((await t.db.db.selectFrom('accounts').select('id').where('user_ref', '=', account.userRef).executeTakeFirstOrThrow()).id);
+    accountId = String(
+      (await t.db.db.selectFrom('accounts').select('id').where('user_ref', '=', account.userRef).executeTakeFirstOrThrow()).id,
+    );
     await applyLedgerEntry(t.db.db, { accountId, type: 'deposit', amount: 1_000, description: 'test top-up' });
   });
 
-  const post = (payload: unknown, headers: Record<string, string> = auth) => t.app.inject({ method: 'POST', url: '/api/v1/companies/match', headers, payload: payload as object });
-  type Candidate = { identifiers: { type: string; value: string }[]; name: string; city: string | null; postal_code: string | null; status: string; score: number; match: boolean; features: string[] };
+  const post = (payload: unknown, headers: Record<string, string> = auth) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/companies/match', headers, payload: payload as object });
+  type Candidate = {
+    identifiers: { type: string; value: string }[];
+    name: string;
+    city: string | null;
+    postal_code: string | null;
+    status: string;
+    score: number;
+    match: boolean;
+    features: string[];
+  };
   const results = async (queries: object[]) => {
     const res = await post({ queries });
     assert.equal(res.statusCode, 200, res.body);
     const body = res.json() as { status: string; data: { query_index: number; candidates: Candidate[] }[] };
     assert.equal(body.status, 'success');
-    assert.deepEqual(body.data.map((d) => d.query_index), queries.map((_, i) => i));
+    assert.deepEqual(
+      body.data.map((d) => d.query_index),
+      queries.map((_, i) => i),
+    );
     return body.data.map((d) => d.candidates);
   };
   const nipOf = (c: Candidate | undefined) => c?.identifiers.find((i) => i.type === 'NIP')?.value;
@@ -159,7 +180,14 @@ describe('POST /companies/match', () => {
     const w = await t.db.db.selectFrom('wallets').select('balance').where('account_id', '=', accountId).executeTakeFirstOrThrow();
     return Number(w.balance);
   }
-  const usageRows = () => t.db.db.selectFrom('wallet_transactions').select(['amount', 'description']).where('account_id', '=', accountId).where('type', '=', 'usage').orderBy('id').execute();
+  const usageRows = () =>
+    t.db.db
+      .selectFrom('wallet_transactions')
+      .select(['amount', 'description'])
+      .where('account_id', '=', accountId)
+      .where('type', '=', 'usage')
+      .orderBy('id')
+      .execute();
 
   test('one credit a query, charged once for the batch (balance and ledger)', async () => {
     const b0 = await balance();
@@ -200,10 +228,17 @@ describe('POST /companies/match', () => {
     const builtBefore = engine.status().buildMs;
     const snapshot = companySnapshot({ n: 900, name: 'STOCZNIA IMPORTOWANA SPÓŁKA AKCYJNA', city: 'Gdańsk', postalCode: '80-958' });
     snapshot.profiles[0]!.source = 'krs';
-    const lookup = { name: 'krs' as const, async *snapshotsForDate() {}, async lookup() {
-      return snapshot;
-    } };
-    const imported = await importCompany({ db: t.db.db, logger: pino({ level: 'silent' }), sources: [lookup] }, { type: 'NIP', value: nipFor(900) });
+    const lookup = {
+      name: 'krs' as const,
+      async *snapshotsForDate() {},
+      async lookup() {
+        return snapshot;
+      },
+    };
+    const imported = await importCompany(
+      { db: t.db.db, logger: pino({ level: 'silent' }), sources: [lookup] },
+      { type: 'NIP', value: nipFor(900) },
+    );
     assert.equal(imported.found, true);
     const data = await results([{ name: 'Stocznia Importowana S.A.', city: 'Gdansk' }, { nip: nipFor(900) }]);
     assert.equal(nipOf(matched(data[0]!)[0]), nipFor(900));
@@ -222,14 +257,19 @@ describe('POST /companies/match', () => {
 });
 
 describe('POST /companies/match: rate limits and a cold index', () => {
-  test('the account\'s rate limit applies', async () => {
+  test("the account's rate limit applies", async () => {
     const db = await createTestDatabase();
     await seed(db, SPECS, '2026-11-20');
     const t = await createTestApp({ db, env: { RATE_LIMIT_PER_MINUTE: '2' } });
     const account = await createAccount(t);
     const codes: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/companies/match', headers: bearer(account.master), payload: { queries: [{ name: 'Nowak' }] } });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/companies/match',
+        headers: bearer(account.master),
+        payload: { queries: [{ name: 'Nowak' }] },
+      });
       codes.push(res.statusCode);
       assert.ok(res.headers['x-ratelimit-limit']);
     }
@@ -238,13 +278,29 @@ describe('POST /companies/match: rate limits and a cold index', () => {
 
   test('503 while the index is not built yet; nothing charged', async () => {
     const db = await createTestDatabase();
-    const never: MatchEngine = { start() {}, current: async () => null, refresh: async () => {}, status: () => ({ ready: false, companies: null, bytes: null, buildMs: null, rebuilding: true }), stop: async () => {} };
+    const never: MatchEngine = {
+      start() {},
+      current: async () => null,
+      refresh: async () => {},
+      status: () => ({ ready: false, companies: null, bytes: null, buildMs: null, rebuilding: true }),
+      stop: async () => {},
+    };
     const t = await createTestApp({ db, overrides: { matchEngine: never }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
     const account = await createAccount(t);
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/companies/match', headers: bearer(account.master), payload: { queries: [{ name: 'Nowak' }] } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/companies/match',
+      headers: bearer(account.master),
+      payload: { queries: [{ name: 'Nowak' }] },
+    });
     assert.equal(res.statusCode, 503);
     assert.match(res.json().message, /match index is being built/);
-    const w = await t.db.db.selectFrom('wallets').innerJoin('accounts', 'accounts.id', 'wallets.account_id').select('balance').where('user_ref', '=', account.userRef).executeTakeFirstOrThrow();
+    const w = await t.db.db
+      .selectFrom('wallets')
+      .innerJoin('accounts', 'accounts.id', 'wallets.account_id')
+      .select('balance')
+      .where('user_ref', '=', account.userRef)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(w.balance), 100);
   });
 });

@@ -11,7 +11,17 @@ test('evaluation set: precision of match:true >= 0.98, recall >= 0.90, top-5 rec
   const file = readEvalFile();
   assert.ok(file.queries.length >= 500, 'at least 500 labelled queries');
   const kinds = new Set(file.queries.map((q) => q.corruptions[0]));
-  for (const k of ['legal_form', 'diacritics', 'swapped_words', 'typo', 'missing_city', 'wrong_postal_code', 'shared_name', 'not_in_registry']) assert.ok(kinds.has(k), `has ${k} queries`);
+  for (const k of [
+    'legal_form',
+    'diacritics',
+    'swapped_words',
+    'typo',
+    'missing_city',
+    'wrong_postal_code',
+    'shared_name',
+    'not_in_registry',
+  ])
+    assert.ok(kinds.has(k), `has ${k} queries`);
   const registry = await buildSyntheticMatchRegistry(file.registry);
   const report = evaluate(registry, file.queries);
   const { misses, ...figures } = report;

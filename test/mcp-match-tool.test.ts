@@ -31,12 +31,20 @@ const match: MatchService = {
     calls.push(queries);
     return queries.map((q, i) => ({
       query_index: i,
-      candidates: [{ identifiers: [{ type: 'NIP', value: '5261040828' }], name: `${q.name ?? 'X'} SPÓŁKA AKCYJNA`, score: 0.93, match: i === 0 }],
+      candidates: [
+        { identifiers: [{ type: 'NIP', value: '5261040828' }], name: `${q.name ?? 'X'} SPÓŁKA AKCYJNA`, score: 0.93, match: i === 0 },
+      ],
     }));
   },
 };
 const m = parts.modules;
-const tools = createTools({ companies: m.companies.service, watchlist: m.watchlist.service, events: m.watchlist.events, wallet: m.wallet.service, match: { service: match, operation: 'companies.match' } });
+const tools = createTools({
+  companies: m.companies.service,
+  watchlist: m.watchlist.service,
+  events: m.watchlist.events,
+  wallet: m.wallet.service,
+  match: { service: match, operation: 'companies.match' },
+});
 const deps = { db: t.db.db, prices: t.config.prices, tools, logger: pino({ level: 'silent' }) };
 const server = createMcpServer(deps, toolDefinitions(tools, t.config.prices), { accountId }, deps.logger);
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -45,7 +53,8 @@ const client = new Client({ name: 'regwatch-test', version: '1.0.0' });
 await client.connect(clientSide);
 defer(() => client.close());
 
-const call = async (args: Record<string, unknown>) => (await client.callTool({ name: 'match_companies', arguments: args })) as CallToolResult;
+const call = async (args: Record<string, unknown>) =>
+  (await client.callTool({ name: 'match_companies', arguments: args })) as CallToolResult;
 const structured = (r: CallToolResult) => r.structuredContent as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
 const queries = [{ name: 'Orlen', city: 'Płock' }, { nip: '5261040828' }, { name: 'Kowalski' }];
@@ -59,7 +68,10 @@ test('listed with its per-query price when a match service is given', async () =
 test('a batch of 3: dry_run quotes 3 credits, the call takes 3 in one ledger row, the summary names the bets', async () => {
   await setBalance(t, accountId, 10);
   const dry = await call({ queries, dry_run: true });
-  assert.deepEqual({ units: structured(dry).units, credits: structured(dry).credits, balance: structured(dry).balance }, { units: 3, credits: 3, balance: 10 });
+  assert.deepEqual(
+    { units: structured(dry).units, credits: structured(dry).credits, balance: structured(dry).balance },
+    { units: 3, credits: 3, balance: 10 },
+  );
   assert.equal(calls.length, 0, 'dry_run does not match');
   const before = (await ledger(t, accountId)).length;
   const r = await call({ queries });
@@ -67,7 +79,10 @@ test('a batch of 3: dry_run quotes 3 credits, the call takes 3 in one ledger row
   assert.equal(structured(r).data.length, 3);
   assert.deepEqual(structured(r).credits, { charged: 3, balance: 7 });
   assert.match(text(r), /^1 of 3 queries matched\.\n- #0: match Orlen SPÓŁKA AKCYJNA \(NIP 5261040828\), score 0\.93/);
-  assert.deepEqual((await ledger(t, accountId)).slice(before).map((x) => x.amount), [-3]);
+  assert.deepEqual(
+    (await ledger(t, accountId)).slice(before).map((x) => x.amount),
+    [-3],
+  );
 });
 
 test('a wallet that cannot pay for the whole batch: the 402 tool error with the batch price, nothing matched or charged', async () => {

@@ -18,7 +18,11 @@ import { accountIdOf, ledger, runDay, setBalance } from './watchlist-support.ts'
  */
 
 const db = await createTestDatabase();
-const specs: CompanySpec[] = Array.from({ length: 3 }, (_, i) => ({ n: 700 + i, name: `STOKROTKA ${700 + i} SPÓŁKA AKCYJNA`, city: 'Gdańsk' }));
+const specs: CompanySpec[] = Array.from({ length: 3 }, (_, i) => ({
+  n: 700 + i,
+  name: `STOKROTKA ${700 + i} SPÓŁKA AKCYJNA`,
+  city: 'Gdańsk',
+}));
 await runDay(db.db, '2026-11-20', specs);
 const t = await createTestApp({ db, listen: true, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
 const alice = await createAccount(t);
@@ -29,7 +33,12 @@ function bridgeEnv(env: Record<string, string>): Record<string, string> {
 }
 
 async function spawnBridge(env: Record<string, string>): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: ['bin/regwatch.js', 'mcp'], env: bridgeEnv(env), stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['bin/regwatch.js', 'mcp'],
+    env: bridgeEnv(env),
+    stderr: 'pipe',
+  });
   let err = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     err += chunk.toString();
@@ -55,7 +64,9 @@ async function balance(): Promise<number> {
 test('the bridge lists the tools the HTTP endpoint lists, and says it is regwatch', async () => {
   assert.equal(client.getServerVersion()?.name, 'regwatch');
   const direct = new Client({ name: 'direct', version: '1.0.0' });
-  await direct.connect(new StreamableHTTPClientTransport(new URL('/api/v1/mcp', t.baseUrl), { requestInit: { headers: bearer(alice.master) } }));
+  await direct.connect(
+    new StreamableHTTPClientTransport(new URL('/api/v1/mcp', t.baseUrl), { requestInit: { headers: bearer(alice.master) } }),
+  );
   defer(() => direct.close());
   assert.deepEqual((await client.listTools()).tools, (await direct.listTools()).tools);
 });
@@ -68,7 +79,10 @@ test('through the bridge: a call charged once, dry_run free, a bad argument and 
   assert.equal(structured(search).data.total, 3);
   assert.match(text(search), /^3 companies\./);
   assert.equal(await balance(), before - 1);
-  assert.deepEqual((await ledger(t, aliceId)).slice(rowsBefore).map((r) => [r.type, r.amount, r.description]), [['usage', -1, 'companies.search']]);
+  assert.deepEqual(
+    (await ledger(t, aliceId)).slice(rowsBefore).map((r) => [r.type, r.amount, r.description]),
+    [['usage', -1, 'companies.search']],
+  );
 
   const dry = await call(client, 'get_company', { identifier_type: 'NIP', identifier_value: nipFor(700), dry_run: true });
   assert.equal(structured(dry).credits, 1);
@@ -110,7 +124,10 @@ test('a server that is down: a tool error saying so', async () => {
 });
 
 test('no REGWATCH_TOKEN: exit 78 with a message, nothing on stdout', async () => {
-  const child = spawn(process.execPath, ['bin/regwatch.js', 'mcp'], { env: bridgeEnv({ REGWATCH_URL: t.baseUrl }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/regwatch.js', 'mcp'], {
+    env: bridgeEnv({ REGWATCH_URL: t.baseUrl }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -18,15 +18,33 @@ import { accountIdOf, ledger, runDay, setBalance } from './watchlist-support.ts'
 
 // The registry is loaded before the app starts, so that its search index holds the companies.
 const db = await createTestDatabase();
-const specs: CompanySpec[] = Array.from({ length: 6 }, (_, i) => ({ n: 500 + i, name: `KWIATEX ${500 + i} SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ`, city: 'Kraków' }));
+const specs: CompanySpec[] = Array.from({ length: 6 }, (_, i) => ({
+  n: 500 + i,
+  name: `KWIATEX ${500 + i} SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ`,
+  city: 'Kraków',
+}));
 await runDay(db.db, '2026-11-20', specs);
-await runDay(db.db, '2026-11-21', specs.map((s, i) => (i === 0 ? { ...s, city: 'Warszawa', postalCode: '00-950' } : s)));
+await runDay(
+  db.db,
+  '2026-11-21',
+  specs.map((s, i) => (i === 0 ? { ...s, city: 'Warszawa', postalCode: '00-950' } : s)),
+);
 const t = await createTestApp({ db, listen: true, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
 const alice = await createAccount(t);
 const aliceId = await accountIdOf(t, alice.userRef);
 const endpoint = new URL('/api/v1/mcp', t.baseUrl);
 
-const NINE_TOOLS = ['search_companies', 'get_company', 'match_companies', 'watch_companies', 'unwatch_companies', 'list_watched', 'company_events', 'watchlist_events', 'get_wallet'];
+const NINE_TOOLS = [
+  'search_companies',
+  'get_company',
+  'match_companies',
+  'watch_companies',
+  'unwatch_companies',
+  'list_watched',
+  'company_events',
+  'watchlist_events',
+  'get_wallet',
+];
 
 async function connect(token: string): Promise<Client> {
   const client = new Client({ name: 'regwatch-test', version: '1.0.0' });
@@ -59,7 +77,8 @@ function unboundedStrings(schema: unknown, path = ''): string[] {
   const out: string[] = [];
   if (s.type === 'string' && s.maxLength === undefined && s.enum === undefined && s.const === undefined) out.push(path || '(root)');
   for (const [k, v] of Object.entries(s)) {
-    if (k === 'properties' && v && typeof v === 'object') for (const [p, sub] of Object.entries(v)) out.push(...unboundedStrings(sub, `${path}.${p}`));
+    if (k === 'properties' && v && typeof v === 'object')
+      for (const [p, sub] of Object.entries(v)) out.push(...unboundedStrings(sub, `${path}.${p}`));
     else if (k === 'items' || k === 'anyOf' || k === 'oneOf') out.push(...unboundedStrings(v, `${path}[]`));
     else if (Array.isArray(v)) v.forEach((sub) => out.push(...unboundedStrings(sub, path)));
   }
@@ -104,7 +123,13 @@ test('search_companies: the REST search answer, one credit taken once (balance a
   assert.deepEqual(JSON.parse(text(r, 1)), s, 'the JSON follows the summary for clients that show text only');
   assert.equal(await balance(), before - 2, 'one credit for the tool, one for the REST comparison');
   const rows = (await ledger(t, aliceId)).slice(ledgerBefore);
-  assert.deepEqual(rows.map((x) => [x.type, x.amount, x.description]), [['usage', -1, 'companies.search'], ['usage', -1, 'companies.search']]);
+  assert.deepEqual(
+    rows.map((x) => [x.type, x.amount, x.description]),
+    [
+      ['usage', -1, 'companies.search'],
+      ['usage', -1, 'companies.search'],
+    ],
+  );
 });
 
 test('dry_run answers the price and the balance and takes nothing; it checks the arguments as the call would', async () => {
@@ -112,11 +137,23 @@ test('dry_run answers the price and the balance and takes nothing; it checks the
   const ledgerBefore = (await ledger(t, aliceId)).length;
   const r = await call('search_companies', { q: 'kwiatex', dry_run: true });
   assert.equal(r.isError, undefined);
-  assert.deepEqual(structured(r), { dry_run: true, tool: 'search_companies', operation: 'companies.search', units: 1, credits: 1, balance: before, sufficient: true });
+  assert.deepEqual(structured(r), {
+    dry_run: true,
+    tool: 'search_companies',
+    operation: 'companies.search',
+    units: 1,
+    credits: 1,
+    balance: before,
+    sufficient: true,
+  });
   assert.match(text(r), /nothing was done or charged/);
   const free = await call('get_wallet', { dry_run: true });
   assert.equal(structured(free).credits, 0);
-  const watch = await call('watch_companies', { identifier_type: 'NIP', identifier_value: [nipFor(500), nipFor(501), nipFor(501)], dry_run: true });
+  const watch = await call('watch_companies', {
+    identifier_type: 'NIP',
+    identifier_value: [nipFor(500), nipFor(501), nipFor(501)],
+    dry_run: true,
+  });
   assert.equal(structured(watch).credits, 2);
   assert.equal(structured(watch).detail.duplicates, 1);
   const bad = await call('get_company', { identifier_type: 'NIP', identifier_value: '1234567890', dry_run: true });
@@ -128,7 +165,11 @@ test('dry_run answers the price and the balance and takes nothing; it checks the
 });
 
 test('match_companies: the REST match answer for a batch, one credit a query in one ledger row', async () => {
-  const queries = [{ name: 'Kwiatex 501 sp. z o.o.', city: 'Krakow' }, { nip: nipFor(502) }, { name: 'zupełnie inna nazwa', city: 'Gdynia' }];
+  const queries = [
+    { name: 'Kwiatex 501 sp. z o.o.', city: 'Krakow' },
+    { nip: nipFor(502) },
+    { name: 'zupełnie inna nazwa', city: 'Gdynia' },
+  ];
   const before = await balance();
   const rowsBefore = (await ledger(t, aliceId)).length;
   const dry = await call('match_companies', { queries, dry_run: true });
@@ -138,11 +179,20 @@ test('match_companies: the REST match answer for a batch, one credit a query in 
   const viaRest = await rest('POST', '/companies/match', { queries });
   assert.equal(viaRest.statusCode, 200);
   assert.deepEqual(structured(r).data, viaRest.json().data, 'the same service answers both');
-  const bets = structured(r).data.map((a: { candidates: { match: boolean; identifiers: { type: string; value: string }[] }[] }) => a.candidates.find((c) => c.match)?.identifiers.find((i) => i.type === 'NIP')?.value ?? null);
+  const bets = structured(r).data.map(
+    (a: { candidates: { match: boolean; identifiers: { type: string; value: string }[] }[] }) =>
+      a.candidates.find((c) => c.match)?.identifiers.find((i) => i.type === 'NIP')?.value ?? null,
+  );
   assert.deepEqual(bets.slice(0, 2), [nipFor(501), nipFor(502)]);
   assert.match(text(r), /^\d of 3 queries matched\.\n- #0: match KWIATEX 501/);
   assert.deepEqual(structured(r).credits, { charged: 3, balance: before - 3 });
-  assert.deepEqual((await ledger(t, aliceId)).slice(rowsBefore).map((x) => [x.amount, x.description]), [[-3, 'companies.match'], [-3, 'companies.match']]);
+  assert.deepEqual(
+    (await ledger(t, aliceId)).slice(rowsBefore).map((x) => [x.amount, x.description]),
+    [
+      [-3, 'companies.match'],
+      [-3, 'companies.match'],
+    ],
+  );
   const empty = await call('match_companies', { queries: [{ city: 'Kraków' }] });
   assert.equal(empty.isError, true);
   assert.equal(text(empty), (await rest('POST', '/companies/match', { queries: [{ city: 'Kraków' }] })).json().message);
@@ -191,7 +241,10 @@ test('watch, list, company and feed events, unwatch, wallet: each answers as its
   assert.equal(w.isError, undefined, text(w));
   assert.equal(structured(w).queued, 2);
   assert.equal(structured(w).credits_charged, 2);
-  assert.match(text(w), /^2 identifiers queued for monitoring\. A confirmation e-mail follows once every company is ready\.\nRequest \w+\.\nCharged 2 credits\./);
+  assert.match(
+    text(w),
+    /^2 identifiers queued for monitoring\. A confirmation e-mail follows once every company is ready\.\nRequest \w+\.\nCharged 2 credits\./,
+  );
   assert.equal(structured(w).message, '2 identifiers queued for monitoring. A confirmation e-mail follows once every company is ready.');
   assert.equal(await balance(), b0 - 2);
   const again = await call('watch_companies', { identifier_type: 'NIP', identifier_value: [nipFor(500)] });
@@ -199,7 +252,12 @@ test('watch, list, company and feed events, unwatch, wallet: each answers as its
 
   await drainJobs(t);
   const list = await call('list_watched');
-  assert.deepEqual(structured(list).data.map((x: { primary_identifier: string }) => x.primary_identifier).sort(), [nipFor(500), nipFor(501)].sort());
+  assert.deepEqual(
+    structured(list)
+      .data.map((x: { primary_identifier: string }) => x.primary_identifier)
+      .sort(),
+    [nipFor(500), nipFor(501)].sort(),
+  );
   assert.match(text(list), /^2 watched companies\.\n- KWIATEX/);
 
   const b1 = await balance();
@@ -232,10 +290,19 @@ test('an exhausted wallet: a tool error with the 402 message and nothing done; c
   const r = await call('search_companies', { q: 'kwiatex' });
   assert.equal(r.isError, true);
   assert.equal(text(r), 'Insufficient credits');
-  assert.deepEqual(structured(r).error, { status: 402, message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 1 });
+  assert.deepEqual(structured(r).error, {
+    status: 402,
+    message: 'Insufficient credits',
+    code: 'INSUFFICIENT_CREDITS',
+    balance: 0,
+    required: 1,
+  });
   const watch = await call('watch_companies', { identifier_type: 'NIP', identifier_value: [nipFor(503)] });
   assert.equal(text(watch), 'Insufficient credits');
-  assert.equal((await rest('GET', '/companies/watched')).json().data.some((x: { primary_identifier: string }) => x.primary_identifier === nipFor(503)), false);
+  assert.equal(
+    (await rest('GET', '/companies/watched')).json().data.some((x: { primary_identifier: string }) => x.primary_identifier === nipFor(503)),
+    false,
+  );
 
   await setBalance(t, aliceId, 3);
   const ledgerBefore = (await ledger(t, aliceId)).length;
@@ -248,11 +315,18 @@ test('an exhausted wallet: a tool error with the 402 message and nothing done; c
 });
 
 test('HTTP: no token or a bad one is 401 with the REST body; an API token works; rate-limit headers; GET is 405', async () => {
-  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
-  const post = (headers: Record<string, string>) => fetch(endpoint, {
-    method: 'POST', body: JSON.stringify(initialize),
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-  });
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+  };
+  const post = (headers: Record<string, string>) =>
+    fetch(endpoint, {
+      method: 'POST',
+      body: JSON.stringify(initialize),
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    });
   const none = await post({});
   assert.equal(none.status, 401);
   assert.deepEqual(await none.json(), { error: 'Missing API token', code: 'UNAUTHORIZED' });
@@ -273,7 +347,8 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
   assert.equal(structured(await call('get_wallet', {}, viaApiToken)).data.balance, await balance());
 
   const jsonOnly = await fetch(endpoint, {
-    method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_wallet', arguments: {} } }),
+    method: 'POST',
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_wallet', arguments: {} } }),
     headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(alice.master) },
   });
   assert.equal(jsonOnly.status, 200, 'no initialize needed (stateless), and a JSON-only Accept is served');
@@ -303,7 +378,9 @@ test('an unexpected failure is a tool error saying "Server Error", uncharged, wi
   };
   const broken = await createTestApp({ db, listen: true, env: { RATE_LIMIT_PER_MINUTE: '100000' }, overrides: { companySearch: failing } });
   const c = new Client({ name: 'regwatch-test', version: '1.0.0' });
-  await c.connect(new StreamableHTTPClientTransport(new URL('/api/v1/mcp', broken.baseUrl), { requestInit: { headers: bearer(alice.master) } }));
+  await c.connect(
+    new StreamableHTTPClientTransport(new URL('/api/v1/mcp', broken.baseUrl), { requestInit: { headers: bearer(alice.master) } }),
+  );
   defer(() => c.close());
   const before = await balance();
   const r = await call('search_companies', { q: 'kwiatex' }, c);
@@ -312,7 +389,10 @@ test('an unexpected failure is a tool error saying "Server Error", uncharged, wi
   assert.deepEqual(structured(r).error, { status: 500, message: 'Server Error' });
   assert.doesNotMatch(JSON.stringify(r), /secret|\.ts:\d+/);
   assert.equal(await balance(), before);
-  assert.ok(broken.logLines.some((l) => l.includes('secret internal detail') && l.includes('search_companies')), 'logged with the tool name');
+  assert.ok(
+    broken.logLines.some((l) => l.includes('secret internal detail') && l.includes('search_companies')),
+    'logged with the tool name',
+  );
   const unknownTool = c.callTool({ name: 'drop_database', arguments: {} });
   await assert.rejects(unknownTool, (e: Error & { code?: number }) => e.code === -32602 && /Unknown tool: drop_database/.test(e.message));
 });

@@ -13,7 +13,14 @@ before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package`);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 });
 after(async () => {
@@ -21,13 +28,21 @@ after(async () => {
 });
 
 async function topup(t: TestApp, a: TestAccount) {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: bearer(a.master), payload: { package_slug: 'credits-1000' } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: bearer(a.master),
+    payload: { package_slug: 'credits-1000' },
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json().data as { checkout_url: string; payment_ref: string };
 }
 
 async function wallet(t: TestApp, a: TestAccount) {
-  return (await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data as { balance: number; total_purchased: number };
+  return (await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data as {
+    balance: number;
+    total_purchased: number;
+  };
 }
 
 test('Pay in the browser credits once; reloading, going back and submitting again credit nothing more', async () => {
@@ -90,7 +105,8 @@ test('Cancel in the browser fails the payment and credits nothing, even if Pay i
   await Promise.all([stale.waitForNavigation(), stale.getByRole('button', { name: 'Pay' }).click()]);
   await stale.locator('#payment-status[data-status="failed"]').waitFor();
   assert.deepEqual(await wallet(t, a), { balance: 100, total_purchased: 0 });
-  const status = (await t.app.inject({ method: 'GET', url: `/api/v1/wallet/payments/${payment_ref}`, headers: bearer(a.master) })).json().data.status;
+  const status = (await t.app.inject({ method: 'GET', url: `/api/v1/wallet/payments/${payment_ref}`, headers: bearer(a.master) })).json()
+    .data.status;
   assert.equal(status, 'failed');
   await context.close();
 });

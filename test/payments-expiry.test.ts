@@ -12,7 +12,12 @@ import { startFakeStripe } from './helpers/fake-stripe.ts';
 const MINUTE = 60_000;
 
 async function topup(t: TestApp, token: string) {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: bearer(token), payload: { package_slug: 'credits-1000' } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: bearer(token),
+    payload: { package_slug: 'credits-1000' },
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json().data as { checkout_url: string; payment_ref: string };
 }
@@ -27,7 +32,12 @@ async function statusOf(t: TestApp, ref: string) {
 }
 
 test('the expiry job is registered with a UTC crontab line that parses', async () => {
-  const parts = compose({ config: testConfig(), db: undefined as never, logger: pino({ level: 'silent' }), clock: createManualClock('2026-01-01T00:00:00Z') });
+  const parts = compose({
+    config: testConfig(),
+    db: undefined as never,
+    logger: pino({ level: 'silent' }),
+    clock: createManualClock('2026-01-01T00:00:00Z'),
+  });
   const wallet = parts.jobs.find((m) => EXPIRE_PAYMENTS_TASK in m.tasks);
   assert.ok(wallet, 'a job module defines the expiry task');
   const items = parseCrontab(wallet.crontab!.join('\n'));
@@ -44,7 +54,10 @@ test('dev: pending payments past their expiry become expired; confirmed ones are
   const a = await createAccount(t);
   const stale = await topup(t, a.master);
   const paid = await topup(t, a.master);
-  assert.equal((await t.app.inject({ method: 'POST', url: new URL(paid.checkout_url).pathname, payload: { action: 'pay' } })).statusCode, 200);
+  assert.equal(
+    (await t.app.inject({ method: 'POST', url: new URL(paid.checkout_url).pathname, payload: { action: 'pay' } })).statusCode,
+    200,
+  );
 
   clock.advance(30 * MINUTE);
   await runExpiryJob(t);
@@ -61,15 +74,23 @@ test('dev: pending payments past their expiry become expired; confirmed ones are
 
   const pay = await t.app.inject({ method: 'POST', url: new URL(stale.checkout_url).pathname, payload: { action: 'pay' } });
   assert.equal(pay.statusCode, 409);
-  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, { balance: 1100, total_purchased: 1000 });
+  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, {
+    balance: 1100,
+    total_purchased: 1000,
+  });
 });
 
 test('stripe: a stale checkout is asked about first: open ones are expired at Stripe, paid ones confirmed, delayed ones left pending', async () => {
   const fake = await startFakeStripe();
   const clock = createManualClock(new Date());
-  const t = await createTestApp({ clock, env: { PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_API_BASE: fake.url } });
+  const t = await createTestApp({
+    clock,
+    env: { PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_API_BASE: fake.url },
+  });
   const a = await createAccount(t);
-  const sessionOf = async (ref: string) => (await t.db.db.selectFrom('payments').select('provider_session_id').where('payment_ref', '=', ref).executeTakeFirstOrThrow()).provider_session_id!;
+  const sessionOf = async (ref: string) =>
+    (await t.db.db.selectFrom('payments').select('provider_session_id').where('payment_ref', '=', ref).executeTakeFirstOrThrow())
+      .provider_session_id!;
 
   const open = await topup(t, a.master);
   const missedWebhook = await topup(t, a.master);
@@ -80,17 +101,25 @@ test('stripe: a stale checkout is asked about first: open ones are expired at St
   clock.advance(61 * MINUTE);
   fake.failing = true;
   await runExpiryJob(t);
-  for (const p of [open, missedWebhook, delayed]) assert.equal((await statusOf(t, p.payment_ref)).status, 'pending', 'Stripe down: nothing is decided');
+  for (const p of [open, missedWebhook, delayed])
+    assert.equal((await statusOf(t, p.payment_ref)).status, 'pending', 'Stripe down: nothing is decided');
   fake.failing = false;
 
   await runExpiryJob(t);
   assert.equal((await statusOf(t, open.payment_ref)).status, 'expired');
-  assert.equal(fake.sessions.get(await sessionOf(open.payment_ref))!.status, 'expired', 'closed at Stripe too, so it cannot be paid any more');
+  assert.equal(
+    fake.sessions.get(await sessionOf(open.payment_ref))!.status,
+    'expired',
+    'closed at Stripe too, so it cannot be paid any more',
+  );
   assert.ok(fake.requests.some((r) => r.method === 'POST' && r.path.endsWith('/expire')));
   assert.equal((await statusOf(t, missedWebhook.payment_ref)).status, 'confirmed');
   assert.equal((await statusOf(t, delayed.payment_ref)).status, 'pending');
 
   await runExpiryJob(t);
-  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, { balance: 1100, total_purchased: 1000 });
+  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, {
+    balance: 1100,
+    total_purchased: 1000,
+  });
   assert.deepEqual((await auditWallets(t.db.db)).findings, []);
 });

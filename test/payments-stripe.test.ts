@@ -10,7 +10,9 @@ const WEBHOOK_SECRET = 'whsec_regwatch_test_secret';
 const WEBHOOK = '/api/v1/wallet/webhooks/stripe';
 
 async function stripeApp(fake: FakeStripe) {
-  return createTestApp({ env: { PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: SECRET_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: fake.url } });
+  return createTestApp({
+    env: { PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: SECRET_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: fake.url },
+  });
 }
 
 async function topup(t: TestApp, token: string, slug = 'credits-1000') {
@@ -20,19 +22,28 @@ async function topup(t: TestApp, token: string, slug = 'credits-1000') {
 }
 
 async function sessionOf(t: TestApp, fake: FakeStripe, paymentRef: string) {
-  const p = await t.db.db.selectFrom('payments').select('provider_session_id').where('payment_ref', '=', paymentRef).executeTakeFirstOrThrow();
+  const p = await t.db.db
+    .selectFrom('payments')
+    .select('provider_session_id')
+    .where('payment_ref', '=', paymentRef)
+    .executeTakeFirstOrThrow();
   return fake.sessions.get(p.provider_session_id!)!;
 }
 
 function deliver(t: TestApp, payload: string, signature: string | undefined) {
   return t.app.inject({
-    method: 'POST', url: WEBHOOK, payload,
+    method: 'POST',
+    url: WEBHOOK,
+    payload,
     headers: { 'content-type': 'application/json; charset=utf-8', ...(signature ? { 'stripe-signature': signature } : {}) },
   });
 }
 
 async function wallet(t: TestApp, token: string) {
-  return (await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(token) })).json().data as { balance: number; total_purchased: number };
+  return (await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(token) })).json().data as {
+    balance: number;
+    total_purchased: number;
+  };
 }
 
 async function paymentStatus(t: TestApp, paymentRef: string) {
@@ -122,7 +133,8 @@ test('a signed checkout.session.completed credits once; tampered, wrongly signed
   assert.equal((await deliver(t, resent, signWebhook(resent, WEBHOOK_SECRET))).statusCode, 200);
   assert.deepEqual(await wallet(t, a.master), { balance: 1100, total_purchased: 1000 });
   assert.deepEqual(await deposits(t), [{ amount: '1000', reference: `payment:${p.payment_ref}` }]);
-  const view = (await t.app.inject({ method: 'GET', url: `/api/v1/wallet/payments/${p.payment_ref}`, headers: bearer(a.master) })).json().data;
+  const view = (await t.app.inject({ method: 'GET', url: `/api/v1/wallet/payments/${p.payment_ref}`, headers: bearer(a.master) })).json()
+    .data;
   assert.equal(view.status, 'confirmed');
   assert.equal(view.provider, 'stripe');
 });
@@ -135,11 +147,16 @@ test('the same notification delivered 25 times at once credits once', async () =
   const session = fake.complete((await sessionOf(t, fake, p.payment_ref)).id);
   const completed = stripeEvent('checkout.session.completed', session);
   const succeeded = stripeEvent('checkout.session.async_payment_succeeded', session);
-  const results = await Promise.all(Array.from({ length: 25 }, (_, i) => {
-    const body = i % 2 ? completed : succeeded;
-    return deliver(t, body, signWebhook(body, WEBHOOK_SECRET));
-  }));
-  assert.deepEqual(results.map((r) => r.statusCode), Array(25).fill(200));
+  const results = await Promise.all(
+    Array.from({ length: 25 }, (_, i) => {
+      const body = i % 2 ? completed : succeeded;
+      return deliver(t, body, signWebhook(body, WEBHOOK_SECRET));
+    }),
+  );
+  assert.deepEqual(
+    results.map((r) => r.statusCode),
+    Array(25).fill(200),
+  );
   assert.deepEqual(await wallet(t, a.master), { balance: 25_100, total_purchased: 25_000 });
   assert.equal((await deposits(t)).length, 1);
   assert.deepEqual((await auditWallets(t.db.db)).findings, []);
@@ -174,12 +191,15 @@ test('delayed payment methods: completed-unpaid stays pending until async_paymen
   assert.equal(await paymentStatus(t, failing.payment_ref), 'failed');
 
   const abandoned = await topup(t, a.master);
-  const s3 = (await sessionOf(t, fake, abandoned.payment_ref));
+  const s3 = await sessionOf(t, fake, abandoned.payment_ref);
   s3.status = 'expired';
   const expired = stripeEvent('checkout.session.expired', s3);
   assert.equal((await deliver(t, expired, signWebhook(expired, WEBHOOK_SECRET))).statusCode, 200);
   assert.equal(await paymentStatus(t, abandoned.payment_ref), 'expired');
-  assert.match((await t.app.inject({ method: 'GET', url: `/api/v1/wallet/checkout/${abandoned.payment_ref}` })).body, /data-status="expired"/);
+  assert.match(
+    (await t.app.inject({ method: 'GET', url: `/api/v1/wallet/checkout/${abandoned.payment_ref}` })).body,
+    /data-status="expired"/,
+  );
 
   assert.deepEqual(await wallet(t, a.master), { balance: 1100, total_purchased: 1000 });
   assert.deepEqual((await auditWallets(t.db.db)).findings, []);
@@ -193,7 +213,14 @@ test('events that concern no payment of ours are acknowledged and change nothing
   const ours = await sessionOf(t, fake, p.payment_ref);
 
   const other = stripeEvent('payment_intent.succeeded', { id: 'pi_123', object: 'payment_intent', amount: 4900 });
-  const stranger = stripeEvent('checkout.session.completed', { ...ours, id: 'cs_test_someone_else', client_reference_id: null, metadata: {}, payment_status: 'paid', status: 'complete' });
+  const stranger = stripeEvent('checkout.session.completed', {
+    ...ours,
+    id: 'cs_test_someone_else',
+    client_reference_id: null,
+    metadata: {},
+    payment_status: 'paid',
+    status: 'complete',
+  });
   // Our payment reference on a session that is not the one we opened for it.
   const hijack = stripeEvent('checkout.session.completed', { ...ours, id: 'cs_test_forged', payment_status: 'paid', status: 'complete' });
   for (const body of [other, stranger, hijack]) {
@@ -209,7 +236,12 @@ test('Stripe unreachable: topup answers 502 and the payment is recorded as faile
   const t = await stripeApp(fake);
   const a = await createAccount(t);
   fake.failing = true;
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: bearer(a.master), payload: { package_slug: 'credits-1000' } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: bearer(a.master),
+    payload: { package_slug: 'credits-1000' },
+  });
   assert.equal(res.statusCode, 502);
   assert.deepEqual(Object.keys(res.json()), ['message']);
   assert.doesNotMatch(res.body, /127\.0\.0\.1|stripe/i);
@@ -227,12 +259,34 @@ test('the webhook route does not exist without Stripe settings', async () => {
 });
 
 test('notificationFromStripeEvent maps each checkout event', () => {
-  const session = { id: 'cs_1', object: 'checkout.session', client_reference_id: 'pay_a', metadata: { payment_ref: 'pay_b' }, payment_status: 'paid', status: 'complete' };
+  const session = {
+    id: 'cs_1',
+    object: 'checkout.session',
+    client_reference_id: 'pay_a',
+    metadata: { payment_ref: 'pay_b' },
+    payment_status: 'paid',
+    status: 'complete',
+  };
   const ev = (type: string, s: object = session) => JSON.parse(stripeEvent(type, s));
-  assert.deepEqual(notificationFromStripeEvent(ev('checkout.session.completed')), { paymentRef: 'pay_b', sessionId: 'cs_1', outcome: 'paid' });
+  assert.deepEqual(notificationFromStripeEvent(ev('checkout.session.completed')), {
+    paymentRef: 'pay_b',
+    sessionId: 'cs_1',
+    outcome: 'paid',
+  });
   assert.equal(notificationFromStripeEvent(ev('checkout.session.completed', { ...session, payment_status: 'unpaid' })), null);
-  assert.deepEqual(notificationFromStripeEvent(ev('checkout.session.async_payment_succeeded', { ...session, metadata: {} })), { paymentRef: 'pay_a', sessionId: 'cs_1', outcome: 'paid' });
-  assert.deepEqual(notificationFromStripeEvent(ev('checkout.session.async_payment_failed')), { paymentRef: 'pay_b', sessionId: 'cs_1', outcome: 'failed' });
-  assert.deepEqual(notificationFromStripeEvent(ev('checkout.session.expired', { ...session, status: 'expired', payment_status: 'unpaid' })), { paymentRef: 'pay_b', sessionId: 'cs_1', outcome: 'expired' });
+  assert.deepEqual(notificationFromStripeEvent(ev('checkout.session.async_payment_succeeded', { ...session, metadata: {} })), {
+    paymentRef: 'pay_a',
+    sessionId: 'cs_1',
+    outcome: 'paid',
+  });
+  assert.deepEqual(notificationFromStripeEvent(ev('checkout.session.async_payment_failed')), {
+    paymentRef: 'pay_b',
+    sessionId: 'cs_1',
+    outcome: 'failed',
+  });
+  assert.deepEqual(
+    notificationFromStripeEvent(ev('checkout.session.expired', { ...session, status: 'expired', payment_status: 'unpaid' })),
+    { paymentRef: 'pay_b', sessionId: 'cs_1', outcome: 'expired' },
+  );
   assert.equal(notificationFromStripeEvent(ev('charge.refunded')), null);
 });

@@ -31,36 +31,55 @@ test('the 181st request in a minute gets 429 with Retry-After; every response ca
 test('unauthenticated requests are limited per client IP', async () => {
   const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
   for (let i = 0; i < 5; i++) {
-    const r = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'x@example.com' }, remoteAddress: '10.0.0.1' });
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/recover',
+      payload: { email: 'x@example.com' },
+      remoteAddress: '10.0.0.1',
+    });
     assert.equal(r.statusCode, 200);
   }
-  const over = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'x@example.com' }, remoteAddress: '10.0.0.1' });
+  const over = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/recover',
+    payload: { email: 'x@example.com' },
+    remoteAddress: '10.0.0.1',
+  });
   assert.equal(over.statusCode, 429);
-  const otherIp = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'x@example.com' }, remoteAddress: '10.0.0.2' });
+  const otherIp = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/recover',
+    payload: { email: 'x@example.com' },
+    remoteAddress: '10.0.0.2',
+  });
   assert.equal(otherIp.statusCode, 200);
 });
 
-test('with Redis, two app instances share one limit', { skip: process.env.REDIS_URL ? false : 'REDIS_URL is not set (CI sets it)' }, async () => {
-  const db = await createTestDatabase();
-  const r1 = new Redis(process.env.REDIS_URL!);
-  const r2 = new Redis(process.env.REDIS_URL!);
-  try {
-    const one = await createTestApp({ db, redis: r1, env: { RATE_LIMIT_PER_MINUTE: '20' } });
-    const two = await createTestApp({ db, redis: r2, env: { RATE_LIMIT_PER_MINUTE: '20' } });
-    const a = await createAccount(one);
-    const statuses: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      const app = i % 2 === 0 ? one.app : two.app;
-      statuses.push((await app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) })).statusCode);
+test(
+  'with Redis, two app instances share one limit',
+  { skip: process.env.REDIS_URL ? false : 'REDIS_URL is not set (CI sets it)' },
+  async () => {
+    const db = await createTestDatabase();
+    const r1 = new Redis(process.env.REDIS_URL!);
+    const r2 = new Redis(process.env.REDIS_URL!);
+    try {
+      const one = await createTestApp({ db, redis: r1, env: { RATE_LIMIT_PER_MINUTE: '20' } });
+      const two = await createTestApp({ db, redis: r2, env: { RATE_LIMIT_PER_MINUTE: '20' } });
+      const a = await createAccount(one);
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const app = i % 2 === 0 ? one.app : two.app;
+        statuses.push((await app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) })).statusCode);
+      }
+      assert.deepEqual(new Set(statuses), new Set([200]));
+      const over1 = await one.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
+      const over2 = await two.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
+      assert.equal(over1.statusCode, 429);
+      assert.equal(over2.statusCode, 429);
+      assert.equal(over2.headers['x-ratelimit-remaining'], '0');
+    } finally {
+      r1.disconnect();
+      r2.disconnect();
     }
-    assert.deepEqual(new Set(statuses), new Set([200]));
-    const over1 = await one.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
-    const over2 = await two.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
-    assert.equal(over1.statusCode, 429);
-    assert.equal(over2.statusCode, 429);
-    assert.equal(over2.headers['x-ratelimit-remaining'], '0');
-  } finally {
-    r1.disconnect();
-    r2.disconnect();
-  }
-});
+  },
+);

@@ -4,7 +4,15 @@ import { chromium } from 'playwright-core';
 import { bearer, createAccount, createApiToken, createTestApp, drainJobs, latestMail } from './helpers/app.ts';
 import { defer } from './helpers/cleanup.ts';
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 test('recovery in headless Chromium: open the mailed link, press the button, the new Master Token works and every old token gets 401', async () => {
   const t = await createTestApp({ listen: true });

@@ -13,7 +13,12 @@ const dir = mkdtempSync(join(tmpdir(), 'regwatch-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const bin = join(import.meta.dirname, '..', 'bin', 'regwatch.js');
 
-interface Result { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
 function regwatch(args: string[], onSpawn?: (child: ReturnType<typeof spawn>) => void): Promise<Result> {
   return new Promise((resolve, reject) => {
@@ -23,8 +28,12 @@ function regwatch(args: string[], onSpawn?: (child: ReturnType<typeof spawn>) =>
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
     onSpawn?.(child);
@@ -36,7 +45,10 @@ async function scalar(query: ReturnType<typeof sql<{ n: number }>>): Promise<num
 }
 
 test('regwatch daily prints one summary line and exits 0; a second run adds nothing', async () => {
-  const day1 = writeNdjson(join(dir, 'day1.ndjson'), [1, 2, 3].map((n) => companySnapshot({ n })));
+  const day1 = writeNdjson(
+    join(dir, 'day1.ndjson'),
+    [1, 2, 3].map((n) => companySnapshot({ n })),
+  );
   const first = await regwatch(['daily', '--date', '2026-11-01', '--source', `file:${day1}`]);
   assert.equal(first.code, 0, first.stderr);
   const lines = first.stdout.trim().split('\n');
@@ -76,21 +88,33 @@ test('usage errors exit 2 without touching the database', async () => {
 
 test('a daily run killed with SIGKILL mid-way, then run again, loses and doubles nothing', async () => {
   const size = 12_000;
-  const base = writeNdjson(join(dir, 'big-base.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 100_000 + i })));
+  const base = writeNdjson(
+    join(dir, 'big-base.ndjson'),
+    Array.from({ length: size }, (_, i) => companySnapshot({ n: 100_000 + i })),
+  );
   const load = await regwatch(['daily', '--date', '2026-11-10', '--source', `file:${base}`]);
   assert.equal(load.code, 0, load.stderr);
   assert.match(load.stdout, new RegExp(`new=${size} `));
 
-  const changed = writeNdjson(join(dir, 'big-changed.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 100_000 + i, name: `NOWA ${i}` })));
+  const changed = writeNdjson(
+    join(dir, 'big-changed.ndjson'),
+    Array.from({ length: size }, (_, i) => companySnapshot({ n: 100_000 + i, name: `NOWA ${i}` })),
+  );
   const args = ['daily', '--date', '2026-11-11', '--source', `file:${changed}`, '--batch-size', '500'];
   const killed = await regwatch(args, (child) => {
-    const poll = setInterval(() => void (async () => {
-      const done = await scalar(sql<{ n: number }>`SELECT coalesce(max(events_count), 0)::int AS n FROM daily_runs WHERE run_date = '2026-11-11'`);
-      if (done >= 1000) {
-        clearInterval(poll);
-        child.kill('SIGKILL');
-      }
-    })(), 20);
+    const poll = setInterval(
+      () =>
+        void (async () => {
+          const done = await scalar(
+            sql<{ n: number }>`SELECT coalesce(max(events_count), 0)::int AS n FROM daily_runs WHERE run_date = '2026-11-11'`,
+          );
+          if (done >= 1000) {
+            clearInterval(poll);
+            child.kill('SIGKILL');
+          }
+        })(),
+      20,
+    );
     child.on('exit', () => clearInterval(poll));
   });
   assert.equal(killed.signal, 'SIGKILL', `the run finished before it could be killed: ${killed.stdout}`);
@@ -102,7 +126,10 @@ test('a daily run killed with SIGKILL mid-way, then run again, loses and doubles
   assert.match(resumed.stdout, new RegExp(`new=0 updated=${size} deleted=0 events=${size} `));
   assert.match(resumed.stdout, /resumed/);
   assert.equal(await scalar(sql<{ n: number }>`SELECT count(*)::int AS n FROM events WHERE event_date = '2026-11-11'`), size);
-  assert.equal(await scalar(sql<{ n: number }>`SELECT count(DISTINCT company_id)::int AS n FROM events WHERE event_date = '2026-11-11'`), size);
+  assert.equal(
+    await scalar(sql<{ n: number }>`SELECT count(DISTINCT company_id)::int AS n FROM events WHERE event_date = '2026-11-11'`),
+    size,
+  );
 });
 
 test('regwatch seed loads N synthetic companies once per seed', async () => {

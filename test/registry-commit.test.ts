@@ -26,7 +26,12 @@ const specs: CompanySpec[] = [1, 2, 3, 4, 5].map((n) => ({ n, name: `FIRMA ${n} 
 
 test('a first load commits each batch without waiting for the WAL flush, and stores everything', async () => {
   const r = recordingDb();
-  const s = await runDaily(r.db, { date: '2026-11-01', source: arraySource(specs.map(companySnapshot)), sourceKey: 'commit:1', batchSize: 2 });
+  const s = await runDaily(r.db, {
+    date: '2026-11-01',
+    source: arraySource(specs.map(companySnapshot)),
+    sourceKey: 'commit:1',
+    batchSize: 2,
+  });
   assert.equal(s.new, 5);
   // Three batches (2 + 2 + 1), none with events.
   assert.equal(r.relaxed(), 3);
@@ -44,9 +49,16 @@ test('a batch with events waits for the WAL flush; a batch without them does not
   const day2 = [
     { ...specs[0]!, name: 'FIRMA 1 NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ' },
     { ...specs[1]!, name: 'FIRMA 2 NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ' },
-    specs[2]!, specs[3]!, specs[4]!,
+    specs[2]!,
+    specs[3]!,
+    specs[4]!,
   ];
-  const s = await runDaily(r.db, { date: '2026-11-02', source: arraySource(day2.map(companySnapshot)), sourceKey: 'commit:2', batchSize: 2 });
+  const s = await runDaily(r.db, {
+    date: '2026-11-02',
+    source: arraySource(day2.map(companySnapshot)),
+    sourceKey: 'commit:2',
+    batchSize: 2,
+  });
   assert.deepEqual({ updated: s.updated, events: s.events }, { updated: 2, events: 2 });
   assert.equal(r.relaxed(), 2, 'only the two batches without events relax their commit');
   // The relaxed batches are the last two: the SET comes after the events batch's insert.

@@ -15,7 +15,14 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const t = await createTestDatabase();
 
 async function eventsOf(date: string) {
-  const { rows } = await sql<{ id: string; primary_identifier: string; event_type: string; old_value: string | null; new_value: string | null; severity: string }>`
+  const { rows } = await sql<{
+    id: string;
+    primary_identifier: string;
+    event_type: string;
+    old_value: string | null;
+    new_value: string | null;
+    severity: string;
+  }>`
     SELECT e.id, c.primary_identifier, e.event_type, e.old_value, e.new_value, e.severity
     FROM events e JOIN companies c ON c.id = e.company_id
     WHERE e.event_date = ${date}::date ORDER BY e.id`.execute(t.db);
@@ -29,12 +36,22 @@ async function count(table: 'companies' | 'events' | 'company_identifiers'): Pro
 
 const a: CompanySpec = { n: 11, name: 'ALFA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ' };
 const b: CompanySpec = { n: 12, name: 'BETA SPÓŁKA AKCYJNA', legalForm: 'SPÓŁKA AKCYJNA' };
-const c: CompanySpec = { n: 13, status: 'wykreślony', dates: [{ type: 'registration', date: '2001-01-01' }, { type: 'deletion', date: '2020-05-05' }] };
+const c: CompanySpec = {
+  n: 13,
+  status: 'wykreślony',
+  dates: [
+    { type: 'registration', date: '2001-01-01' },
+    { type: 'deletion', date: '2020-05-05' },
+  ],
+};
 
 test('day 1: every company is new; one first seen deleted counts as new, not deleted', async () => {
   const file = writeNdjson(join(dir, 'day1.ndjson'), [a, b, c].map(companySnapshot));
   const s = await runDaily(t.db, { date: '2026-11-01', source: createFileSource(file), sourceKey: `file:${file}` });
-  assert.deepEqual({ new: s.new, updated: s.updated, deleted: s.deleted, events: s.events, total: s.total }, { new: 3, updated: 0, deleted: 0, events: 0, total: 3 });
+  assert.deepEqual(
+    { new: s.new, updated: s.updated, deleted: s.deleted, events: s.events, total: s.total },
+    { new: 3, updated: 0, deleted: 0, events: 0, total: 3 },
+  );
   assert.match(formatSummary(s), /new=3 updated=0 deleted=0 events=0/);
   assert.equal(await count('companies'), 3);
   assert.equal(await count('company_identifiers'), 9);
@@ -45,20 +62,56 @@ test('day 1: every company is new; one first seen deleted counts as new, not del
   assert.equal((await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(13) }))?.status, 'DELETED');
 });
 
-const a2: CompanySpec = { ...a, name: 'ALFA NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', contacts: [{ type: 'email', value: 'biuro11@example.pl' }, { type: 'phone', value: '+48 42 111 22 33' }] };
-const b2: CompanySpec = { ...b, status: 'wykreślony', dates: [{ type: 'registration', date: '2015-03-02' }, { type: 'activity_start', date: '2015-03-10' }, { type: 'deletion', date: '2026-11-02' }] };
+const a2: CompanySpec = {
+  ...a,
+  name: 'ALFA NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+  contacts: [
+    { type: 'email', value: 'biuro11@example.pl' },
+    { type: 'phone', value: '+48 42 111 22 33' },
+  ],
+};
+const b2: CompanySpec = {
+  ...b,
+  status: 'wykreślony',
+  dates: [
+    { type: 'registration', date: '2015-03-02' },
+    { type: 'activity_start', date: '2015-03-10' },
+    { type: 'deletion', date: '2026-11-02' },
+  ],
+};
 const d: CompanySpec = { n: 14, withoutKrs: true };
 let day2File = '';
 
 test('day 2: changed companies get exact events; absent ones are unchanged; counts as docs/api-contract.md defines them', async () => {
   day2File = writeNdjson(join(dir, 'day2.ndjson'), [a2, b2, d].map(companySnapshot));
   const s = await runDaily(t.db, { date: '2026-11-02', source: createFileSource(day2File), sourceKey: `file:${day2File}` });
-  assert.deepEqual({ new: s.new, updated: s.updated, deleted: s.deleted, events: s.events, total: s.total }, { new: 1, updated: 2, deleted: 1, events: 4, total: 4 });
+  assert.deepEqual(
+    { new: s.new, updated: s.updated, deleted: s.deleted, events: s.events, total: s.total },
+    { new: 1, updated: 2, deleted: 1, events: 4, total: 4 },
+  );
   const events = (await eventsOf('2026-11-02')).map(({ id: _id, ...e }) => e);
   assert.deepEqual(events, [
-    { primary_identifier: nipFor(11), event_type: 'COMPANY_NAME_CHANGED', old_value: 'ALFA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', new_value: 'ALFA NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', severity: 'info' },
-    { primary_identifier: nipFor(11), event_type: 'COMPANY_PHONE_CHANGED', old_value: null, new_value: '+48 42 111 22 33', severity: 'info' },
-    { primary_identifier: nipFor(12), event_type: 'COMPANY_STATUS_CHANGED', old_value: 'aktywny', new_value: 'wykreślony', severity: 'critical' },
+    {
+      primary_identifier: nipFor(11),
+      event_type: 'COMPANY_NAME_CHANGED',
+      old_value: 'ALFA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+      new_value: 'ALFA NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+      severity: 'info',
+    },
+    {
+      primary_identifier: nipFor(11),
+      event_type: 'COMPANY_PHONE_CHANGED',
+      old_value: null,
+      new_value: '+48 42 111 22 33',
+      severity: 'info',
+    },
+    {
+      primary_identifier: nipFor(12),
+      event_type: 'COMPANY_STATUS_CHANGED',
+      old_value: 'aktywny',
+      new_value: 'wykreślony',
+      severity: 'critical',
+    },
     { primary_identifier: nipFor(12), event_type: 'COMPANY_CLOSED_DATE', old_value: null, new_value: '2026-11-02', severity: 'critical' },
   ]);
   const beta = await findCompanyByIdentifier(t.db, { type: 'REGON9', value: regonFor(12) });
@@ -72,12 +125,21 @@ test('running a date twice adds nothing, and the same content from another file 
   const before = { companies: await count('companies'), events: await count('events'), identifiers: await count('company_identifiers') };
   const again = await runDaily(t.db, { date: '2026-11-02', source: createFileSource(day2File), sourceKey: `file:${day2File}` });
   assert.equal(again.alreadyCompleted, true);
-  assert.deepEqual({ new: again.new, updated: again.updated, deleted: again.deleted, events: again.events }, { new: 1, updated: 2, deleted: 1, events: 4 });
+  assert.deepEqual(
+    { new: again.new, updated: again.updated, deleted: again.deleted, events: again.events },
+    { new: 1, updated: 2, deleted: 1, events: 4 },
+  );
   const copy = writeNdjson(join(dir, 'day2-copy.ndjson'), [a2, b2, d].map(companySnapshot));
   const other = await runDaily(t.db, { date: '2026-11-02', source: createFileSource(copy), sourceKey: `file:${copy}` });
   assert.equal(other.alreadyCompleted, false);
-  assert.deepEqual({ new: other.new, updated: other.updated, deleted: other.deleted, events: other.events }, { new: 0, updated: 0, deleted: 0, events: 0 });
-  assert.deepEqual({ companies: await count('companies'), events: await count('events'), identifiers: await count('company_identifiers') }, before);
+  assert.deepEqual(
+    { new: other.new, updated: other.updated, deleted: other.deleted, events: other.events },
+    { new: 0, updated: 0, deleted: 0, events: 0 },
+  );
+  assert.deepEqual(
+    { companies: await count('companies'), events: await count('events'), identifiers: await count('company_identifiers') },
+    before,
+  );
 });
 
 test('a run killed halfway and run again loses and doubles nothing', async () => {
@@ -90,7 +152,10 @@ test('a run killed halfway and run again loses and doubles nothing', async () =>
   const file = writeNdjson(join(dir, 'day4.ndjson'), [...changed.slice(0, 30), twice, ...changed.slice(30)]);
   const key = `file:${file}`;
 
-  await assert.rejects(runDaily(t.db, { date: '2026-11-04', source: crashingSource(createFileSource(file), 33), sourceKey: key, batchSize: 7 }), /simulated crash/);
+  await assert.rejects(
+    runDaily(t.db, { date: '2026-11-04', source: crashingSource(createFileSource(file), 33), sourceKey: key, batchSize: 7 }),
+    /simulated crash/,
+  );
   const failed = await findRun(t.db, '2026-11-04', key);
   assert.equal(failed?.status, 'failed');
   const eventsAfterCrash = (await eventsOf('2026-11-04')).length;
@@ -99,7 +164,10 @@ test('a run killed halfway and run again loses and doubles nothing', async () =>
 
   const resumed = await runDaily(t.db, { date: '2026-11-04', source: createFileSource(file), sourceKey: key, batchSize: 7 });
   assert.equal(resumed.resumed, true);
-  assert.deepEqual({ new: resumed.new, updated: resumed.updated, deleted: resumed.deleted, events: resumed.events }, { new: 0, updated: 60, deleted: 0, events: 61 });
+  assert.deepEqual(
+    { new: resumed.new, updated: resumed.updated, deleted: resumed.deleted, events: resumed.events },
+    { new: 0, updated: 60, deleted: 0, events: 61 },
+  );
   const events = await eventsOf('2026-11-04');
   assert.equal(events.length, 61);
   const perCompany = new Map<string, string[]>();
@@ -108,13 +176,19 @@ test('a run killed halfway and run again loses and doubles nothing', async () =>
   assert.deepEqual(perCompany.get(nipFor(1003)), ['ZMIENIONA 1003', 'ZMIENIONA DRUGI RAZ 1003']);
   assert.equal((await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(1003) }))?.name, 'ZMIENIONA DRUGI RAZ 1003');
   const ids = events.map((e) => BigInt(e.id));
-  assert.deepEqual([...ids].sort((x, y) => (x < y ? -1 : 1)), ids, 'ids follow the order the changes were read');
+  assert.deepEqual(
+    [...ids].sort((x, y) => (x < y ? -1 : 1)),
+    ids,
+    'ids follow the order the changes were read',
+  );
 });
 
 test('a second run of the same date and key while one is in progress is refused', async () => {
   const { RunInProgressError } = await import('../src/registry/daily.ts');
   let release!: () => void;
-  const gate = new Promise<void>((r) => { release = r; });
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
   const slow = {
     name: 'file' as const,
     async *snapshotsForDate() {
@@ -147,8 +221,16 @@ test('two runs racing on the same new companies store each once', async () => {
 
 test('a snapshot that cannot be used is skipped and counted; the run goes on', async () => {
   const { arraySource } = await import('./helpers/registry.ts');
-  const broken = { identity: { identifiers: [{ type: 'NIP', value: nipFor(8001) }], company_type: '', country_code: 'PL' }, profiles: [null], persons: [] };
-  const noIdentifier = { identity: { identifiers: [{ type: 'NIP', value: '1234567890' }], company_type: '', country_code: 'PL' }, profiles: [], persons: [] };
+  const broken = {
+    identity: { identifiers: [{ type: 'NIP', value: nipFor(8001) }], company_type: '', country_code: 'PL' },
+    profiles: [null],
+    persons: [],
+  };
+  const noIdentifier = {
+    identity: { identifiers: [{ type: 'NIP', value: '1234567890' }], company_type: '', country_code: 'PL' },
+    profiles: [],
+    persons: [],
+  };
   const s = await runDaily(t.db, {
     date: '2026-11-07',
     source: arraySource([companySnapshot({ n: 8000 }), broken as never, noIdentifier as never, companySnapshot({ n: 8002 })]),
@@ -162,8 +244,13 @@ test('when every snapshot fails the same way, the run stops instead of skipping 
   const { arraySource } = await import('./helpers/registry.ts');
   const { MAX_FAILURES_IN_A_ROW } = await import('../src/registry/daily.ts');
   const broken = Array.from({ length: MAX_FAILURES_IN_A_ROW + 5 }, (_, i) => ({
-    identity: { identifiers: [{ type: 'NIP', value: nipFor(9000 + i) }], company_type: '', country_code: 'PL' }, profiles: [null], persons: [],
+    identity: { identifiers: [{ type: 'NIP', value: nipFor(9000 + i) }], company_type: '', country_code: 'PL' },
+    profiles: [null],
+    persons: [],
   }));
-  await assert.rejects(runDaily(t.db, { date: '2026-11-08', source: arraySource(broken as never), sourceKey: 'all-broken' }), /in a row could not be processed/);
+  await assert.rejects(
+    runDaily(t.db, { date: '2026-11-08', source: arraySource(broken as never), sourceKey: 'all-broken' }),
+    /in a row could not be processed/,
+  );
   assert.equal((await findRun(t.db, '2026-11-08', 'all-broken'))?.status, 'failed');
 });

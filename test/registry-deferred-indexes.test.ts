@@ -34,7 +34,8 @@ async function deferredRows(db: Db): Promise<number> {
   return rows[0]!.n;
 }
 
-const companies = (from: number, count: number) => Array.from({ length: count }, (_, i) => companySnapshot({ n: from + i, city: i % 2 ? 'Gdańsk' : 'Łódź' }));
+const companies = (from: number, count: number) =>
+  Array.from({ length: count }, (_, i) => companySnapshot({ n: from + i, city: i % 2 ? 'Gdańsk' : 'Łódź' }));
 
 /**
  * The snapshots, with `during` awaited after the first `after` of them: the run has committed
@@ -62,22 +63,41 @@ function sourceWith(snapshots: CompanySnapshot[], after: number, during: () => P
 async function runWatchingIndexes(db: Db, date: string, from: number, count: number, pauseAt: number, fail = false) {
   let midRun: string[] = [];
   const run = runDaily(db, {
-    date, batchSize: 10, deferIndexes: true,
-    source: sourceWith(companies(from, count), pauseAt, async () => {
-      midRun = await indexDefinitions(db);
-    }, fail),
+    date,
+    batchSize: 10,
+    deferIndexes: true,
+    source: sourceWith(
+      companies(from, count),
+      pauseAt,
+      async () => {
+        midRun = await indexDefinitions(db);
+      },
+      fail,
+    ),
   });
-  return run.then((summary) => ({ summary, midRun: () => midRun }), (error: unknown) => ({ error, midRun: () => midRun }));
+  return run.then(
+    (summary) => ({ summary, midRun: () => midRun }),
+    (error: unknown) => ({ error, midRun: () => midRun }),
+  );
 }
 
 test('a first load that defers its indexes loads without them and ends with exactly the indexes it started with', async () => {
   const t = await createTestDatabase();
   const before = await indexDefinitions(t.db);
-  assert.ok(before.some((d) => d.includes('companies_search_city_idx')), 'the migrations create the search indexes');
+  assert.ok(
+    before.some((d) => d.includes('companies_search_city_idx')),
+    'the migrations create the search indexes',
+  );
   const r = await runWatchingIndexes(t.db, '2026-11-01', 100, 60, 35);
   assert.equal('summary' in r && r.summary.new, 60);
   // While loading: only the primary keys (companies', and the identifiers' that keeps each identifier to one company).
-  assert.deepEqual(r.midRun().map((d) => /INDEX (\S+)/.exec(d)![1]).sort(), ['companies_pkey', 'company_identifiers_pkey']);
+  assert.deepEqual(
+    r
+      .midRun()
+      .map((d) => /INDEX (\S+)/.exec(d)![1])
+      .sort(),
+    ['companies_pkey', 'company_identifiers_pkey'],
+  );
   assert.deepEqual(await indexDefinitions(t.db), before);
   assert.equal(await deferredRows(t.db), 0);
   // The rebuilt indexes hold the companies: a city search through its index finds them.
@@ -123,7 +143,10 @@ test('a live run keeps its deferred indexes to itself; those of a run whose proc
     paused = resolve;
   });
   const load = runDaily(t.db, {
-    date: '2026-11-01', batchSize: 10, deferIndexes: true, sourceKey: 'file:first',
+    date: '2026-11-01',
+    batchSize: 10,
+    deferIndexes: true,
+    sourceKey: 'file:first',
     source: sourceWith(companies(100, 60), 35, async () => {
       paused();
       await released;
@@ -143,12 +166,18 @@ test('a live run keeps its deferred indexes to itself; those of a run whose proc
   // What a process killed mid-load leaves: its run still 'running', nobody holding its lock, the
   // indexes dropped and recorded.
   const { rows } = await sql<{ id: string }>`
-    INSERT INTO daily_runs (run_date, source, source_key, status) VALUES ('2026-11-02', 'file', 'file:killed', 'running') RETURNING id`.execute(t.db);
+    INSERT INTO daily_runs (run_date, source, source_key, status) VALUES ('2026-11-02', 'file', 'file:killed', 'running') RETURNING id`.execute(
+    t.db,
+  );
   const dropped = await deferSecondaryIndexes(t.db, rows[0]!.id);
   assert.equal(dropped.length, 5);
   assert.equal((await indexDefinitions(t.db)).length, 2);
   // The next run of any source builds them before it writes.
-  await runDaily(t.db, { date: '2026-11-03', sourceKey: 'file:next', source: arraySource([companySnapshot({ n: 100, name: 'NOWA NAZWA' })]) });
+  await runDaily(t.db, {
+    date: '2026-11-03',
+    sourceKey: 'file:next',
+    source: arraySource([companySnapshot({ n: 100, name: 'NOWA NAZWA' })]),
+  });
   assert.deepEqual(await indexDefinitions(t.db), before);
   assert.equal(await deferredRows(t.db), 0);
   assert.equal((await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(100) }))?.name, 'NOWA NAZWA');
@@ -197,16 +226,23 @@ test('a first load killed with SIGKILL leaves its indexes recorded; run again, i
   try {
     // Large enough (over 8 MB) to be read by the preparing worker, so the load defers its indexes by default.
     const size = 20_000;
-    const file = writeNdjson(join(dir, 'first.ndjson'), Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i })));
+    const file = writeNdjson(
+      join(dir, 'first.ndjson'),
+      Array.from({ length: size }, (_, i) => companySnapshot({ n: 300_000 + i })),
+    );
     const args = ['daily', '--date', '2026-11-01', '--source', `file:${file}`, '--batch-size', '500'];
     const killed = await regwatch(t.url, args, (child) => {
-      const poll = setInterval(() => void (async () => {
-        const { rows } = await sql<{ n: number }>`SELECT coalesce(max(new_count), 0)::int AS n FROM daily_runs`.execute(t.db);
-        if (rows[0]!.n >= 2000) {
-          clearInterval(poll);
-          child.kill('SIGKILL');
-        }
-      })(), 20);
+      const poll = setInterval(
+        () =>
+          void (async () => {
+            const { rows } = await sql<{ n: number }>`SELECT coalesce(max(new_count), 0)::int AS n FROM daily_runs`.execute(t.db);
+            if (rows[0]!.n >= 2000) {
+              clearInterval(poll);
+              child.kill('SIGKILL');
+            }
+          })(),
+        20,
+      );
       child.on('exit', () => clearInterval(poll));
     });
     assert.equal(killed.signal, 'SIGKILL', `the run finished before it could be killed: ${killed.stdout}`);
@@ -227,7 +263,11 @@ test('a first load killed with SIGKILL leaves its indexes recorded; run again, i
   }
 });
 
-function regwatch(url: string, args: string[], onSpawn?: (child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+function regwatch(
+  url: string,
+  args: string[],
+  onSpawn?: (child: ReturnType<typeof spawn>) => void,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'regwatch.js'), ...args], {
       env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', REGISTRY_SOURCES: '' },
@@ -235,8 +275,12 @@ function regwatch(url: string, args: string[], onSpawn?: (child: ReturnType<type
     });
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (d) => { stdout += d; });
-    child.stderr!.on('data', (d) => { stderr += d; });
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
     onSpawn?.(child);

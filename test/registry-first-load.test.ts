@@ -19,7 +19,9 @@ import type { CompanySnapshot } from '../src/registry/model.ts';
 async function integrity(db: Awaited<ReturnType<typeof createTestDatabase>>['db']) {
   const { rows } = await sql<{ companies: number; identifiers: number; dangling: number }>`
     SELECT (SELECT count(*)::int FROM companies) AS companies, (SELECT count(*)::int FROM company_identifiers) AS identifiers,
-      (SELECT count(*)::int FROM company_identifiers ci LEFT JOIN companies c ON c.id = ci.company_id WHERE c.id IS NULL) AS dangling`.execute(db);
+      (SELECT count(*)::int FROM company_identifiers ci LEFT JOIN companies c ON c.id = ci.company_id WHERE c.id IS NULL) AS dangling`.execute(
+    db,
+  );
   return rows[0]!;
 }
 
@@ -77,14 +79,22 @@ test('a first load through the preparing worker stores exactly what the same loa
     JSON.stringify(companySnapshot({ n: 600, name: 'ZAŻÓŁĆ\u001e GĘŚLĄ\u001f "JAŹŃ"\u001d 🚀' })),
     '{"identity": {"identifiers": []}}',
     JSON.stringify(companySnapshot({ n: 505, name: 'FIRMA 505 PO ZMIANIE NAZWY' })),
-    ...Array.from({ length: 20 }, (_, i) => JSON.stringify(companySnapshot({ n: 700 + i, contacts: [{ type: 'phone', value: `+48 600 000 ${100 + i}` }] }))),
+    ...Array.from({ length: 20 }, (_, i) =>
+      JSON.stringify(companySnapshot({ n: 700 + i, contacts: [{ type: 'phone', value: `+48 600 000 ${100 + i}` }] })),
+    ),
   ];
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-first-load-'));
   const path = join(dir, 'day.ndjson');
   writeFileSync(path, lines.join('\n') + '\n');
   const stored = async (prepareInWorker: boolean) => {
     const t = await createTestDatabase();
-    const s = await runDaily(t.db, { date: '2026-11-01', source: createFileSource(path), sourceKey: 'file', batchSize: 8, prepareInWorker });
+    const s = await runDaily(t.db, {
+      date: '2026-11-01',
+      source: createFileSource(path),
+      sourceKey: 'file',
+      batchSize: 8,
+      prepareInWorker,
+    });
     const { rows } = await sql<Record<string, unknown>>`
       SELECT c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot, encode(c.content_hash, 'hex') AS hash,
         c.source_fingerprints, c.revision, c.name_folded, c.city_folded, c.voivodeship_folded, c.postal_code, c.legal_form,
@@ -92,7 +102,11 @@ test('a first load through the preparing worker stores exactly what the same loa
         c.first_seen_date::text AS first_seen_date,
         (SELECT string_agg(identifier_type(ci.key) || '=' || identifier_value(ci.key), ',' ORDER BY identifier_type(ci.key)) FROM company_identifiers ci WHERE ci.company_id = c.id) AS identifiers
       FROM companies c ORDER BY c.primary_identifier`.execute(t.db);
-    return { summary: { new: s.new, updated: s.updated, skipped: s.skipped, processed: s.processed, total: s.total }, rows, integrity: await integrity(t.db) };
+    return {
+      summary: { new: s.new, updated: s.updated, skipped: s.skipped, processed: s.processed, total: s.total },
+      rows,
+      integrity: await integrity(t.db),
+    };
   };
   try {
     const inWorker = await stored(true);

@@ -21,7 +21,15 @@ test('a full export run through the preparing worker detects and stores exactly 
   const day2: CompanySpec[] = base.map((spec, i) => {
     if (i % 7 === 0) return { ...spec, name: `FIRMA ${spec.n} NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ` };
     if (i % 11 === 0) return { ...spec, contacts: [{ type: 'phone', value: `+48 600 100 ${100 + i}` }] };
-    if (i === 5) return { ...spec, status: 'wykreślony', dates: [{ type: 'registration', date: '2015-03-02' }, { type: 'deletion', date: '2026-11-02' }] };
+    if (i === 5)
+      return {
+        ...spec,
+        status: 'wykreślony',
+        dates: [
+          { type: 'registration', date: '2015-03-02' },
+          { type: 'deletion', date: '2026-11-02' },
+        ],
+      };
     return spec;
   });
   const lines = [
@@ -39,7 +47,13 @@ test('a full export run through the preparing worker detects and stores exactly 
   const outcome = async (prepareInWorker: boolean) => {
     const t = await createTestDatabase();
     await runDaily(t.db, { date: '2026-11-01', source: arraySource(base.map(companySnapshot)), sourceKey: 'day1' });
-    const s = await runDaily(t.db, { date: '2026-11-02', source: createFileSource(path), sourceKey: 'file', batchSize: 8, prepareInWorker });
+    const s = await runDaily(t.db, {
+      date: '2026-11-02',
+      source: createFileSource(path),
+      sourceKey: 'file',
+      batchSize: 8,
+      prepareInWorker,
+    });
     const { rows: events } = await sql<Record<string, unknown>>`
       SELECT c.primary_identifier, e.event_type, e.old_value, e.new_value, e.severity
       FROM events e JOIN companies c ON c.id = e.company_id WHERE e.event_date = '2026-11-02' ORDER BY e.id`.execute(t.db);
@@ -47,7 +61,11 @@ test('a full export run through the preparing worker detects and stores exactly 
       SELECT primary_identifier, name, status, snapshot, encode(content_hash, 'hex') AS hash, source_fingerprints, revision,
         city_folded, has_phone, first_seen_date::text AS first_seen_date, last_changed_date::text AS last_changed_date
       FROM companies ORDER BY primary_identifier`.execute(t.db);
-    return { summary: { new: s.new, updated: s.updated, deleted: s.deleted, events: s.events, skipped: s.skipped, total: s.total }, events, companies };
+    return {
+      summary: { new: s.new, updated: s.updated, deleted: s.deleted, events: s.events, skipped: s.skipped, total: s.total },
+      events,
+      companies,
+    };
   };
   const inWorker = await outcome(true);
   const here = await outcome(false);

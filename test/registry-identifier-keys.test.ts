@@ -25,20 +25,28 @@ const storedIdentifier = fc.tuple(fc.constantFrom<IdentifierType>('NIP', 'REGON9
 test('identifier_key(), identifier_type() and identifier_value() in SQL agree with identifierKey', async () => {
   const t = await createTestDatabase();
   const samples = fc.sample(storedIdentifier, 500).concat([
-    { type: 'KRS', value: '0000000001' }, { type: 'REGON9', value: '000000000' }, { type: 'NIP', value: '9999999999' },
+    { type: 'KRS', value: '0000000001' },
+    { type: 'REGON9', value: '000000000' },
+    { type: 'NIP', value: '9999999999' },
   ]);
   const { rows } = await sql<{ key: string; type: string; value: string }>`
     SELECT identifier_key(x.type, x.value)::text AS key, identifier_type(identifier_key(x.type, x.value)) AS type,
       identifier_value(identifier_key(x.type, x.value)) AS value
     FROM unnest(${samples.map((s) => s.type)}::text[], ${samples.map((s) => s.value)}::text[]) WITH ORDINALITY AS x(type, value, n)
     ORDER BY x.n`.execute(t.db);
-  assert.deepEqual(rows, samples.map((s) => ({ key: identifierKey(s.type, s.value), type: s.type, value: s.value })));
+  assert.deepEqual(
+    rows,
+    samples.map((s) => ({ key: identifierKey(s.type, s.value), type: s.type, value: s.value })),
+  );
   // The key's range is checked: a type the function does not know gives no key, and no row.
-  await assert.rejects(sql`INSERT INTO company_identifiers (key, company_id) VALUES (identifier_key('REGON14', '12345678901234'), 1)`.execute(t.db), /null value/);
+  await assert.rejects(
+    sql`INSERT INTO company_identifiers (key, company_id) VALUES (identifier_key('REGON14', '12345678901234'), 1)`.execute(t.db),
+    /null value/,
+  );
   await assert.rejects(sql`INSERT INTO company_identifiers (key, company_id) VALUES (40000000000, 1)`.execute(t.db), /check constraint/);
 });
 
-test('the migration carries a registry\'s identifiers to keys and back, with the company index deferred or not', async () => {
+test("the migration carries a registry's identifiers to keys and back, with the company index deferred or not", async () => {
   const t = await createTestDatabase();
   const migrator = new Migrator({ db: t.db, provider: new FileMigrationProvider({ fs, path, migrationFolder }) });
   const down = await migrator.migrateTo(BEFORE);
@@ -53,24 +61,41 @@ test('the migration carries a registry\'s identifiers to keys and back, with the
     { type: 'KRS', value: '0000000001', company_id: '3' },
   ];
   await sql`INSERT INTO company_identifiers (type, value, company_id)
-    SELECT * FROM unnest(${before.map((r) => r.type)}::text[], ${before.map((r) => r.value)}::text[], ${before.map((r) => r.company_id)}::bigint[])`.execute(t.db);
+    SELECT * FROM unnest(${before.map((r) => r.type)}::text[], ${before.map((r) => r.value)}::text[], ${before.map((r) => r.company_id)}::bigint[])`.execute(
+    t.db,
+  );
   // As a first load that a crash interrupted leaves it (src/registry/deferred-indexes.ts).
   await sql`DROP INDEX company_identifiers_company_idx`.execute(t.db);
 
   const up = await migrator.migrateToLatest();
   assert.equal(up.error, undefined);
-  const { rows } = await sql<{ key: string; company_id: string }>`SELECT key::text, company_id::text FROM company_identifiers ORDER BY key`.execute(t.db);
-  assert.deepEqual(rows, before.map((r) => ({ key: identifierKey(r.type as IdentifierType, r.value)!, company_id: r.company_id })).sort((a, b) => a.key.localeCompare(b.key)));
+  const { rows } = await sql<{
+    key: string;
+    company_id: string;
+  }>`SELECT key::text, company_id::text FROM company_identifiers ORDER BY key`.execute(t.db);
+  assert.deepEqual(
+    rows,
+    before
+      .map((r) => ({ key: identifierKey(r.type as IdentifierType, r.value)!, company_id: r.company_id }))
+      .sort((a, b) => a.key.localeCompare(b.key)),
+  );
   const indexes = await sql<{ indexname: string; indexdef: string }>`
     SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'company_identifiers' ORDER BY indexname`.execute(t.db);
-  assert.deepEqual(indexes.rows.map((r) => r.indexname), ['company_identifiers_company_idx', 'company_identifiers_pkey']);
+  assert.deepEqual(
+    indexes.rows.map((r) => r.indexname),
+    ['company_identifiers_company_idx', 'company_identifiers_pkey'],
+  );
   assert.match(indexes.rows[1]!.indexdef, /\(key\)/);
-  for (const r of before) assert.equal(await findCompanyIdByIdentifier(t.db, { type: r.type as IdentifierType, value: r.value }), r.company_id);
+  for (const r of before)
+    assert.equal(await findCompanyIdByIdentifier(t.db, { type: r.type as IdentifierType, value: r.value }), r.company_id);
 
   // And back: the text columns as they were.
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined);
   const { rows: restored } = await sql<{ type: string; value: string; company_id: string }>`
     SELECT type, value, company_id::text FROM company_identifiers ORDER BY company_id, type`.execute(t.db);
-  assert.deepEqual(restored, [...before].sort((a, b) => a.company_id.localeCompare(b.company_id) || a.type.localeCompare(b.type)));
+  assert.deepEqual(
+    restored,
+    [...before].sort((a, b) => a.company_id.localeCompare(b.company_id) || a.type.localeCompare(b.type)),
+  );
   assert.equal((await migrator.migrateToLatest()).error, undefined);
 });

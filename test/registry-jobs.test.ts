@@ -22,7 +22,9 @@ function config(env: Record<string, string>) {
 }
 
 test('the crontab exists only when sources are configured, and parses', () => {
-  assert.deepEqual(createRegistryJobs({ config: config({ REGISTRY_SOURCES: 'synthetic' }), db: t.db, logger, clock }).crontab, [DAILY_CRONTAB]);
+  assert.deepEqual(createRegistryJobs({ config: config({ REGISTRY_SOURCES: 'synthetic' }), db: t.db, logger, clock }).crontab, [
+    DAILY_CRONTAB,
+  ]);
   assert.deepEqual(createRegistryJobs({ config: config({ REGISTRY_SOURCES: '' }), db: t.db, logger, clock }).crontab, []);
   assert.equal(parseCrontab(DAILY_CRONTAB).length, 1);
   assert.equal(dayBefore(new Date('2026-11-21T03:00:00Z')), '2026-11-20');
@@ -38,7 +40,13 @@ test('the tick fans out one job per source, keyed by date and source, however of
     FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks k ON k.id = j.task_id
     LEFT JOIN graphile_worker._private_job_queues q ON q.id = j.job_queue_id
     WHERE k.identifier = ${DAILY_TASK}`.execute(t.db);
-  assert.deepEqual(rows, [{ key: 'registry.daily:2026-11-20:synthetic', queue_name: 'registry-daily-synthetic', payload: { date: '2026-11-20', source: 'synthetic' } }]);
+  assert.deepEqual(rows, [
+    {
+      key: 'registry.daily:2026-11-20:synthetic',
+      queue_name: 'registry-daily-synthetic',
+      payload: { date: '2026-11-20', source: 'synthetic' },
+    },
+  ]);
 });
 
 test('the daily task runs the source for its date, and a second run adds nothing', async () => {
@@ -62,13 +70,14 @@ test('the daily task refuses a bad payload', async () => {
 
 test('demo data: a synthetic registry with a few days of history, once, and only on the embedded database', async () => {
   const demoDb = await createTestDatabase();
-  const runtime = (embedded: boolean) => ({
-    config: config({ DEMO_COMPANIES: '400' }),
-    logger,
-    database: demoDb,
-    embedded: embedded ? { url: demoDb.url, adminUrl: demoDb.url, owned: false, stop: async () => {} } : null,
-    close: async () => {},
-  }) as unknown as Runtime;
+  const runtime = (embedded: boolean) =>
+    ({
+      config: config({ DEMO_COMPANIES: '400' }),
+      logger,
+      database: demoDb,
+      embedded: embedded ? { url: demoDb.url, adminUrl: demoDb.url, owned: false, stop: async () => {} } : null,
+      close: async () => {},
+    }) as unknown as Runtime;
 
   assert.equal(await ensureDemoData(runtime(false), { today: '2026-11-21' }), null);
   const result = await ensureDemoData(runtime(true), { today: '2026-11-21' });

@@ -23,11 +23,20 @@ test('many companies each listed several times, spread over overlapping batches:
   // batches race: the later ones are retried, superseded lines dropped, and the last line wins.
   const fresh = await createTestDatabase();
   let seed = 7;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   for (const date of ['2026-11-01', '2026-11-02']) {
     const lines = Array.from({ length: 300 }, (_, i) => ({ n: 500 + Math.floor(random() * 40), v: `${date} ${i}` }));
-    await runDaily(fresh.db, { date, source: arraySource(lines.map(({ n, v }) => companySnapshot({ n, name: `WERSJA ${v}` }))), batchSize: 7 });
+    await runDaily(fresh.db, {
+      date,
+      source: arraySource(lines.map(({ n, v }) => companySnapshot({ n, name: `WERSJA ${v}` }))),
+      batchSize: 7,
+    });
     const last = new Map(lines.map(({ n, v }) => [n, v]));
-    for (const [n, v] of last) assert.equal((await findCompanyByIdentifier(fresh.db, { type: 'NIP', value: nipFor(n) }))?.name, `WERSJA ${v}`, `company ${n} on ${date}`);
+    for (const [n, v] of last)
+      assert.equal(
+        (await findCompanyByIdentifier(fresh.db, { type: 'NIP', value: nipFor(n) }))?.name,
+        `WERSJA ${v}`,
+        `company ${n} on ${date}`,
+      );
   }
 });

@@ -30,7 +30,14 @@ test('the migration marks existing import runs by kind and identifier, and back'
   assert.equal(down.error, undefined);
   assert.ok(down.results?.some((r) => r.migrationName === MIGRATION && r.direction === 'Down' && r.status === 'Success'));
 
-  const keys = ['krs', 'synthetic:7', 'import:krs+bir:NIP:5261040828', 'import:ceidg:REGON9:012345675', 'import:krs:KRS:0000028860', 'import:odd'];
+  const keys = [
+    'krs',
+    'synthetic:7',
+    'import:krs+bir:NIP:5261040828',
+    'import:ceidg:REGON9:012345675',
+    'import:krs:KRS:0000028860',
+    'import:odd',
+  ];
   await sql`INSERT INTO daily_runs (run_date, source, source_key, status)
     SELECT '2026-11-01', 'krs', k, 'completed' FROM unnest(${keys}::text[]) AS k`.execute(t.db);
 
@@ -48,21 +55,40 @@ test('the migration marks existing import runs by kind and identifier, and back'
   ]);
   const runs = await findRunChanges(t.db, 0, []);
   assert.deepEqual(runs.map(importedIdentifierOf), [
-    null, null, { type: 'NIP', value: '5261040828' }, { type: 'REGON9', value: '012345675' }, { type: 'KRS', value: '0000028860' }, null,
+    null,
+    null,
+    { type: 'NIP', value: '5261040828' },
+    { type: 'REGON9', value: '012345675' },
+    { type: 'KRS', value: '0000028860' },
+    null,
   ]);
   // Only the two daily runs count in the statistics.
   const days = await completedRunDays(t.db, '2026-11-01', '2026-11-01');
-  assert.deepEqual(days.map((d) => d.sources), [['krs']]);
+  assert.deepEqual(
+    days.map((d) => d.sources),
+    [['krs']],
+  );
   // An identifier needs an import run, and both of its halves.
-  await assert.rejects(sql`UPDATE daily_runs SET import_identifier_type = 'NIP', import_identifier_value = '1' WHERE source_key = 'krs'`.execute(t.db), /check constraint/);
-  await assert.rejects(sql`UPDATE daily_runs SET import_identifier_value = NULL WHERE source_key LIKE 'import:krs:%'`.execute(t.db), /check constraint/);
+  await assert.rejects(
+    sql`UPDATE daily_runs SET import_identifier_type = 'NIP', import_identifier_value = '1' WHERE source_key = 'krs'`.execute(t.db),
+    /check constraint/,
+  );
+  await assert.rejects(
+    sql`UPDATE daily_runs SET import_identifier_value = NULL WHERE source_key LIKE 'import:krs:%'`.execute(t.db),
+    /check constraint/,
+  );
 
   // And back: the columns go, every run stays as it was.
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined);
   const { rows: restored } = await sql<{ source_key: string }>`SELECT source_key FROM daily_runs ORDER BY id`.execute(t.db);
-  assert.deepEqual(restored.map((r) => r.source_key), keys);
+  assert.deepEqual(
+    restored.map((r) => r.source_key),
+    keys,
+  );
   const { rows: columns } = await sql<{ column_name: string }>`
-    SELECT column_name FROM information_schema.columns WHERE table_name = 'daily_runs' AND column_name IN ('kind', 'import_identifier_type', 'import_identifier_value')`.execute(t.db);
+    SELECT column_name FROM information_schema.columns WHERE table_name = 'daily_runs' AND column_name IN ('kind', 'import_identifier_type', 'import_identifier_value')`.execute(
+    t.db,
+  );
   assert.deepEqual(columns, []);
   assert.equal((await migrator.migrateToLatest()).error, undefined);
 });
@@ -72,7 +98,9 @@ test('a run given an import identifier is recorded as an import, and left out of
   const snapshot = companySnapshot({ n: 1 });
   await runDaily(t.db, { date: '2026-11-02', source: arraySource([snapshot]), sourceKey: 'daily-key' });
   await runDaily(t.db, {
-    date: '2026-11-03', source: arraySource([companySnapshot({ n: 2 })]), sourceKey: 'import-key',
+    date: '2026-11-03',
+    source: arraySource([companySnapshot({ n: 2 })]),
+    sourceKey: 'import-key',
     importIdentifier: { type: 'NIP', value: nipFor(2) },
   });
   const { rows } = await sql<RunRow>`
@@ -81,5 +109,8 @@ test('a run given an import identifier is recorded as an import, and left out of
     { source_key: 'daily-key', kind: 'daily', import_identifier_type: null, import_identifier_value: null },
     { source_key: 'import-key', kind: 'import', import_identifier_type: 'NIP', import_identifier_value: nipFor(2) },
   ]);
-  assert.deepEqual((await completedRunDays(t.db, '2026-11-01', '2026-11-30')).map((d) => d.run_date), ['2026-11-02']);
+  assert.deepEqual(
+    (await completedRunDays(t.db, '2026-11-01', '2026-11-30')).map((d) => d.run_date),
+    ['2026-11-02'],
+  );
 });

@@ -18,11 +18,20 @@ await runDaily(t.db, {
     companySnapshot({ n: 7 }),
   ]),
 });
-await runDaily(t.db, { date: '2026-11-07', source: arraySource([companySnapshot({ n: 3, city: 'Kraków' }), companySnapshot({ n: 8 })]), sourceKey: 'synthetic-like' });
+await runDaily(t.db, {
+  date: '2026-11-07',
+  source: arraySource([companySnapshot({ n: 3, city: 'Kraków' }), companySnapshot({ n: 8 })]),
+  sourceKey: 'synthetic-like',
+});
 
-test('day statistics come from that day\'s run, with the total known at its end', async () => {
+test("day statistics come from that day's run, with the total known at its end", async () => {
   assert.deepEqual(await getDayStats(t.db, '2026-10-01'), {
-    meta: { date: '2026-10-01', type: 'daily_snapshot', source: 'snapshot file import', description: (await getDayStats(t.db, '2026-10-01'))!.meta.description },
+    meta: {
+      date: '2026-10-01',
+      type: 'daily_snapshot',
+      source: 'snapshot file import',
+      description: (await getDayStats(t.db, '2026-10-01'))!.meta.description,
+    },
     data: { new: 5, updated: 0, deleted: 0, total: 5 },
   });
   const b = await getDayStats(t.db, '2026-10-03');
@@ -43,7 +52,10 @@ test('the range covers the 30 days ending at the date, clamped to days with runs
   assert.deepEqual(r?.data, { new: 7, updated: 2, deleted: 1, total: 7 });
   // 2026-11-07 reaches back to 2026-10-09: only its own run is inside.
   const late = await getRangeStats(t.db, '2026-11-07');
-  assert.deepEqual({ from: late?.meta.from_date, to: late?.meta.to_date, data: late?.data }, { from: '2026-11-07', to: '2026-11-07', data: { new: 1, updated: 1, deleted: 0, total: 8 } });
+  assert.deepEqual(
+    { from: late?.meta.from_date, to: late?.meta.to_date, data: late?.data },
+    { from: '2026-11-07', to: '2026-11-07', data: { new: 1, updated: 1, deleted: 0, total: 8 } },
+  );
   // 2026-10-30 reaches back to 2026-10-01 exactly (30 days inclusive).
   assert.equal((await getRangeStats(t.db, '2026-10-30'))?.meta.from_date, '2026-10-01');
   assert.equal((await getRangeStats(t.db, '2026-10-31'))?.meta.from_date, '2026-10-03');
@@ -56,6 +68,11 @@ test('malformed dates are refused', async () => {
 });
 
 test('on-demand import runs do not make a day of their own', async () => {
-  await runDaily(t.db, { date: '2026-10-02', source: arraySource([companySnapshot({ n: 50 })]), sourceKey: 'import:krs:NIP:123', importIdentifier: { type: 'NIP', value: '123' } });
+  await runDaily(t.db, {
+    date: '2026-10-02',
+    source: arraySource([companySnapshot({ n: 50 })]),
+    sourceKey: 'import:krs:NIP:123',
+    importIdentifier: { type: 'NIP', value: '123' },
+  });
   assert.equal(await getDayStats(t.db, '2026-10-02'), null);
 });

@@ -22,7 +22,11 @@ const day3: CompanySpec[] = day1.map((c) => ({ ...c, name: `TRZECIA NAZWA ${c.n}
 
 const db = await createTestDatabase();
 await runDay(db.db, '2030-05-01', day1);
-const t = await createTestApp({ db, listen: true, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' } });
+const t = await createTestApp({
+  db,
+  listen: true,
+  env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' },
+});
 const a = await createAccount(t);
 const aId = await accountIdOf(t, a.userRef);
 await applyLedgerEntry(t.db.db, { accountId: aId, type: 'deposit', amount: 1000, description: 'test top-up' });
@@ -30,7 +34,14 @@ await watchNumbers(t.db.db, aId, [1, 2, 3, 4, 5, 6], new Date('2030-05-01T08:00:
 await runDay(t.db.db, '2030-05-02', day2);
 
 let requests = 0;
-const rw = new Regwatch({ token: a.master, baseUrl: t.baseUrl, fetch: (r) => { requests++; return fetch(r); } });
+const rw = new Regwatch({
+  token: a.master,
+  baseUrl: t.baseUrl,
+  fetch: (r) => {
+    requests++;
+    return fetch(r);
+  },
+});
 
 /** The whole feed by after_id, read with the raw client: what the stream must yield. */
 async function wholeFeed(): Promise<number[]> {
@@ -45,12 +56,17 @@ test('feed and feedAll across pages; companyEvents and companyEventsAll', async 
   assert.ok('last_page' in page.meta && page.meta.total === ids.length && page.meta.last_page >= 3);
   const walked: number[] = [];
   for await (const e of rw.events.feedAll({ per_page: 5 })) walked.push(e.id);
-  assert.deepEqual([...walked].sort((x, y) => x - y), ids, 'every event once across the pages');
+  assert.deepEqual(
+    [...walked].sort((x, y) => x - y),
+    ids,
+    'every event once across the pages',
+  );
 
   const one = await rw.events.companyEvents({ identifier_type: 'NIP', identifier_value: nipFor(7), per_page: 1 });
-  assert.ok(one.meta.total >= 2 && one.meta.last_page === one.meta.total, 'an unwatched company\'s history, one a page');
+  assert.ok(one.meta.total >= 2 && one.meta.last_page === one.meta.total, "an unwatched company's history, one a page");
   const history: number[] = [];
-  for await (const e of rw.events.companyEventsAll({ identifier_type: 'NIP', identifier_value: nipFor(7), per_page: 1 })) history.push(e.id);
+  for await (const e of rw.events.companyEventsAll({ identifier_type: 'NIP', identifier_value: nipFor(7), per_page: 1 }))
+    history.push(e.id);
   assert.equal(history.length, one.meta.total);
   assert.equal(new Set(history).size, history.length);
 });
@@ -69,7 +85,7 @@ test('stream: every event once, in id order, across polls and while a daily run 
     }
   })();
   let after: number[] = [];
-  await waitFor('the third day\'s events', async () => {
+  await waitFor("the third day's events", async () => {
     if (!writing) return false;
     await writing;
     after = await wholeFeed();
@@ -78,7 +94,11 @@ test('stream: every event once, in id order, across polls and while a daily run 
   await new Promise((r) => setTimeout(r, 300)); // more polls: nothing may come twice
   controller.abort();
   await consumer;
-  assert.deepEqual(seen.map((e) => e.id), after, 'every event of the feed once, in id order');
+  assert.deepEqual(
+    seen.map((e) => e.id),
+    after,
+    'every event of the feed once, in id order',
+  );
   assert.ok(requests - startRequests >= Math.ceil(before.length / 4) + 2, `several polls (${requests - startRequests} requests)`);
 
   // Resuming from a kept id yields only what follows it.
@@ -108,10 +128,26 @@ test('webhooks: every method, and verifyWebhook on a message the service signed 
   const payload = await verifyWebhook<{ type: string; data: { test: boolean } }>(message.body, headers, secret);
   assert.equal(payload.type, 'COMPANY_NAME_CHANGED');
   assert.equal(payload.data.test, true);
-  assert.deepEqual(await verifyWebhook(new TextEncoder().encode(message.body), new Headers(headers), secret), payload, 'bytes and a Headers object');
-  await assert.rejects(verifyWebhook(message.body.replace('COMPANY_NAME_CHANGED', 'COMPANY_NAME_CHANGEX'), headers, secret), WebhookVerificationError, 'a tampered body');
-  await assert.rejects(verifyWebhook(message.body, { ...headers, 'webhook-timestamp': String(Number(message.timestamp) + 1) }, secret), WebhookVerificationError, 'a changed timestamp');
-  await assert.rejects(verifyWebhook(message.body, headers, `whsec_${Buffer.alloc(32, 7).toString('base64')}`), WebhookVerificationError, 'another secret');
+  assert.deepEqual(
+    await verifyWebhook(new TextEncoder().encode(message.body), new Headers(headers), secret),
+    payload,
+    'bytes and a Headers object',
+  );
+  await assert.rejects(
+    verifyWebhook(message.body.replace('COMPANY_NAME_CHANGED', 'COMPANY_NAME_CHANGEX'), headers, secret),
+    WebhookVerificationError,
+    'a tampered body',
+  );
+  await assert.rejects(
+    verifyWebhook(message.body, { ...headers, 'webhook-timestamp': String(Number(message.timestamp) + 1) }, secret),
+    WebhookVerificationError,
+    'a changed timestamp',
+  );
+  await assert.rejects(
+    verifyWebhook(message.body, headers, `whsec_${Buffer.alloc(32, 7).toString('base64')}`),
+    WebhookVerificationError,
+    'another secret',
+  );
   await assert.rejects(verifyWebhook(message.body, headers, secret, { now: (Number(message.timestamp) + 301) * 1000 }), /too old/);
 
   const deliveries = await rw.webhooks.deliveries(id, { per_page: 1 });
@@ -134,7 +170,8 @@ test('webhooks: every method, and verifyWebhook on a message the service signed 
   const m2 = rx.on('/sdk').find((m) => m.id === second.data.message_id)!;
   assert.equal(m2.signature.split(' ').length, 2);
   const h2 = { 'webhook-id': m2.id, 'webhook-timestamp': m2.timestamp, 'webhook-signature': m2.signature };
-  for (const s of [secret, rotated.data.secret]) assert.equal((await verifyWebhook<{ type: string }>(m2.body, h2, s)).type, 'COMPANY_REGISTERED_ADDRESS_CHANGED');
+  for (const s of [secret, rotated.data.secret])
+    assert.equal((await verifyWebhook<{ type: string }>(m2.body, h2, s)).type, 'COMPANY_REGISTERED_ADDRESS_CHANGED');
 
   assert.equal((await rw.webhooks.delete(id)).data.deleted, true);
 });
@@ -142,11 +179,23 @@ test('webhooks: every method, and verifyWebhook on a message the service signed 
 test('verifyWebhook agrees with the standardwebhooks package', async () => {
   const secret = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
   const wh = new Webhook(secret);
-  const body = JSON.stringify({ type: 'COMPANY_NAME_CHANGED', timestamp: new Date().toISOString(), data: { id: 1, name: 'Zażółć gęślą jaźń' } });
+  const body = JSON.stringify({
+    type: 'COMPANY_NAME_CHANGED',
+    timestamp: new Date().toISOString(),
+    data: { id: 1, name: 'Zażółć gęślą jaźń' },
+  });
   const at = new Date();
-  const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': wh.sign('msg_1', at, body) };
+  const headers = {
+    'webhook-id': 'msg_1',
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': wh.sign('msg_1', at, body),
+  };
   assert.deepEqual(await verifyWebhook(body, headers, secret), wh.verify(body, headers));
-  for (const bad of [{ ...headers, 'webhook-id': 'msg_2' }, { ...headers, 'webhook-signature': 'v2,' + headers['webhook-signature'].slice(3) }, { ...headers, 'webhook-signature': '' }]) {
+  for (const bad of [
+    { ...headers, 'webhook-id': 'msg_2' },
+    { ...headers, 'webhook-signature': 'v2,' + headers['webhook-signature'].slice(3) },
+    { ...headers, 'webhook-signature': '' },
+  ]) {
     assert.throws(() => wh.verify(body, bad));
     await assert.rejects(verifyWebhook(body, bad, secret), WebhookVerificationError);
   }

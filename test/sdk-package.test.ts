@@ -13,8 +13,12 @@ type Sdk = typeof SdkSource;
 
 /** The SDK as published: its generated types match the app's document, and both builds load and call the service. */
 
-test('the committed generated types match the app\'s OpenAPI document (else: npm run sdk:generate)', async () => {
-  assert.equal(readFileSync(SDK_TYPES_FILE, 'utf8'), await generateSdkTypes(), 'packages/sdk/src/generated/openapi.ts is stale: run `npm run sdk:generate` and commit it');
+test("the committed generated types match the app's OpenAPI document (else: npm run sdk:generate)", async () => {
+  assert.equal(
+    readFileSync(SDK_TYPES_FILE, 'utf8'),
+    await generateSdkTypes(),
+    'packages/sdk/src/generated/openapi.ts is stale: run `npm run sdk:generate` and commit it',
+  );
   // The /docs page (Swagger UI over this document) points at the SDK.
   const { info } = (await readOpenApiDocument()) as { info: { description: string } };
   assert.match(info.description, /`@regwatch\/sdk`.*docs\/sdk\.md/);

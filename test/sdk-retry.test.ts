@@ -25,24 +25,33 @@ test('a 429 is retried after Retry-After and succeeds; with no retries left, or 
   const windowStart = Date.now();
   for (let i = 0; i < LIMIT; i++) await rw.tokens.verify();
 
-  const once = await new Regwatch({ token: a.master, baseUrl: t.baseUrl, retry: { maxAttempts: 1 } }).tokens.verify().catch((e: unknown) => e);
+  const once = await new Regwatch({ token: a.master, baseUrl: t.baseUrl, retry: { maxAttempts: 1 } }).tokens
+    .verify()
+    .catch((e: unknown) => e);
   assert.ok(once instanceof RateLimitError, String(once));
   assert.equal(once.status, 429);
   assert.equal(once.code, 'RATE_LIMITED');
   assert.ok((once.retryAfterMs ?? 0) > 50_000, `retryAfterMs ${once.retryAfterMs}`);
   const started = Date.now();
-  const impatient = await new Regwatch({ token: a.master, baseUrl: t.baseUrl, retry: { maxDelayMs: 5000 } }).tokens.verify().catch((e: unknown) => e);
+  const impatient = await new Regwatch({ token: a.master, baseUrl: t.baseUrl, retry: { maxDelayMs: 5000 } }).tokens
+    .verify()
+    .catch((e: unknown) => e);
   assert.ok(impatient instanceof RateLimitError, 'a Retry-After above maxDelayMs is not waited for');
   assert.ok(Date.now() - started < 5000);
 
   // A stream whose poll is limited (no retries left in the client) waits the Retry-After out and polls on.
   const polls: { status: number; retryAfter: string | null; at: number }[] = [];
   const stopStream = new AbortController();
-  const streamRw = new Regwatch({ token: a.master, baseUrl: t.baseUrl, retry: { maxAttempts: 1 }, fetch: async (r) => {
-    const res = await fetch(r);
-    polls.push({ status: res.status, retryAfter: res.headers.get('retry-after'), at: Date.now() });
-    return res;
-  } });
+  const streamRw = new Regwatch({
+    token: a.master,
+    baseUrl: t.baseUrl,
+    retry: { maxAttempts: 1 },
+    fetch: async (r) => {
+      const res = await fetch(r);
+      polls.push({ status: res.status, retryAfter: res.headers.get('retry-after'), at: Date.now() });
+      return res;
+    },
+  });
   const streaming = (async () => {
     for await (const _ of streamRw.events.stream({ intervalMs: 30_000, signal: stopStream.signal })) assert.fail('the feed is empty');
   })();
@@ -60,9 +69,13 @@ test('a 429 is retried after Retry-After and succeeds; with no retries left, or 
   assert.ok(retryAfter >= 1 && retryAfter <= 10, `Retry-After ${limited.retryAfter}`);
   assert.ok(retried.at - limited.at >= retryAfter * 1000 - 50, `waited ${retried.at - limited.at} ms for Retry-After ${retryAfter}`);
 
-  await waitFor('the stream\'s poll after the window', () => polls.length >= 2, 15_000);
+  await waitFor("the stream's poll after the window", () => polls.length >= 2, 15_000);
   stopStream.abort();
   await streaming;
-  assert.deepEqual(polls.map((p) => p.status), [429, 200], 'one limited poll, then one after the wait (the next is 30 s away)');
+  assert.deepEqual(
+    polls.map((p) => p.status),
+    [429, 200],
+    'one limited poll, then one after the wait (the next is 30 s away)',
+  );
   assert.ok(polls[1]!.at - polls[0]!.at >= Number(polls[0]!.retryAfter) * 1000 - 50);
 });

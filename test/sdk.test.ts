@@ -2,7 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import {
-  AuthenticationError, InsufficientCreditsError, NotFoundError, PermissionError, Regwatch, RegwatchError, ValidationError,
+  AuthenticationError,
+  InsufficientCreditsError,
+  NotFoundError,
+  PermissionError,
+  Regwatch,
+  RegwatchError,
+  ValidationError,
 } from '../packages/sdk/src/index.ts';
 import { createAccount, createApiToken, createTestApp, latestInitToken, startTestWorker } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/db.ts';
@@ -17,7 +23,12 @@ import { watchNumbers } from './webhooks-support.ts';
  * test/sdk-events.test.ts covers the feed, its stream and webhooks; test/sdk-retry.test.ts a 429.
  */
 
-const companies: CompanySpec[] = Array.from({ length: 45 }, (_, i) => ({ n: i + 1, name: `PIEKARNIA ${i + 1} SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ`, city: 'Kraków', voivodeship: 'małopolskie' }));
+const companies: CompanySpec[] = Array.from({ length: 45 }, (_, i) => ({
+  n: i + 1,
+  name: `PIEKARNIA ${i + 1} SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ`,
+  city: 'Kraków',
+  voivodeship: 'małopolskie',
+}));
 const db = await createTestDatabase();
 await runDay(db.db, '2030-03-01', companies);
 const t = await createTestApp({ db, listen: true, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
@@ -39,7 +50,10 @@ test('auth: register, then init with the mailed token gives a Master Token the S
   assert.equal(typeof (await anonymous.auth.recover(email)).message, 'string');
   assert.equal((await anonymous.health()).status, 'ok');
   const sources = await anonymous.sources();
-  assert.deepEqual(sources.data.slice(0, 4).map((s) => s.source), ['krs', 'bir', 'ceidg', 'vat']);
+  assert.deepEqual(
+    sources.data.slice(0, 4).map((s) => s.source),
+    ['krs', 'bir', 'ceidg', 'vat'],
+  );
 });
 
 test('tokens: create, list, get, rename, rotate, revoke', async () => {
@@ -54,7 +68,10 @@ test('tokens: create, list, get, rename, rotate, revoke', async () => {
   assert.equal((await new Regwatch({ baseUrl: t.baseUrl, token: fresh.plaintext }).tokens.verify()).data.valid, true);
   const revoked = await rw.tokens.revoke(fresh.token_ref);
   assert.equal(revoked.success, true);
-  await assert.rejects(new Regwatch({ baseUrl: t.baseUrl, token: fresh.plaintext }).tokens.verify(), (e: unknown) => e instanceof AuthenticationError && e.status === 401 && e.code === 'UNAUTHORIZED');
+  await assert.rejects(
+    new Regwatch({ baseUrl: t.baseUrl, token: fresh.plaintext }).tokens.verify(),
+    (e: unknown) => e instanceof AuthenticationError && e.status === 401 && e.code === 'UNAUTHORIZED',
+  );
 });
 
 test('companies: one search page, searchAll across three pages, a snapshot', async () => {
@@ -142,7 +159,9 @@ test('typed errors: 422 with its errors map, 404, 403, 401, 402 with balance and
 
   const poor = await createAccount(t);
   await setBalance(t, await accountIdOf(t, poor.userRef), 0);
-  const broke = await new Regwatch({ baseUrl: t.baseUrl, token: poor.master }).companies.search({ q: 'piekarnia' }).catch((e: unknown) => e);
+  const broke = await new Regwatch({ baseUrl: t.baseUrl, token: poor.master }).companies
+    .search({ q: 'piekarnia' })
+    .catch((e: unknown) => e);
   assert.ok(broke instanceof InsufficientCreditsError, String(broke));
   assert.equal(broke.status, 402);
   assert.equal(broke.code, 'INSUFFICIENT_CREDITS');

@@ -11,26 +11,52 @@ import { sharedBuffersMb } from '../src/db/embedded.ts';
 
 const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 
-
-function serve(dataDir: string, port: number, extraEnv: Record<string, string> = {}): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, PORT: String(port), DEMO_COMPANIES: '0', LOG_LEVEL: 'info', ...extraEnv };
+function serve(
+  dataDir: string,
+  port: number,
+  extraEnv: Record<string, string> = {},
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    DEMO_COMPANIES: '0',
+    LOG_LEVEL: 'info',
+    ...extraEnv,
+  };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d) => { out += d; });
-  child.stderr!.on('data', (d) => { out += d; });
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  defer(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  defer(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
   return { child, output: () => out, exited };
 }
 
 /** Runs a command to its end: exit code, stdout, stderr, and both as they came. */
-async function run(command: string, args: string[], env?: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string; output: string }> {
+async function run(
+  command: string,
+  args: string[],
+  env?: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string; output: string }> {
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const r = { code: null as number | null, stdout: '', stderr: '', output: '' };
-  child.stdout.on('data', (d) => { r.stdout += d; r.output += d; });
-  child.stderr.on('data', (d) => { r.stderr += d; r.output += d; });
+  child.stdout.on('data', (d) => {
+    r.stdout += d;
+    r.output += d;
+  });
+  child.stderr.on('data', (d) => {
+    r.stderr += d;
+    r.output += d;
+  });
   r.code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   return r;
 }
@@ -41,64 +67,83 @@ async function waitForHealth(port: number, ms: number): Promise<number> {
     try {
       const r = await fetch(`http://127.0.0.1:${port}/health`);
       if (r.status === 200 && (await r.json()).status === 'ok') return Date.now() - start;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`no /health within ${ms} ms`);
 }
 
-test('regwatch serve on the embedded PostgreSQL: /health, graceful SIGTERM, a stale postmaster.pid after a crash', { timeout: 300_000 }, async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-serve-'));
-  chmodSync(dataDir, 0o755);
-  defer(() => rmSync(dataDir, { recursive: true, force: true }));
-  const port = await freePort();
+test(
+  'regwatch serve on the embedded PostgreSQL: /health, graceful SIGTERM, a stale postmaster.pid after a crash',
+  { timeout: 300_000 },
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-serve-'));
+    chmodSync(dataDir, 0o755);
+    defer(() => rmSync(dataDir, { recursive: true, force: true }));
+    const port = await freePort();
 
-  // First start: initialises the cluster, then /health answers (its time is measured by
-  // bench/startup.ts, not asserted here: a loaded CI machine must not make this test flaky).
-  const first = serve(dataDir, port);
-  await waitForHealth(port, 90_000);
-  const reg = await fetch(`http://127.0.0.1:${port}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'proc@example.com', name: 'Proc' }) });
-  assert.equal(reg.status, 201);
-  // Its buffer cache is sized for the machine (postmaster.opts is the server's command line).
-  assert.match(readFileSync(join(dataDir, 'pg', 'postmaster.opts'), 'utf8'), new RegExp(`shared_buffers=${sharedBuffersMb()}MB`));
-  // Its settings as the server reports them: initialised without data checksums, WAL writer at 10 ms.
-  const creds = JSON.parse(readFileSync(join(dataDir, 'pg-credentials.json'), 'utf8')) as { user: string; password: string };
-  const pgPort = Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]);
-  const client = new pg.Client({ host: '127.0.0.1', port: pgPort, user: creds.user, password: creds.password, database: 'regwatch' });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ name: string; setting: string }>(`SELECT name, setting FROM pg_settings WHERE name IN ('data_checksums', 'wal_writer_delay') ORDER BY name`);
-    assert.deepEqual(rows, [{ name: 'data_checksums', setting: 'off' }, { name: 'wal_writer_delay', setting: '10' }]);
-  } finally {
-    await client.end();
-  }
+    // First start: initialises the cluster, then /health answers (its time is measured by
+    // bench/startup.ts, not asserted here: a loaded CI machine must not make this test flaky).
+    const first = serve(dataDir, port);
+    await waitForHealth(port, 90_000);
+    const reg = await fetch(`http://127.0.0.1:${port}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'proc@example.com', name: 'Proc' }),
+    });
+    assert.equal(reg.status, 201);
+    // Its buffer cache is sized for the machine (postmaster.opts is the server's command line).
+    assert.match(readFileSync(join(dataDir, 'pg', 'postmaster.opts'), 'utf8'), new RegExp(`shared_buffers=${sharedBuffersMb()}MB`));
+    // Its settings as the server reports them: initialised without data checksums, WAL writer at 10 ms.
+    const creds = JSON.parse(readFileSync(join(dataDir, 'pg-credentials.json'), 'utf8')) as { user: string; password: string };
+    const pgPort = Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[3]);
+    const client = new pg.Client({ host: '127.0.0.1', port: pgPort, user: creds.user, password: creds.password, database: 'regwatch' });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ name: string; setting: string }>(
+        `SELECT name, setting FROM pg_settings WHERE name IN ('data_checksums', 'wal_writer_delay') ORDER BY name`,
+      );
+      assert.deepEqual(rows, [
+        { name: 'data_checksums', setting: 'off' },
+        { name: 'wal_writer_delay', setting: '10' },
+      ]);
+    } finally {
+      await client.end();
+    }
 
-  // SIGTERM: the server stops accepting, finishes, stops the cluster and exits 0.
-  first.child.kill('SIGTERM');
-  assert.equal(await first.exited, 0, first.output());
-  assert.match(first.output(), /"msg":"stopped"/);
-  assert.ok(!existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'the cluster was stopped');
+    // SIGTERM: the server stops accepting, finishes, stops the cluster and exits 0.
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0, first.output());
+    assert.match(first.output(), /"msg":"stopped"/);
+    assert.ok(!existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'the cluster was stopped');
 
-  // A crash leaves a postmaster.pid naming a process that is not postgres (here: pid 1's
-  // neighbour, our own pid): the next start must clean it up and come up with the data kept.
-  const pidFile = join(dataDir, 'pg', 'postmaster.pid');
-  writeFileSync(pidFile, `${process.pid}\n${join(dataDir, 'pg')}\n1700000000\n${port}\n\n127.0.0.1\n  5432001  0\nready\n`);
-  const second = serve(dataDir, port);
-  await waitForHealth(port, 90_000);
-  const again = await fetch(`http://127.0.0.1:${port}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'proc@example.com', name: 'Proc' }) });
-  assert.equal(again.status, 201, 'the account registered before the crash is still there (re-registration before init)');
-  const pidNow = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  assert.notEqual(pidNow, process.pid);
-  second.child.kill('SIGINT');
-  assert.equal(await second.exited, 0, second.output());
+    // A crash leaves a postmaster.pid naming a process that is not postgres (here: pid 1's
+    // neighbour, our own pid): the next start must clean it up and come up with the data kept.
+    const pidFile = join(dataDir, 'pg', 'postmaster.pid');
+    writeFileSync(pidFile, `${process.pid}\n${join(dataDir, 'pg')}\n1700000000\n${port}\n\n127.0.0.1\n  5432001  0\nready\n`);
+    const second = serve(dataDir, port);
+    await waitForHealth(port, 90_000);
+    const again = await fetch(`http://127.0.0.1:${port}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'proc@example.com', name: 'Proc' }),
+    });
+    assert.equal(again.status, 201, 'the account registered before the crash is still there (re-registration before init)');
+    const pidNow = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    assert.notEqual(pidNow, process.pid);
+    second.child.kill('SIGINT');
+    assert.equal(await second.exited, 0, second.output());
 
-  // `regwatch migrate` on the same data directory (no server running) starts and stops the cluster itself.
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir };
-  delete env.DATABASE_URL;
-  const mig = await run(process.execPath, [BIN, 'migrate'], env);
-  assert.equal(mig.code, 0);
-  assert.match(mig.stdout, /up to date/);
-});
+    // `regwatch migrate` on the same data directory (no server running) starts and stops the cluster itself.
+    const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir };
+    delete env.DATABASE_URL;
+    const mig = await run(process.execPath, [BIN, 'migrate'], env);
+    assert.equal(mig.code, 0);
+    assert.match(mig.stdout, /up to date/);
+  },
+);
 
 test('the embedded buffer cache is a quarter of memory, between 128 MB and 2 GB', () => {
   const gb = 1024 ** 3;
@@ -112,15 +157,32 @@ test('an invalid configuration is reported at once, every problem by variable, e
   delete env.STRIPE_SECRET_KEY;
   const { code, stderr: err } = await run(process.execPath, [BIN, 'serve'], env);
   assert.equal(code, 78);
-  for (const v of ['PORT', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'REGISTRY_SOURCES', 'KRS_API_URL']) assert.match(err, new RegExp(v), `mentions ${v}: ${err}`);
+  for (const v of ['PORT', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'REGISTRY_SOURCES', 'KRS_API_URL'])
+    assert.match(err, new RegExp(v), `mentions ${v}: ${err}`);
 });
 
-test('the embedded PostgreSQL also works for an ordinary user (run as nobody)', { skip: process.getuid?.() === 0 && existsSync('/usr/sbin/runuser') ? false : 'needs root and runuser to switch users' }, async () => {
-  const home = mkdtempSync(join(tmpdir(), 'regwatch-nobody-'));
-  chmodSync(home, 0o777);
-  defer(() => rmSync(home, { recursive: true, force: true }));
-  const { code, output: out } = await run('/usr/sbin/runuser', ['-u', 'nobody', '--', 'env', `DATA_DIR=${home}/data`, `HOME=${home}`, `TMPDIR=${home}`, `PATH=${process.env.PATH}`, process.execPath, BIN, 'migrate']);
-  assert.equal(code, 0, out);
-  assert.match(out, /Applied \d+ migration/);
-  assert.ok(existsSync(join(home, 'data', 'pg', 'PG_VERSION')));
-});
+test(
+  'the embedded PostgreSQL also works for an ordinary user (run as nobody)',
+  { skip: process.getuid?.() === 0 && existsSync('/usr/sbin/runuser') ? false : 'needs root and runuser to switch users' },
+  async () => {
+    const home = mkdtempSync(join(tmpdir(), 'regwatch-nobody-'));
+    chmodSync(home, 0o777);
+    defer(() => rmSync(home, { recursive: true, force: true }));
+    const { code, output: out } = await run('/usr/sbin/runuser', [
+      '-u',
+      'nobody',
+      '--',
+      'env',
+      `DATA_DIR=${home}/data`,
+      `HOME=${home}`,
+      `TMPDIR=${home}`,
+      `PATH=${process.env.PATH}`,
+      process.execPath,
+      BIN,
+      'migrate',
+    ]);
+    assert.equal(code, 0, out);
+    assert.match(out, /Applied \d+ migration/);
+    assert.ok(existsSync(join(home, 'data', 'pg', 'PG_VERSION')));
+  },
+);

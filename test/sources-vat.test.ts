@@ -17,7 +17,9 @@ import { createRegistryJobs, DAILY_TICK_TASK } from '../src/registry/jobs.ts';
 const DIR = 'vat-whitelist/';
 const NIP = '7740001454';
 type Entry = { identifier: string; subjects?: Array<{ statusVat: string; accountNumbers: string[] }> };
-const recorded = readFixtureJson(`${DIR}search-nips-mixed-notfound-invalid-czynny-niezarejestrowany.json`) as { result: { entries: Entry[] } };
+const recorded = readFixtureJson(`${DIR}search-nips-mixed-notfound-invalid-czynny-niezarejestrowany.json`) as {
+  result: { entries: Entry[] };
+};
 const orlen = recorded.result.entries.find((e) => e.identifier === NIP)!.subjects![0]!;
 
 let vatStatus = 'Czynny';
@@ -28,7 +30,11 @@ const server = await startFixtureServer((req) => {
     const asked = req.path.slice('/api/search/nips/'.length).split(',');
     return jsonReply({
       result: {
-        entries: asked.map((identifier) => (identifier === NIP ? { identifier, subjects: [{ ...orlen, statusVat: vatStatus, accountNumbers: accounts }] } : { identifier, subjects: [] })),
+        entries: asked.map((identifier) =>
+          identifier === NIP
+            ? { identifier, subjects: [{ ...orlen, statusVat: vatStatus, accountNumbers: accounts }] }
+            : { identifier, subjects: [] },
+        ),
         requestId: `req-${req.query.get('date')}`,
         requestDateTime: '12-11-2026 03:00:01',
       },
@@ -50,7 +56,12 @@ async function tickAndWork(day: string): Promise<void> {
 
 test('a watched company whose VAT status and accounts change on the white list gets both events from the scheduled run', async () => {
   const acct = await createAccount(t);
-  const add = await t.app.inject({ method: 'POST', url: '/api/v1/companies/add', headers: bearer(acct.master), payload: { identifier_type: 'NIP', identifier_value: [NIP] } });
+  const add = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/companies/add',
+    headers: bearer(acct.master),
+    payload: { identifier_type: 'NIP', identifier_value: [NIP] },
+  });
   assert.equal(add.statusCode, 202, add.body);
   await drainQueues(t); // the on-demand import from the white list, then the watch
   const watched = (await t.app.inject({ method: 'GET', url: '/api/v1/companies/watched', headers: bearer(acct.master) })).json();
@@ -59,7 +70,11 @@ test('a watched company whose VAT status and accounts change on the white list g
   // 2026-11-10: the list says what it said at the import: nothing to report.
   await tickAndWork('2026-11-11');
   const asked = server.requests.filter((r) => r.path.startsWith('/api/search/nips/'));
-  assert.deepEqual(asked.map((r) => [r.path, r.query.get('date')]), [[`/api/search/nips/${NIP}`, '2026-11-10']], 'the scheduled run asked for the watched NIP');
+  assert.deepEqual(
+    asked.map((r) => [r.path, r.query.get('date')]),
+    [[`/api/search/nips/${NIP}`, '2026-11-10']],
+    'the scheduled run asked for the watched NIP',
+  );
 
   // 2026-11-11: exempt, and two accounts fewer.
   vatStatus = 'Zwolniony';
@@ -68,15 +83,31 @@ test('a watched company whose VAT status and accounts change on the white list g
 
   const feed = await t.app.inject({ method: 'GET', url: '/api/v1/watchlist/events', headers: bearer(acct.master) });
   assert.equal(feed.statusCode, 200, feed.body);
-  const events = (feed.json().data as Array<{ event_type: string; old_value: string | null; new_value: string | null; event_date: string; primary_identifier: string }>);
+  const events = feed.json().data as Array<{
+    event_type: string;
+    old_value: string | null;
+    new_value: string | null;
+    event_date: string;
+    primary_identifier: string;
+  }>;
   const vat = events.find((e) => e.event_type === 'COMPANY_VAT_STATUS_CHANGED');
-  assert.deepEqual(vat && { old: vat.old_value, new: vat.new_value, date: vat.event_date }, { old: 'Czynny', new: 'Zwolniony', date: '2026-11-11' });
+  assert.deepEqual(vat && { old: vat.old_value, new: vat.new_value, date: vat.event_date }, {
+    old: 'Czynny',
+    new: 'Zwolniony',
+    date: '2026-11-11',
+  });
   const bank = events.find((e) => e.event_type === 'COMPANY_BANK_ACCOUNTS_CHANGED');
   assert.ok(bank, `bank accounts event among ${events.map((e) => e.event_type).join(', ')}`);
   assert.equal(bank.event_date, '2026-11-11');
   assert.equal(bank.new_value, [...accounts].sort().join(', '));
 
-  const sources = (await t.app.inject({ method: 'GET', url: '/api/v1/sources' })).json().data as Array<{ source: string; health: string; last_completed_date: string; companies: number; last_run: { events: number } }>;
+  const sources = (await t.app.inject({ method: 'GET', url: '/api/v1/sources' })).json().data as Array<{
+    source: string;
+    health: string;
+    last_completed_date: string;
+    companies: number;
+    last_run: { events: number };
+  }>;
   const vatSource = sources.find((s) => s.source === 'vat')!;
   assert.equal(vatSource.last_completed_date, '2026-11-11');
   assert.equal(vatSource.companies, 1);

@@ -53,7 +53,16 @@ interface SourceEntry {
   configured: boolean;
   health: string;
   last_completed_date: string | null;
-  last_run: null | { date: string; status: string; started_at: string; finished_at: string | null; new: number; updated: number; deleted: number; events: number };
+  last_run: null | {
+    date: string;
+    status: string;
+    started_at: string;
+    finished_at: string | null;
+    new: number;
+    updated: number;
+    deleted: number;
+    events: number;
+  };
   gaps: string[];
   companies: number;
 }
@@ -81,8 +90,24 @@ function metric(body: string, series: string): number | undefined {
 test('before any run: the four registries are listed, krs configured and owing nothing yet', async () => {
   const list = await sources('2026-11-10T12:00:00Z');
   assert.deepEqual([...list.keys()], ['krs', 'bir', 'ceidg', 'vat']);
-  assert.deepEqual(list.get('krs'), { source: 'krs', configured: true, health: 'ok', last_completed_date: null, last_run: null, gaps: [], companies: 0 });
-  assert.deepEqual(list.get('bir'), { source: 'bir', configured: false, health: 'unconfigured', last_completed_date: null, last_run: null, gaps: [], companies: 0 });
+  assert.deepEqual(list.get('krs'), {
+    source: 'krs',
+    configured: true,
+    health: 'ok',
+    last_completed_date: null,
+    last_run: null,
+    gaps: [],
+    companies: 0,
+  });
+  assert.deepEqual(list.get('bir'), {
+    source: 'bir',
+    configured: false,
+    health: 'unconfigured',
+    last_completed_date: null,
+    last_run: null,
+    gaps: [],
+    companies: 0,
+  });
 });
 
 test('a successful scheduled day', async () => {
@@ -93,9 +118,19 @@ test('a successful scheduled day', async () => {
   assert.deepEqual(krs.gaps, []);
   assert.equal(krs.companies, 1);
   assert.ok(krs.last_run);
-  assert.deepEqual({ ...krs.last_run, started_at: typeof krs.last_run.started_at, finished_at: typeof krs.last_run.finished_at }, {
-    date: '2026-11-10', status: 'completed', started_at: 'string', finished_at: 'string', new: 1, updated: 0, deleted: 0, events: 0,
-  });
+  assert.deepEqual(
+    { ...krs.last_run, started_at: typeof krs.last_run.started_at, finished_at: typeof krs.last_run.finished_at },
+    {
+      date: '2026-11-10',
+      status: 'completed',
+      started_at: 'string',
+      finished_at: 'string',
+      new: 1,
+      updated: 0,
+      deleted: 0,
+      events: 0,
+    },
+  );
   assert.ok(Date.parse(krs.last_run.finished_at!) >= Date.parse(krs.last_run.started_at));
 });
 
@@ -139,9 +174,15 @@ test('the next tick catches up the failed and the missed day, oldest first, then
   await tickAndWork('2026-11-14');
   const { rows } = await sql<{ run_date: string; status: string; attempts: number }>`
     SELECT run_date::text AS run_date, status, attempts FROM daily_runs WHERE source = 'krs' ORDER BY finished_at, id`.execute(db.db);
-  assert.deepEqual(rows.map((r) => [r.run_date, r.status]), [
-    ['2026-11-10', 'completed'], ['2026-11-11', 'completed'], ['2026-11-12', 'completed'], ['2026-11-13', 'completed'],
-  ]);
+  assert.deepEqual(
+    rows.map((r) => [r.run_date, r.status]),
+    [
+      ['2026-11-10', 'completed'],
+      ['2026-11-11', 'completed'],
+      ['2026-11-12', 'completed'],
+      ['2026-11-13', 'completed'],
+    ],
+  );
   assert.ok(rows[1]!.attempts >= 2, 'the failed day was resumed, not run anew');
   const krs = (await sources('2026-11-14T07:00:00Z')).get('krs')!;
   assert.equal(krs.health, 'ok');
@@ -162,17 +203,36 @@ test('the next tick catches up the failed and the missed day, oldest first, then
 test('a day older than the source can serve stays a gap: BIR reaches 7 days back', async () => {
   const birDb = await createTestDatabase();
   const birClock = createManualClock('2026-11-20T03:00:00Z');
-  const birApp = await createTestApp({ db: birDb, clock: birClock, env: { REGISTRY_SOURCES: 'bir', BIR_API_URL: 'http://127.0.0.1:1/bir', BIR_API_KEY: 'k' } });
+  const birApp = await createTestApp({
+    db: birDb,
+    clock: birClock,
+    env: { REGISTRY_SOURCES: 'bir', BIR_API_URL: 'http://127.0.0.1:1/bir', BIR_API_KEY: 'k' },
+  });
   const birJobs = createRegistryJobs({ config: birApp.config, db: birDb.db, logger, clock: birClock });
   // Watched since 2026-11-05 (a run completed then); the worker was off since.
-  await sql`INSERT INTO daily_runs (run_date, source, source_key, status, finished_at) VALUES ('2026-11-05', 'bir', 'bir', 'completed', now())`.execute(birDb.db);
+  await sql`INSERT INTO daily_runs (run_date, source, source_key, status, finished_at) VALUES ('2026-11-05', 'bir', 'bir', 'completed', now())`.execute(
+    birDb.db,
+  );
   await birJobs.tasks[DAILY_TICK_TASK]!({ _cron: { ts: '2026-11-20T03:00:00.000Z' } }, {} as JobHelpers);
-  const { rows } = await sql<{ date: string }>`SELECT payload->>'date' AS date FROM graphile_worker._private_jobs ORDER BY id`.execute(birDb.db);
-  assert.deepEqual(rows.map((r) => r.date), ['2026-11-13', '2026-11-14', '2026-11-15', '2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19']);
+  const { rows } = await sql<{ date: string }>`SELECT payload->>'date' AS date FROM graphile_worker._private_jobs ORDER BY id`.execute(
+    birDb.db,
+  );
+  assert.deepEqual(
+    rows.map((r) => r.date),
+    ['2026-11-13', '2026-11-14', '2026-11-15', '2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19'],
+  );
   birClock.set('2026-11-20T07:00:00Z');
   const res = await birApp.app.inject({ method: 'GET', url: '/api/v1/sources' });
   const bir = (res.json() as { data: SourceEntry[] }).data.find((s) => s.source === 'bir')!;
-  assert.deepEqual(bir.gaps.slice(0, 7), ['2026-11-06', '2026-11-07', '2026-11-08', '2026-11-09', '2026-11-10', '2026-11-11', '2026-11-12']);
+  assert.deepEqual(bir.gaps.slice(0, 7), [
+    '2026-11-06',
+    '2026-11-07',
+    '2026-11-08',
+    '2026-11-09',
+    '2026-11-10',
+    '2026-11-11',
+    '2026-11-12',
+  ]);
   assert.equal(bir.health, 'down');
 });
 
@@ -182,13 +242,23 @@ test('synthetic when configured, file when it ran; their runs counted under thei
   const other = await createTestApp({ db: otherDb, clock: otherClock, env: { REGISTRY_SOURCES: 'synthetic', DEMO_COMPANIES: '50' } });
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-sources-'));
   defer(() => rmSync(dir, { recursive: true, force: true }));
-  await runDaily(otherDb.db, { date: '2026-11-20', source: createFileSource(writeNdjson(join(dir, 'day.ndjson'), [companySnapshot({ n: 1 }), companySnapshot({ n: 2 })])) });
+  await runDaily(otherDb.db, {
+    date: '2026-11-20',
+    source: createFileSource(writeNdjson(join(dir, 'day.ndjson'), [companySnapshot({ n: 1 }), companySnapshot({ n: 2 })])),
+  });
   const res = await other.app.inject({ method: 'GET', url: '/api/v1/sources' });
   const list = (res.json() as { data: SourceEntry[] }).data;
-  assert.deepEqual(list.map((s) => [s.source, s.configured, s.health]), [
-    ['krs', false, 'unconfigured'], ['bir', false, 'unconfigured'], ['ceidg', false, 'unconfigured'], ['vat', false, 'unconfigured'],
-    ['synthetic', true, 'ok'], ['file', false, 'unconfigured'],
-  ]);
+  assert.deepEqual(
+    list.map((s) => [s.source, s.configured, s.health]),
+    [
+      ['krs', false, 'unconfigured'],
+      ['bir', false, 'unconfigured'],
+      ['ceidg', false, 'unconfigured'],
+      ['vat', false, 'unconfigured'],
+      ['synthetic', true, 'ok'],
+      ['file', false, 'unconfigured'],
+    ],
+  );
   const file = list.find((s) => s.source === 'file')!;
   assert.equal(file.companies, 2);
   assert.equal(file.last_completed_date, '2026-11-20');
@@ -210,7 +280,18 @@ test('public, rate limited per client IP, and described in the OpenAPI document'
   assert.equal(other.statusCode, 200, 'another client has its own allowance');
 
   const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as {
-    paths: Record<string, { get?: { security?: unknown; responses: Record<string, { content: Record<string, { schema: { properties: Record<string, unknown> }; example?: { status: string; data: unknown[] } }> }> } }>;
+    paths: Record<
+      string,
+      {
+        get?: {
+          security?: unknown;
+          responses: Record<
+            string,
+            { content: Record<string, { schema: { properties: Record<string, unknown> }; example?: { status: string; data: unknown[] } }> }
+          >;
+        };
+      }
+    >;
   };
   const op = doc.paths['/api/v1/sources']?.get;
   assert.ok(op, 'the route is documented');

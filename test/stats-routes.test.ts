@@ -11,12 +11,31 @@ import type { CompanySnapshot } from '../src/registry/model.ts';
 function company(nip: string, name: string, extra: Partial<CompanySnapshot['profiles'][number]> = {}): CompanySnapshot {
   return {
     identity: { identifiers: [{ type: 'NIP', value: nip }], company_type: 'osoba prawna', country_code: 'PL' },
-    profiles: [{
-      source: 'file', name, status: 'aktywny', legal_form: 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
-      address: { street: 'ul. Prosta', building: '1', apartment: '', city: 'Warszawa', postal_code: '00-850', voivodeship: 'mazowieckie', country_code: 'PL' },
-      units: [], contacts: [], activities: [{ code: '6201Z', name: 'Działalność związana z oprogramowaniem', is_primary: true }],
-      dates: [{ type: 'activity_start', date: '2020-01-01' }], websites: [], vat_status: null, bank_accounts: [], ...extra,
-    }],
+    profiles: [
+      {
+        source: 'file',
+        name,
+        status: 'aktywny',
+        legal_form: 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+        address: {
+          street: 'ul. Prosta',
+          building: '1',
+          apartment: '',
+          city: 'Warszawa',
+          postal_code: '00-850',
+          voivodeship: 'mazowieckie',
+          country_code: 'PL',
+        },
+        units: [],
+        contacts: [],
+        activities: [{ code: '6201Z', name: 'Działalność związana z oprogramowaniem', is_primary: true }],
+        dates: [{ type: 'activity_start', date: '2020-01-01' }],
+        websites: [],
+        vat_status: null,
+        bank_accounts: [],
+        ...extra,
+      },
+    ],
     persons: [],
   };
 }
@@ -31,14 +50,26 @@ function ndjson(rows: CompanySnapshot[]): string {
 test('stats day and range from real daily runs; 404 without a run; 422 for a malformed date; 10 a minute per IP', async () => {
   const t = await createTestApp();
   // Valid NIPs (checksum): 5261040828, 5270103391, 7740001454.
-  await runDaily(t.db.db, { date: '2026-11-01', source: createFileSource(ndjson([company('5261040828', 'ALFA SP. Z O.O.'), company('5270103391', 'BETA SP. Z O.O.')])), sourceKey: 'file' });
+  await runDaily(t.db.db, {
+    date: '2026-11-01',
+    source: createFileSource(ndjson([company('5261040828', 'ALFA SP. Z O.O.'), company('5270103391', 'BETA SP. Z O.O.')])),
+    sourceKey: 'file',
+  });
   await runDaily(t.db.db, {
     date: '2026-11-03',
-    source: createFileSource(ndjson([
-      company('5261040828', 'ALFA NOWA SP. Z O.O.'),
-      company('5270103391', 'BETA SP. Z O.O.', { status: 'wykreślony', dates: [{ type: 'activity_start', date: '2020-01-01' }, { type: 'deletion', date: '2026-11-02' }] }),
-      company('7740001454', 'GAMMA S.A.'),
-    ])),
+    source: createFileSource(
+      ndjson([
+        company('5261040828', 'ALFA NOWA SP. Z O.O.'),
+        company('5270103391', 'BETA SP. Z O.O.', {
+          status: 'wykreślony',
+          dates: [
+            { type: 'activity_start', date: '2020-01-01' },
+            { type: 'deletion', date: '2026-11-02' },
+          ],
+        }),
+        company('7740001454', 'GAMMA S.A.'),
+      ]),
+    ),
     sourceKey: 'file',
   });
 

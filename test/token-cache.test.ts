@@ -37,7 +37,11 @@ async function composedApp(db: TestDatabase, clock: Clock = systemClock, env: Re
 
 async function twoApps(clockB?: Clock) {
   const db = await createTestDatabase();
-  await runDaily(db.db, { date: '2026-11-20', source: arraySource([companySnapshot({ n: 1 }), companySnapshot({ n: 2 })]), sourceKey: 'file:token-cache-test' });
+  await runDaily(db.db, {
+    date: '2026-11-20',
+    source: arraySource([companySnapshot({ n: 1 }), companySnapshot({ n: 2 })]),
+    sourceKey: 'file:token-cache-test',
+  });
   const a = await composedApp(db);
   const b = await composedApp(db, clockB);
   await waitFor('both token caches listening', () => a.parts.modules.tokens.cache.active && b.parts.modules.tokens.cache.active, 10_000);
@@ -47,13 +51,24 @@ async function twoApps(clockB?: Clock) {
 }
 
 const snapshot = (t: TestApp, token: string, n = 1) =>
-  t.app.inject({ method: 'POST', url: '/api/v1/companies/snapshot', headers: bearer(token), payload: { identifier_type: 'NIP', identifier_value: nipFor(n) } });
-const search = (t: TestApp, token: string) => t.app.inject({ method: 'GET', url: '/api/v1/companies/search?city=lodz', headers: bearer(token) });
+  t.app.inject({
+    method: 'POST',
+    url: '/api/v1/companies/snapshot',
+    headers: bearer(token),
+    payload: { identifier_type: 'NIP', identifier_value: nipFor(n) },
+  });
+const search = (t: TestApp, token: string) =>
+  t.app.inject({ method: 'GET', url: '/api/v1/companies/search?city=lodz', headers: bearer(token) });
 const cached = (t: ComposedApp, token: string) => t.parts.modules.tokens.cache.get(hashSecret(token), new Date()) !== null;
 
 async function wallet(db: TestDatabase, accountId: string) {
   const w = await db.db.selectFrom('wallets').select('balance').where('account_id', '=', accountId).executeTakeFirstOrThrow();
-  const rows = await db.db.selectFrom('wallet_transactions').select(['amount', 'balance_after', 'type']).where('account_id', '=', accountId).orderBy('id').execute();
+  const rows = await db.db
+    .selectFrom('wallet_transactions')
+    .select(['amount', 'balance_after', 'type'])
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute();
   return {
     balance: Number(w.balance),
     ledgerSum: rows.reduce((s, r) => s + Number(r.amount), 0),
@@ -79,7 +94,7 @@ test('a token revoked through one app is refused at once by another app that has
     assert.equal(res.headers['x-credits-charged'], undefined);
   }
   assert.deepEqual(await wallet(db, accountId), before);
-  await waitFor('the notification to empty B\'s entry', () => !cached(b, api.plaintext), 5000);
+  await waitFor("the notification to empty B's entry", () => !cached(b, api.plaintext), 5000);
   // The Master Token, untouched, still works through both.
   assert.equal((await snapshot(b, account.master)).statusCode, 200);
   assert.equal((await snapshot(a, account.master)).statusCode, 200);
@@ -100,7 +115,12 @@ test('a revocation whose notification never arrives is still refused: the charge
     await sql`ALTER TABLE api_tokens ENABLE TRIGGER api_tokens_notify_auth`.execute(db.db);
   }
   // Company 99 is unknown: refused before its on-demand import, not answered 404.
-  for (const res of [await snapshot(b, api.plaintext), await search(b, api.plaintext), await snapshot(b, api.plaintext, 2), await snapshot(b, api.plaintext, 99)]) {
+  for (const res of [
+    await snapshot(b, api.plaintext),
+    await search(b, api.plaintext),
+    await snapshot(b, api.plaintext, 2),
+    await snapshot(b, api.plaintext, 99),
+  ]) {
     assert.equal(res.statusCode, 401, res.body);
     assert.deepEqual(res.json(), { error: 'Token revoked', code: 'UNAUTHORIZED' });
   }
@@ -135,7 +155,10 @@ test('when the LISTEN connection drops, nothing is served from the cache until i
   await waitFor('B to stop trusting its cache', () => !b.parts.modules.tokens.cache.active, 5000);
   assert.equal(cached(b, api.plaintext), false);
   // Revoked while B cannot hear it: refused anyway.
-  assert.equal((await a.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${api.ref}`, headers: bearer(account.master) })).statusCode, 200);
+  assert.equal(
+    (await a.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${api.ref}`, headers: bearer(account.master) })).statusCode,
+    200,
+  );
   assert.equal((await snapshot(b, api.plaintext)).statusCode, 401);
   assert.equal((await snapshot(b, other.plaintext)).statusCode, 200);
   assert.equal(cached(b, other.plaintext), false, 'nothing is cached while not listening');
@@ -155,14 +178,20 @@ test('parallel charges through two apps never take the balance below zero, and t
   for (const t of [a, b]) assert.equal((await search(t, api.plaintext)).statusCode, 200);
   assert.equal((await applyLedgerEntry(db.db, { accountId, type: 'refund', amount: 2, description: 'test' })).applied, true);
 
-  const kinds = [(t: TestApp) => snapshot(t, api.plaintext), (t: TestApp) => search(t, api.plaintext), (t: TestApp) => snapshot(t, account.master, 2), (t: TestApp) => search(t, account.master)];
+  const kinds = [
+    (t: TestApp) => snapshot(t, api.plaintext),
+    (t: TestApp) => search(t, api.plaintext),
+    (t: TestApp) => snapshot(t, account.master, 2),
+    (t: TestApp) => search(t, account.master),
+  ];
   const responses = await Promise.all(Array.from({ length: 120 }, (_, i) => kinds[i % kinds.length]!(i % 2 === 0 ? a : b)));
   const ok = responses.filter((r) => r.statusCode === 200);
   const refused = responses.filter((r) => r.statusCode === 402);
   assert.equal(ok.length, 30);
   assert.equal(refused.length, 90);
   for (const r of ok) assert.equal(r.headers['x-credits-charged'], '1');
-  for (const r of refused) assert.deepEqual(r.json(), { message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 1 });
+  for (const r of refused)
+    assert.deepEqual(r.json(), { message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 1 });
   const w = await wallet(db, accountId);
   assert.equal(w.balance, 0);
   assert.equal(w.ledgerSum, w.balance);
@@ -176,7 +205,11 @@ test('TOKEN_CACHE_SIZE=0: no cache, no LISTEN connection, every request looks it
   assert.equal((await snapshot(off, account.master)).statusCode, 200);
   assert.equal(off.parts.modules.tokens.cache.active, false);
   assert.equal(cached(off, account.master), false);
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%:listen'`.execute(db.db);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%:listen'`.execute(
+    db.db,
+  );
   assert.equal(rows[0]!.n, 2, 'the two apps with a cache listen; the third does not');
   assert.equal((await snapshot(a, account.master)).statusCode, 200);
 });

@@ -14,7 +14,12 @@ const MASTER_ONLY: { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; url: (ref: strin
 test('create, list, get, rename, verify, revoke: envelopes and fields', async () => {
   const t = await createTestApp();
   const a = await createAccount(t);
-  const created = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(a.master), payload: { name: 'Production ETL', expires_in_days: 30 } });
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: bearer(a.master),
+    payload: { name: 'Production ETL', expires_in_days: 30 },
+  });
   assert.equal(created.statusCode, 201);
   const c = created.json();
   assert.equal(c.success, true);
@@ -38,7 +43,18 @@ test('create, list, get, rename, verify, revoke: envelopes and fields', async ()
   assert.deepEqual(kinds, ['api', 'api', 'master']);
   const forever = l.data.find((tk: { token_ref: string }) => tk.token_ref === never.ref);
   assert.equal(forever.expires_at, null);
-  for (const k of ['token_ref', 'name', 'expires_at', 'is_active', 'revoked_at', 'last_used_at', 'last_used_ip', 'usage_count', 'created_at']) assert.ok(k in forever, k);
+  for (const k of [
+    'token_ref',
+    'name',
+    'expires_at',
+    'is_active',
+    'revoked_at',
+    'last_used_at',
+    'last_used_ip',
+    'usage_count',
+    'created_at',
+  ])
+    assert.ok(k in forever, k);
 
   // Usage is tracked: verify with the API token twice, then read it back.
   for (let i = 0; i < 2; i++) {
@@ -58,7 +74,12 @@ test('create, list, get, rename, verify, revoke: envelopes and fields', async ()
   assert.ok(got.json().data.last_used_at);
   assert.equal(got.json().data.last_used_ip, '127.0.0.1');
 
-  const renamed = await t.app.inject({ method: 'PUT', url: `/api/v1/tokens/${never.ref}`, headers: bearer(a.master), payload: { name: 'Renamed token' } });
+  const renamed = await t.app.inject({
+    method: 'PUT',
+    url: `/api/v1/tokens/${never.ref}`,
+    headers: bearer(a.master),
+    payload: { name: 'Renamed token' },
+  });
   assert.equal(renamed.statusCode, 200);
   assert.equal(renamed.json().data.name, 'Renamed token');
 
@@ -98,9 +119,17 @@ test('validation of token bodies: name 3..255, expires_in_days 1..365', async ()
     assert.equal(r.statusCode, 422, JSON.stringify(payload));
     assert.ok(r.json().errors[field], `${JSON.stringify(payload)} → ${r.body}`);
   }
-  const put = await t.app.inject({ method: 'PUT', url: `/api/v1/tokens/${a.masterRef}`, headers: bearer(a.master), payload: { name: 'no' } });
+  const put = await t.app.inject({
+    method: 'PUT',
+    url: `/api/v1/tokens/${a.masterRef}`,
+    headers: bearer(a.master),
+    payload: { name: 'no' },
+  });
   assert.equal(put.statusCode, 422);
-  const count = await t.db.db.selectFrom('api_tokens').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const count = await t.db.db
+    .selectFrom('api_tokens')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   assert.equal(Number(count.n), 1);
 });
 
@@ -186,7 +215,10 @@ test('rotation: old revoked, new named "(rotated)" with the same lifetime from n
   assert.match(d.new_token.plaintext, /^sk_api_/);
   assert.equal(d.new_token.expires_at, '2026-12-04T10:00:00.000Z'); // 10 days from the rotation
   assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(tok.plaintext) })).statusCode, 401);
-  assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(d.new_token.plaintext) })).statusCode, 200);
+  assert.equal(
+    (await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(d.new_token.plaintext) })).statusCode,
+    200,
+  );
   const twice = await t.app.inject({ method: 'POST', url: `/api/v1/tokens/${tok.ref}/rotate`, headers: bearer(a.master) });
   assert.equal(twice.statusCode, 422);
 

@@ -8,21 +8,61 @@ const t = await createTestDatabase();
 const ids: string[] = [];
 
 test('the VAT list re-checks the NIPs of watched companies: distinct, not removed, paged', async () => {
-  const acct = await t.db.insertInto('accounts').values({ user_ref: 'VATREFRESH01', email: 'v@example.com', name: 'V', status: 'initialized' }).returning('id').executeTakeFirstOrThrow();
-  const acct2 = await t.db.insertInto('accounts').values({ user_ref: 'VATREFRESH02', email: 'w@example.com', name: 'W', status: 'initialized' }).returning('id').executeTakeFirstOrThrow();
+  const acct = await t.db
+    .insertInto('accounts')
+    .values({ user_ref: 'VATREFRESH01', email: 'v@example.com', name: 'V', status: 'initialized' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const acct2 = await t.db
+    .insertInto('accounts')
+    .values({ user_ref: 'VATREFRESH02', email: 'w@example.com', name: 'W', status: 'initialized' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const nips = ['5261040828', '5270103391', '7740001454', '1132853869'];
   for (const [i, nip] of nips.entries()) {
-    const c = await t.db.insertInto('companies').values({
-      primary_identifier_type: 'NIP', primary_identifier: nip, name: `C${i}`, status: 'ACTIVE', snapshot: '{}', content_hash: Buffer.alloc(16),
-      source_fingerprints: '{}', name_folded: `c${i}`, city_folded: null, voivodeship_folded: null, postal_code: null, legal_form: null,
-      activity_codes: [], main_activity: null, activity_start: null, has_phone: false, has_email: false, has_fax: false, first_seen_date: '2026-11-01', last_changed_date: null,
-    }).returning('id').executeTakeFirstOrThrow();
-    await t.db.insertInto('company_identifiers').values({ key: storedIdentifierKey('NIP', nip), company_id: c.id }).execute();
+    const c = await t.db
+      .insertInto('companies')
+      .values({
+        primary_identifier_type: 'NIP',
+        primary_identifier: nip,
+        name: `C${i}`,
+        status: 'ACTIVE',
+        snapshot: '{}',
+        content_hash: Buffer.alloc(16),
+        source_fingerprints: '{}',
+        name_folded: `c${i}`,
+        city_folded: null,
+        voivodeship_folded: null,
+        postal_code: null,
+        legal_form: null,
+        activity_codes: [],
+        main_activity: null,
+        activity_start: null,
+        has_phone: false,
+        has_email: false,
+        has_fax: false,
+        first_seen_date: '2026-11-01',
+        last_changed_date: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await t.db
+      .insertInto('company_identifiers')
+      .values({ key: storedIdentifierKey('NIP', nip), company_id: c.id })
+      .execute();
     ids.push(c.id);
   }
-  const watch = (account: string, company: string, removed = false) => t.db.insertInto('watchlist').values({
-    account_id: account, company_id: company, watched_since: '2026-11-02T10:00:00Z', watched_date: '2026-11-02', removed_at: removed ? '2026-11-03T10:00:00Z' : null,
-  } as never).execute();
+  const watch = (account: string, company: string, removed = false) =>
+    t.db
+      .insertInto('watchlist')
+      .values({
+        account_id: account,
+        company_id: company,
+        watched_since: '2026-11-02T10:00:00Z',
+        watched_date: '2026-11-02',
+        removed_at: removed ? '2026-11-03T10:00:00Z' : null,
+      } as never)
+      .execute();
   await watch(acct.id, ids[0]);
   await watch(acct2.id, ids[0]); // watched twice: asked once
   await watch(acct.id, ids[1]);
@@ -34,9 +74,16 @@ test('the VAT list re-checks the NIPs of watched companies: distinct, not remove
 });
 
 test('when the budget covers fewer NIPs than are watched, each day starts where the last one stopped, wrapping round', async () => {
-  const acct = await t.db.insertInto('accounts').values({ user_ref: 'VATREFRESH03', email: 'x@example.com', name: 'X', status: 'initialized' }).returning('id').executeTakeFirstOrThrow();
+  const acct = await t.db
+    .insertInto('accounts')
+    .values({ user_ref: 'VATREFRESH03', email: 'x@example.com', name: 'X', status: 'initialized' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   for (const id of [ids[2], ids[3]]) {
-    await t.db.insertInto('watchlist').values({ account_id: acct.id, company_id: id, watched_since: '2026-11-02T10:00:00Z', watched_date: '2026-11-02' } as never).execute();
+    await t.db
+      .insertInto('watchlist')
+      .values({ account_id: acct.id, company_id: id, watched_since: '2026-11-02T10:00:00Z', watched_date: '2026-11-02' } as never)
+      .execute();
   }
   const all = ['1132853869', '5261040828', '5270103391', '7740001454'];
   const day = async (date: string, perDay: number) => {
@@ -52,5 +99,5 @@ test('when the budget covers fewer NIPs than are watched, each day starts where 
   assert.deepEqual(d1, all);
   assert.deepEqual(d2, [all[3], all[0], all[1], all[2]]);
   assert.deepEqual(d3, [all[2], all[3], all[0], all[1]]);
-  assert.deepEqual(new Set([...d1.slice(0, 3), ...d2.slice(0, 3)]), new Set(all), 'two days\' budgets cover every watched NIP');
+  assert.deepEqual(new Set([...d1.slice(0, 3), ...d2.slice(0, 3)]), new Set(all), "two days' budgets cover every watched NIP");
 });

@@ -16,19 +16,35 @@ async function busyLedger() {
   const t = await createTestApp();
   const a = await createAccount(t);
   const b = await createAccount(t);
-  const topup = await t.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: bearer(a.master), payload: { package_slug: 'credits-1000' } });
+  const topup = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: bearer(a.master),
+    payload: { package_slug: 'credits-1000' },
+  });
   await t.app.inject({ method: 'POST', url: new URL(topup.json().data.checkout_url).pathname, payload: { action: 'pay' } });
   const idA = await idOf(t, a.userRef);
   const idB = await idOf(t, b.userRef);
   await applyLedgerEntry(t.db.db, { accountId: idA, type: 'usage', amount: -3, description: 'companies.add' });
-  await applyLedgerEntry(t.db.db, { accountId: idA, type: 'refund', amount: 1, description: 'companies.add refund', reference: 'refund:1' });
+  await applyLedgerEntry(t.db.db, {
+    accountId: idA,
+    type: 'refund',
+    amount: 1,
+    description: 'companies.add refund',
+    reference: 'refund:1',
+  });
   await applyLedgerEntry(t.db.db, { accountId: idB, type: 'usage', amount: -100, description: 'companies.search' });
   return { t, a, b, idA, idB };
 }
 
 function capture() {
   const lines: string[] = [];
-  return { lines, out: (l: string) => { lines.push(l); } };
+  return {
+    lines,
+    out: (l: string) => {
+      lines.push(l);
+    },
+  };
 }
 
 test('a consistent ledger audits clean: exit 0', async () => {
@@ -45,10 +61,17 @@ test('a consistent ledger audits clean: exit 0', async () => {
 test('a balance that disagrees with its ledger is reported with the account: exit 1', async () => {
   const { t, a, idA } = await busyLedger();
   // A change of the balance without its ledger row: what the ledger exists to prevent.
-  await t.db.db.updateTable('wallets').set({ balance: sql`balance + 5` }).where('account_id', '=', idA).execute();
+  await t.db.db
+    .updateTable('wallets')
+    .set({ balance: sql`balance + 5` })
+    .where('account_id', '=', idA)
+    .execute();
   const c = capture();
   assert.equal(await runWalletAudit(t.db.db, c.out), 1);
-  assert.ok(c.lines.some((l) => l === `MISMATCH account ${a.userRef} (id ${idA}): balance 1103 but the ledger sums to 1098`), c.lines.join('\n'));
+  assert.ok(
+    c.lines.some((l) => l === `MISMATCH account ${a.userRef} (id ${idA}): balance 1103 but the ledger sums to 1098`),
+    c.lines.join('\n'),
+  );
   assert.ok(c.lines.some((l) => l.includes('the last balance_after is 1098')));
   assert.match(c.lines.at(-1)!, /2 mismatches\.$/);
 });
@@ -56,16 +79,32 @@ test('a balance that disagrees with its ledger is reported with the account: exi
 test('a broken balance_after chain, a purchase total and a payment without its deposit are reported', async () => {
   const { t, b, idB, idA } = await busyLedger();
   // A row whose balance_after does not follow from the one before it (the wallet agrees with it).
-  await sql`INSERT INTO wallet_transactions (account_id, type, amount, balance_after, description) VALUES (${idB}, 'refund', 5, 7, 'hand-made')`.execute(t.db.db);
+  await sql`INSERT INTO wallet_transactions (account_id, type, amount, balance_after, description) VALUES (${idB}, 'refund', 5, 7, 'hand-made')`.execute(
+    t.db.db,
+  );
   await t.db.db.updateTable('wallets').set({ balance: 7 }).where('account_id', '=', idB).execute();
   await t.db.db.updateTable('wallets').set({ total_purchased: 2000 }).where('account_id', '=', idA).execute();
-  await t.db.db.insertInto('payments').values({
-    payment_ref: 'pay_lost', account_id: idA, provider: 'dev', package_slug: 'credits-1000', credits: 1000, amount: 4900, currency: 'pln',
-    status: 'confirmed', expires_at: new Date(), completed_at: new Date(),
-  }).execute();
+  await t.db.db
+    .insertInto('payments')
+    .values({
+      payment_ref: 'pay_lost',
+      account_id: idA,
+      provider: 'dev',
+      package_slug: 'credits-1000',
+      credits: 1000,
+      amount: 4900,
+      currency: 'pln',
+      status: 'confirmed',
+      expires_at: new Date(),
+      completed_at: new Date(),
+    })
+    .execute();
   const { findings } = await auditWallets(t.db.db);
   const problems = findings.map((f) => f.problem);
-  assert.ok(problems.some((p) => /^transaction \d+: balance_after 7 but the previous 0 plus amount 5 is 5$/.test(p)), problems.join('\n'));
+  assert.ok(
+    problems.some((p) => /^transaction \d+: balance_after 7 but the previous 0 plus amount 5 is 5$/.test(p)),
+    problems.join('\n'),
+  );
   assert.ok(findings.some((f) => f.userRef === b.userRef && /ledger sums to 5/.test(f.problem)));
   assert.ok(problems.includes('total_purchased 2000 but deposits sum to 1000'));
   assert.ok(problems.includes('confirmed payment pay_lost has 0 deposits (expected 1)'));
@@ -73,7 +112,10 @@ test('a broken balance_after chain, a purchase total and a payment without its d
 
 test('the ledger is append-only: rows cannot be changed or deleted, except with their account', async () => {
   const { t, idA } = await busyLedger();
-  await assert.rejects(t.db.db.updateTable('wallet_transactions').set({ amount: 0 }).where('account_id', '=', idA).execute(), /append-only/);
+  await assert.rejects(
+    t.db.db.updateTable('wallet_transactions').set({ amount: 0 }).where('account_id', '=', idA).execute(),
+    /append-only/,
+  );
   await assert.rejects(t.db.db.deleteFrom('wallet_transactions').where('account_id', '=', idA).execute(), /append-only/);
   await assert.rejects(t.db.db.updateTable('wallets').set({ balance: -1 }).where('account_id', '=', idA).execute(), /check constraint/);
   await t.db.db.deleteFrom('accounts').where('id', '=', idA).execute();
@@ -95,20 +137,27 @@ test('walletCommand opens the configured database and exits 0 clean, 1 on a mism
 
 test('`regwatch wallet audit` as an operator runs it: output and exit status', async () => {
   const { t, a, idA } = await busyLedger();
-  const run = () => new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/regwatch.js', 'wallet', 'audit'], {
-      env: { ...process.env, DATABASE_URL: t.db.url, REGISTRY_SOURCES: '', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const run = () =>
+    new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['bin/regwatch.js', 'wallet', 'audit'], {
+        env: { ...process.env, DATABASE_URL: t.db.url, REGISTRY_SOURCES: '', LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+      });
+      child.on('error', reject);
+      child.on('exit', (code) => resolve({ code, stdout }));
     });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout }));
-  });
   const clean = await run();
   assert.equal(clean.code, 0, clean.stdout);
   assert.match(clean.stdout, /Audited 2 wallet\(s\) and 6 transaction\(s\): every ledger matches its balance\./);
-  await t.db.db.updateTable('wallets').set({ balance: sql`balance - 1` }).where('account_id', '=', idA).execute();
+  await t.db.db
+    .updateTable('wallets')
+    .set({ balance: sql`balance - 1` })
+    .where('account_id', '=', idA)
+    .execute();
   const dirty = await run();
   assert.equal(dirty.code, 1);
   assert.match(dirty.stdout, new RegExp(`MISMATCH account ${a.userRef} \\(id ${idA}\\): balance 1097 but the ledger sums to 1098`));

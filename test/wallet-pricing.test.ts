@@ -22,48 +22,71 @@ async function pricedApp(env: Record<string, string> = {}, options: { listen?: b
   const config = testConfig({ RATE_LIMIT_PER_MINUTE: '100000', ...env });
   const app = await buildStandaloneApp({ config, db: db.db, logger: pino({ level: 'silent' }), clock: systemClock });
   const calls = { search: 0, fail: 0, units: 0 };
-  await app.register(async (api: FastifyInstance) => {
-    api.get('/priced', { config: { auth: 'any', price: 'companies.search' } }, async () => {
-      calls.search++;
-      // Real work on the database, so concurrent requests interleave between check and charge.
-      await sql`SELECT pg_sleep(0.002)`.execute(db.db);
-      return { status: 'success', data: { ok: true } };
-    });
-    api.get('/fail/:code', {
-      config: { auth: 'any', price: 'companies.snapshot' },
-      schema: { params: Type.Object({ code: Type.Integer() }), querystring: Type.Object({ mode: Type.Optional(Type.String({ maxLength: 10 })) }) },
-    }, async (req, reply) => {
-      calls.fail++;
-      const { code } = req.params as { code: number };
-      const mode = (req.query as { mode?: string }).mode;
-      if (mode === 'reply') return reply.code(code).send({ message: 'sent' });
-      if (code === 404) throw new NotFoundError('Company not found');
-      if (code === 422) throw new ValidationError({ identifier_value: ['The identifier value is invalid.'] });
-      if (code === 500) throw new Error('boom');
-      if (code === 502) throw new UpstreamError('failed');
-      if (code === 503) throw new TemporarilyUnavailableError('failed');
-      throw Object.assign(new Error('failed'), { statusCode: code });
-    });
-    api.get('/units/:n', { config: { auth: 'any', price: 'watchlist.events' }, schema: { params: Type.Object({ n: Type.Integer({ minimum: 0 }) }) } }, async (req) => {
-      calls.units++;
-      req.chargeUnits = (req.params as { n: number }).n;
-      return { status: 'success', data: { units: req.chargeUnits } };
-    });
-    api.post('/service', {
-      config: { auth: 'any', price: 'companies.add', chargedBy: 'service' },
-      schema: { body: Type.Object({ values: Type.Array(Type.String({ maxLength: 20 }), { maxItems: 100 }), fail_after_charge: Type.Optional(Type.Boolean()) }) },
-    }, async (req, reply) => {
-      const body = req.body as { values: string[]; fail_after_charge?: boolean };
-      const accountId = req.auth!.accountId;
-      await db.db.transaction().execute(async (trx) => {
-        await sql`CREATE TABLE IF NOT EXISTS test_side_effects (account_id bigint, value text)`.execute(trx);
-        for (const v of body.values) await sql`INSERT INTO test_side_effects VALUES (${accountId}, ${v})`.execute(trx);
-        await chargeCredits(trx, { accountId, operation: 'companies.add', units: body.values.length, prices: config.prices });
-        if (body.fail_after_charge) throw new Error('failed after charging');
+  await app.register(
+    async (api: FastifyInstance) => {
+      api.get('/priced', { config: { auth: 'any', price: 'companies.search' } }, async () => {
+        calls.search++;
+        // Real work on the database, so concurrent requests interleave between check and charge.
+        await sql`SELECT pg_sleep(0.002)`.execute(db.db);
+        return { status: 'success', data: { ok: true } };
       });
-      return reply.code(202).send({ success: true });
-    });
-  }, { prefix: '/api/v1/test' });
+      api.get(
+        '/fail/:code',
+        {
+          config: { auth: 'any', price: 'companies.snapshot' },
+          schema: {
+            params: Type.Object({ code: Type.Integer() }),
+            querystring: Type.Object({ mode: Type.Optional(Type.String({ maxLength: 10 })) }),
+          },
+        },
+        async (req, reply) => {
+          calls.fail++;
+          const { code } = req.params as { code: number };
+          const mode = (req.query as { mode?: string }).mode;
+          if (mode === 'reply') return reply.code(code).send({ message: 'sent' });
+          if (code === 404) throw new NotFoundError('Company not found');
+          if (code === 422) throw new ValidationError({ identifier_value: ['The identifier value is invalid.'] });
+          if (code === 500) throw new Error('boom');
+          if (code === 502) throw new UpstreamError('failed');
+          if (code === 503) throw new TemporarilyUnavailableError('failed');
+          throw Object.assign(new Error('failed'), { statusCode: code });
+        },
+      );
+      api.get(
+        '/units/:n',
+        { config: { auth: 'any', price: 'watchlist.events' }, schema: { params: Type.Object({ n: Type.Integer({ minimum: 0 }) }) } },
+        async (req) => {
+          calls.units++;
+          req.chargeUnits = (req.params as { n: number }).n;
+          return { status: 'success', data: { units: req.chargeUnits } };
+        },
+      );
+      api.post(
+        '/service',
+        {
+          config: { auth: 'any', price: 'companies.add', chargedBy: 'service' },
+          schema: {
+            body: Type.Object({
+              values: Type.Array(Type.String({ maxLength: 20 }), { maxItems: 100 }),
+              fail_after_charge: Type.Optional(Type.Boolean()),
+            }),
+          },
+        },
+        async (req, reply) => {
+          const body = req.body as { values: string[]; fail_after_charge?: boolean };
+          const accountId = req.auth!.accountId;
+          await db.db.transaction().execute(async (trx) => {
+            await sql`CREATE TABLE IF NOT EXISTS test_side_effects (account_id bigint, value text)`.execute(trx);
+            for (const v of body.values) await sql`INSERT INTO test_side_effects VALUES (${accountId}, ${v})`.execute(trx);
+            await chargeCredits(trx, { accountId, operation: 'companies.add', units: body.values.length, prices: config.prices });
+            if (body.fail_after_charge) throw new Error('failed after charging');
+          });
+          return reply.code(202).send({ success: true });
+        },
+      );
+    },
+    { prefix: '/api/v1/test' },
+  );
   let baseUrl = '';
   if (options.listen) {
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -81,9 +104,22 @@ async function idOf(t: TestApp, userRef: string): Promise<string> {
 }
 
 async function walletOf(t: TestApp, accountId: string) {
-  const w = await t.db.db.selectFrom('wallets').select(['balance', 'total_purchased']).where('account_id', '=', accountId).executeTakeFirstOrThrow();
-  const usage = await t.db.db.selectFrom('wallet_transactions').select(['amount', 'description']).where('account_id', '=', accountId).where('type', '=', 'usage').execute();
-  const sum = await t.db.db.selectFrom('wallet_transactions').select((eb) => eb.fn.sum<string>('amount').as('s')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const w = await t.db.db
+    .selectFrom('wallets')
+    .select(['balance', 'total_purchased'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  const usage = await t.db.db
+    .selectFrom('wallet_transactions')
+    .select(['amount', 'description'])
+    .where('account_id', '=', accountId)
+    .where('type', '=', 'usage')
+    .execute();
+  const sum = await t.db.db
+    .selectFrom('wallet_transactions')
+    .select((eb) => eb.fn.sum<string>('amount').as('s'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
   return { balance: Number(w.balance), usage, ledgerSum: Number(sum.s) };
 }
 
@@ -92,12 +128,17 @@ test('200 concurrent charged requests against 50 credits: exactly 50 succeed, 15
   const a = await createAccount(t);
   const id = await idOf(t, a.userRef);
   // 100 welcome credits, 50 spent elsewhere: 50 left.
-  assert.equal((await applyLedgerEntry(t.db.db, { accountId: id, type: 'usage', amount: -50, description: 'companies.snapshot' })).applied, true);
+  assert.equal(
+    (await applyLedgerEntry(t.db.db, { accountId: id, type: 'usage', amount: -50, description: 'companies.snapshot' })).applied,
+    true,
+  );
 
-  const responses = await Promise.all(Array.from({ length: 200 }, async () => {
-    const res = await fetch(`${baseUrl}/api/v1/test/priced`, { headers: bearer(a.master) });
-    return { status: res.status, body: await res.json() as Record<string, unknown>, charged: res.headers.get('x-credits-charged') };
-  }));
+  const responses = await Promise.all(
+    Array.from({ length: 200 }, async () => {
+      const res = await fetch(`${baseUrl}/api/v1/test/priced`, { headers: bearer(a.master) });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown>, charged: res.headers.get('x-credits-charged') };
+    }),
+  );
   const ok = responses.filter((r) => r.status === 200);
   const refused = responses.filter((r) => r.status === 402);
   assert.equal(ok.length, 50);
@@ -106,7 +147,8 @@ test('200 concurrent charged requests against 50 credits: exactly 50 succeed, 15
     assert.deepEqual(r.body, { status: 'success', data: { ok: true } });
     assert.equal(r.charged, '1');
   }
-  for (const r of refused) assert.deepEqual(r.body, { message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 1 });
+  for (const r of refused)
+    assert.deepEqual(r.body, { message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 1 });
   // More handlers ran than were paid for: the charge, not the pre-check, decided.
   assert.ok(calls.search >= 50, `handler ran ${calls.search} times`);
 
@@ -142,8 +184,10 @@ test('prices come from the configured table; headers report the charge; 402 name
   assert.ok(w.usage.every((u) => u.amount === '-3' && u.description === 'companies.search'));
 
   const tx = (await t.app.inject({ method: 'GET', url: '/api/v1/wallet/transactions?per_page=1', headers: bearer(a.master) })).json();
-  assert.deepEqual({ type: tx.data[0].type, amount: tx.data[0].amount, balance_after: tx.data[0].balance_after, description: tx.data[0].description },
-    { type: 'usage', amount: '-3.00', balance_after: '1.00', description: 'companies.search' });
+  assert.deepEqual(
+    { type: tx.data[0].type, amount: tx.data[0].amount, balance_after: tx.data[0].balance_after, description: tx.data[0].description },
+    { type: 'usage', amount: '-3.00', balance_after: '1.00', description: 'companies.search' },
+  );
 });
 
 test('a failing operation (any 4xx or 5xx) charges nothing', async () => {
@@ -209,8 +253,10 @@ test('chargedBy service: the charge commits or rolls back with the operation; re
   const { t, config } = await pricedApp();
   const a = await createAccount(t);
   const id = await idOf(t, a.userRef);
-  const add = (values: string[], extra: object = {}) => t.app.inject({ method: 'POST', url: '/api/v1/test/service', headers: bearer(a.master), payload: { values, ...extra } });
-  const sideEffects = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM test_side_effects`.execute(t.db.db)).rows[0].n);
+  const add = (values: string[], extra: object = {}) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/test/service', headers: bearer(a.master), payload: { values, ...extra } });
+  const sideEffects = async () =>
+    Number((await sql<{ n: string }>`SELECT count(*) AS n FROM test_side_effects`.execute(t.db.db)).rows[0].n);
 
   const ok = await add(['a', 'b', 'c']);
   assert.equal(ok.statusCode, 202);
@@ -229,12 +275,22 @@ test('chargedBy service: the charge commits or rolls back with the operation; re
   assert.equal(await sideEffects(), 3);
 
   for (let i = 0; i < 2; i++) {
-    const r = await refundCredits(t.db.db, { accountId: id, operation: 'companies.add', units: 2, prices: config.prices, reference: 'refund:req-1', description: 'companies.add refund: 2 identifiers not found' });
+    const r = await refundCredits(t.db.db, {
+      accountId: id,
+      operation: 'companies.add',
+      units: 2,
+      prices: config.prices,
+      reference: 'refund:req-1',
+      description: 'companies.add refund: 2 identifiers not found',
+    });
     assert.equal(r.refunded, i === 0 ? 2 : 0);
   }
   const dup = await chargeCredits(t.db.db, { accountId: id, operation: 'companies.add', prices: config.prices, reference: 'charge:req-2' });
   assert.equal(dup.charged, 1);
-  assert.deepEqual(await chargeCredits(t.db.db, { accountId: id, operation: 'companies.add', prices: config.prices, reference: 'charge:req-2' }), { charged: 0, balanceAfter: null });
+  assert.deepEqual(
+    await chargeCredits(t.db.db, { accountId: id, operation: 'companies.add', prices: config.prices, reference: 'charge:req-2' }),
+    { charged: 0, balanceAfter: null },
+  );
   const w = await walletOf(t, id);
   assert.equal(w.balance, 98);
   assert.equal(w.ledgerSum, 98);
@@ -245,7 +301,9 @@ test('chargedBy service: the charge commits or rolls back with the operation; re
 
 test('the price is documented on the route (402 and the credits) in the OpenAPI document', async () => {
   const { app } = await pricedApp();
-  const doc = app.swagger() as unknown as { paths: Record<string, Record<string, { description?: string; responses: Record<string, unknown> }>> };
+  const doc = app.swagger() as unknown as {
+    paths: Record<string, Record<string, { description?: string; responses: Record<string, unknown> }>>;
+  };
   const op = doc.paths['/api/v1/test/priced'].get;
   assert.ok(op.responses['402'], 'documents 402');
   assert.match(op.description ?? '', /1 credit per successful request \(`companies.search`\)/);
@@ -255,7 +313,10 @@ test('the price is documented on the route (402 and the credits) in the OpenAPI 
 
 test('a priced route without a credential, or with an unknown price, is a programming error at start', async () => {
   const db = await createTestDatabase();
-  const configs: FastifyContextConfig[] = [{ auth: 'none', price: 'companies.search' }, { auth: 'any', price: 'companies.nope' as never }];
+  const configs: FastifyContextConfig[] = [
+    { auth: 'none', price: 'companies.search' },
+    { auth: 'any', price: 'companies.nope' as never },
+  ];
   for (const config of configs) {
     const app = await buildStandaloneApp({ config: testConfig(), db: db.db, logger: pino({ level: 'silent' }), clock: systemClock });
     await assert.rejects(async () => {

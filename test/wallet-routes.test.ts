@@ -110,7 +110,14 @@ test('GET /wallet/transactions: newest first over pages, per_page 1..100, bad qu
   const one = (await page('?per_page=1&page=2')).json();
   assert.deepEqual(one.meta, { total: 45, per_page: 1, current_page: 2, last_page: 45, next_page: 3, prev_page: 1 });
 
-  for (const [q, field] of [['?per_page=0', 'per_page'], ['?per_page=101', 'per_page'], ['?page=0', 'page'], ['?page=abc', 'page'], ['?per_page=2.5', 'per_page'], ['?page=99999999999', 'page']] as const) {
+  for (const [q, field] of [
+    ['?per_page=0', 'per_page'],
+    ['?per_page=101', 'per_page'],
+    ['?page=0', 'page'],
+    ['?page=abc', 'page'],
+    ['?per_page=2.5', 'per_page'],
+    ['?page=99999999999', 'page'],
+  ] as const) {
     const res = await page(q);
     assert.equal(res.statusCode, 422, q);
     const b = res.json();
@@ -133,13 +140,25 @@ test('GET /wallet/packages: the configured packages with prices; configurable', 
     ],
   });
 
-  const custom = await createTestApp({ env: { CREDIT_PACKAGES: JSON.stringify([{ slug: 'starter', credits: 10, amount: 150, currency: 'eur' }]) } });
+  const custom = await createTestApp({
+    env: { CREDIT_PACKAGES: JSON.stringify([{ slug: 'starter', credits: 10, amount: 150, currency: 'eur' }]) },
+  });
   const b = await createAccount(custom);
   const res2 = await custom.app.inject({ method: 'GET', url: '/api/v1/wallet/packages', headers: bearer(b.master) });
   assert.deepEqual(res2.json().data, [{ slug: 'starter', credits: 10, price: '1.50', currency: 'EUR' }]);
-  const bad = await custom.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: bearer(b.master), payload: { package_slug: 'credits-1000' } });
+  const bad = await custom.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: bearer(b.master),
+    payload: { package_slug: 'credits-1000' },
+  });
   assert.equal(bad.statusCode, 422);
-  const ok = await custom.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: bearer(b.master), payload: { package_slug: 'starter' } });
+  const ok = await custom.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: bearer(b.master),
+    payload: { package_slug: 'starter' },
+  });
   assert.equal(ok.statusCode, 200);
   assert.equal(ok.json().data.credits, 10);
 });
@@ -148,7 +167,12 @@ test('POST /wallet/topup: a pending payment and its dev checkout URL; body error
   const t = await createTestApp();
   const a = await createAccount(t);
   const api = await createApiToken(t, a.master);
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: bearer(api.plaintext), payload: { package_slug: 'credits-5000' } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: bearer(api.plaintext),
+    payload: { package_slug: 'credits-5000' },
+  });
   assert.equal(res.statusCode, 200);
   const body = res.json();
   assert.equal(body.status, 'success');
@@ -179,11 +203,29 @@ test('POST /wallet/topup: a pending payment and its dev checkout URL; body error
     assert.ok(b.errors[field]?.length, r.body);
     assert.equal(b.message, b.errors[field][0]);
   }
-  const unknown = await t.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: bearer(a.master), payload: { package_slug: 'credits-999' } });
+  const unknown = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: bearer(a.master),
+    payload: { package_slug: 'credits-999' },
+  });
   assert.match(unknown.json().errors.package_slug[0], /invalid.*credits-1000, credits-5000, credits-25000/);
-  const notJson = await t.app.inject({ method: 'POST', url: '/api/v1/wallet/topup', headers: { ...bearer(a.master), 'content-type': 'application/json' }, payload: '{nope' });
+  const notJson = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/topup',
+    headers: { ...bearer(a.master), 'content-type': 'application/json' },
+    payload: '{nope',
+  });
   assert.equal(notJson.statusCode, 400);
-  assert.equal((await t.db.db.selectFrom('payments').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n, '1');
+  assert.equal(
+    (
+      await t.db.db
+        .selectFrom('payments')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+    '1',
+  );
 });
 
 test('dev checkout: Pay credits once however often it is sent; the ledger, wallet and payment agree', async () => {
@@ -200,7 +242,12 @@ test('dev checkout: Pay credits once however often it is sent; the ledger, walle
   assert.match(page.body, /<button type="submit" name="action" value="cancel">Cancel<\/button>/);
 
   // The form submission: a redirect to the page (Post/Redirect/Get).
-  const submitted = await t.app.inject({ method: 'POST', url: path, payload: 'action=pay', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const submitted = await t.app.inject({
+    method: 'POST',
+    url: path,
+    payload: 'action=pay',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   assert.equal(submitted.statusCode, 303);
   assert.equal(submitted.headers.location, p.payment_ref);
   const after = await t.app.inject({ method: 'GET', url: path });
@@ -212,7 +259,11 @@ test('dev checkout: Pay credits once however often it is sent; the ledger, walle
     assert.equal(again.statusCode, 200);
     assert.equal(again.json().data.status, 'confirmed');
   }
-  await Promise.all(Array.from({ length: 10 }, () => t.app.inject({ method: 'POST', url: path, payload: 'action=pay', headers: { 'content-type': 'application/x-www-form-urlencoded' } })));
+  await Promise.all(
+    Array.from({ length: 10 }, () =>
+      t.app.inject({ method: 'POST', url: path, payload: 'action=pay', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+    ),
+  );
 
   const wallet = (await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data;
   assert.deepEqual(wallet, { balance: 1100, total_purchased: 1000 });
@@ -241,12 +292,20 @@ test('dev checkout: Cancel fails the payment and credits nothing; Pay afterwards
   const a = await createAccount(t);
   const p = await topup(t, a.master);
   const path = checkoutPath(p.checkout_url);
-  const cancel = await t.app.inject({ method: 'POST', url: path, payload: 'action=cancel', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const cancel = await t.app.inject({
+    method: 'POST',
+    url: path,
+    payload: 'action=cancel',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   assert.equal(cancel.statusCode, 303);
   assert.match((await t.app.inject({ method: 'GET', url: path })).body, /data-status="failed"/);
   const pay = await t.app.inject({ method: 'POST', url: path, payload: { action: 'pay' } });
   assert.equal(pay.statusCode, 409);
-  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, { balance: 100, total_purchased: 0 });
+  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, {
+    balance: 100,
+    total_purchased: 0,
+  });
   const json = await t.app.inject({ method: 'GET', url: path, headers: { accept: 'application/json' } });
   assert.equal(json.json().data.status, 'failed');
   assert.equal(json.json().data.credits, 1000);
@@ -260,14 +319,24 @@ test('dev checkout: no action means Pay; a bad action 422; unknown references 40
   const bad = await t.app.inject({ method: 'POST', url: checkoutPath(p.checkout_url), payload: { action: 'refund' } });
   assert.equal(bad.statusCode, 422);
   assert.ok(bad.json().errors.action);
-  const implicit = await t.app.inject({ method: 'POST', url: checkoutPath(p.checkout_url), payload: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const implicit = await t.app.inject({
+    method: 'POST',
+    url: checkoutPath(p.checkout_url),
+    payload: '',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   assert.equal(implicit.statusCode, 303);
   assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data.balance, 1100);
 
   for (const accept of ['text/html', 'application/json']) {
     const missing = await t.app.inject({ method: 'GET', url: '/api/v1/wallet/checkout/pay_doesnotexist', headers: { accept } });
     assert.equal(missing.statusCode, 404);
-    const post = await t.app.inject({ method: 'POST', url: '/api/v1/wallet/checkout/pay_doesnotexist', payload: { action: 'pay' }, headers: { accept } });
+    const post = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/wallet/checkout/pay_doesnotexist',
+      payload: { action: 'pay' },
+      headers: { accept },
+    });
     assert.equal(post.statusCode, 404);
   }
 
@@ -286,15 +355,32 @@ test("another account's wallet, ledger and payments are never visible", async ()
   const b = await createAccount(t);
   const p = await topup(t, a.master);
   await t.app.inject({ method: 'POST', url: checkoutPath(p.checkout_url), payload: { action: 'pay' } });
-  await applyLedgerEntry(t.db.db, { accountId: await accountId(t, a.userRef), type: 'usage', amount: -7, description: 'companies.snapshot' });
+  await applyLedgerEntry(t.db.db, {
+    accountId: await accountId(t, a.userRef),
+    type: 'usage',
+    amount: -7,
+    description: 'companies.snapshot',
+  });
 
-  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, { balance: 1093, total_purchased: 1000 });
-  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(b.master) })).json().data, { balance: 100, total_purchased: 0 });
+  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, {
+    balance: 1093,
+    total_purchased: 1000,
+  });
+  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(b.master) })).json().data, {
+    balance: 100,
+    total_purchased: 0,
+  });
   const txB = (await t.app.inject({ method: 'GET', url: '/api/v1/wallet/transactions', headers: bearer(b.master) })).json();
   assert.equal(txB.meta.total, 1);
-  assert.deepEqual(txB.data.map((r: { type: string }) => r.type), ['start']);
+  assert.deepEqual(
+    txB.data.map((r: { type: string }) => r.type),
+    ['start'],
+  );
   const txA = (await t.app.inject({ method: 'GET', url: '/api/v1/wallet/transactions', headers: bearer(a.master) })).json();
-  assert.deepEqual(txA.data.map((r: { type: string }) => r.type), ['usage', 'deposit', 'start']);
+  assert.deepEqual(
+    txA.data.map((r: { type: string }) => r.type),
+    ['usage', 'deposit', 'start'],
+  );
 
   const foreign = await t.app.inject({ method: 'GET', url: `/api/v1/wallet/payments/${p.payment_ref}`, headers: bearer(b.master) });
   assert.equal(foreign.statusCode, 404);

@@ -17,7 +17,12 @@ const specs: CompanySpec[] = Array.from({ length: 30 }, (_, i) => ({ n: 400 + i 
 await runDay(t.db.db, '2026-11-20', specs);
 
 const inject = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string | null, payload?: unknown) =>
-  t.app.inject({ method, url: `/api/v1${url}`, headers: token ? bearer(token) : {}, ...(payload === undefined ? {} : { payload: payload as object }) });
+  t.app.inject({
+    method,
+    url: `/api/v1${url}`,
+    headers: token ? bearer(token) : {},
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 
 async function requestCount(accountId: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watch_requests WHERE account_id = ${accountId}`.execute(t.db.db);
@@ -26,7 +31,10 @@ async function requestCount(accountId: string): Promise<number> {
 
 test('422: every invalid value named by its index, the first message plus a count, and nothing queued or charged', async () => {
   const before = await balance(t, alice.master);
-  const res = await inject('POST', '/companies/add', alice.master, { identifier_type: 'NIP', identifier_value: [nipFor(400), '1234567890', nipFor(401), 'abc', 42, 'x'.repeat(51)] });
+  const res = await inject('POST', '/companies/add', alice.master, {
+    identifier_type: 'NIP',
+    identifier_value: [nipFor(400), '1234567890', nipFor(401), 'abc', 42, 'x'.repeat(51)],
+  });
   assert.equal(res.statusCode, 422);
   const body = res.json();
   assert.deepEqual(Object.keys(body.errors), ['identifier_value.1', 'identifier_value.3', 'identifier_value.4', 'identifier_value.5']);
@@ -54,9 +62,15 @@ test('422 on the shape: type missing or unknown, values missing, not a list, emp
       assert.deepEqual(Object.keys(res.json().errors), keys, JSON.stringify(payload).slice(0, 80));
     }
   }
-  const hundred = await inject('POST', '/companies/add', alice.master, { identifier_type: 'NIP', identifier_value: Array.from({ length: 100 }, (_, i) => nipFor(400 + (i % 30))) });
+  const hundred = await inject('POST', '/companies/add', alice.master, {
+    identifier_type: 'NIP',
+    identifier_value: Array.from({ length: 100 }, (_, i) => nipFor(400 + (i % 30))),
+  });
   assert.equal(hundred.statusCode, 202, 'exactly 100 values are accepted');
-  assert.deepEqual({ submitted: hundred.json().submitted, duplicates: hundred.json().duplicates, queued: hundred.json().queued }, { submitted: 100, duplicates: 70, queued: 30 });
+  assert.deepEqual(
+    { submitted: hundred.json().submitted, duplicates: hundred.json().duplicates, queued: hundred.json().queued },
+    { submitted: 100, duplicates: 70, queued: 30 },
+  );
   await drainJobs(t);
 });
 
@@ -74,11 +88,20 @@ test('aliases: name / value for add and remove; errors keyed by the name the cli
 
 test('401 on every route without a valid token; an API token works like the Master Token', async () => {
   const routes: ['GET' | 'POST' | 'DELETE', string][] = [
-    ['POST', '/companies/add'], ['GET', '/companies/watched'], ['DELETE', '/companies/watched'],
-    ['GET', `/companies/events?identifier_type=NIP&identifier_value=${nipFor(400)}`], ['GET', '/watchlist/events'], ['GET', '/watchlist/requests/ABC'],
+    ['POST', '/companies/add'],
+    ['GET', '/companies/watched'],
+    ['DELETE', '/companies/watched'],
+    ['GET', `/companies/events?identifier_type=NIP&identifier_value=${nipFor(400)}`],
+    ['GET', '/watchlist/events'],
+    ['GET', '/watchlist/requests/ABC'],
   ];
   for (const [method, url] of routes) {
-    const none = await inject(method, url, null, method === 'GET' ? undefined : { identifier_type: 'NIP', identifier_value: [nipFor(400)] });
+    const none = await inject(
+      method,
+      url,
+      null,
+      method === 'GET' ? undefined : { identifier_type: 'NIP', identifier_value: [nipFor(400)] },
+    );
     assert.equal(none.statusCode, 401, `${method} ${url}`);
     assert.deepEqual(none.json(), { error: 'Missing API token', code: 'UNAUTHORIZED' });
     const bad = await inject(method, url, 'sk_live_' + 'x'.repeat(40));
@@ -93,11 +116,17 @@ test('402: too few credits for the values newly queued answers the balance and w
   const carol = await createAccount(t);
   const carolId = await accountIdOf(t, carol.userRef);
   await setBalance(t, carolId, 2);
-  const res = await inject('POST', '/companies/add', carol.master, { identifier_type: 'NIP', identifier_value: [nipFor(401), nipFor(402), nipFor(403)] });
+  const res = await inject('POST', '/companies/add', carol.master, {
+    identifier_type: 'NIP',
+    identifier_value: [nipFor(401), nipFor(402), nipFor(403)],
+  });
   assert.equal(res.statusCode, 402);
   assert.deepEqual(res.json(), { message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 2, required: 3 });
   assert.equal(await requestCount(carolId), 0);
-  const two = await inject('POST', '/companies/add', carol.master, { identifier_type: 'NIP', identifier_value: [nipFor(401), nipFor(402)] });
+  const two = await inject('POST', '/companies/add', carol.master, {
+    identifier_type: 'NIP',
+    identifier_value: [nipFor(401), nipFor(402)],
+  });
   assert.equal(two.statusCode, 202);
   await drainJobs(t);
   // At zero: the feeds are refused, the watched list stays free, an add of watched values is free.
@@ -105,20 +134,26 @@ test('402: too few credits for the values newly queued answers the balance and w
   const feed = await inject('GET', '/watchlist/events', carol.master);
   assert.equal(feed.statusCode, 402);
   assert.deepEqual(feed.json(), { message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 1 });
-  assert.equal((await inject('GET', `/companies/events?identifier_type=NIP&identifier_value=${nipFor(401)}`, carol.master)).statusCode, 402);
+  assert.equal(
+    (await inject('GET', `/companies/events?identifier_type=NIP&identifier_value=${nipFor(401)}`, carol.master)).statusCode,
+    402,
+  );
   assert.equal((await inject('GET', '/companies/watched', carol.master)).statusCode, 200);
   const again = await inject('POST', '/companies/add', carol.master, { identifier_type: 'NIP', identifier_value: [nipFor(401)] });
   assert.equal(again.statusCode, 202);
   assert.equal(again.json().already_watched, 1);
 });
 
-test('tenant isolation: another account\'s watchlist, requests and feed are never visible or changed', async () => {
+test("tenant isolation: another account's watchlist, requests and feed are never visible or changed", async () => {
   const dave = await createAccount(t);
   const add = await inject('POST', '/companies/add', dave.master, { identifier_type: 'NIP', identifier_value: [nipFor(410), nipFor(411)] });
   const daveRequest = add.json().request_id;
   await drainJobs(t);
   clock.set('2026-11-22T10:00:00Z');
-  await runDay(t.db.db, '2026-11-22', [{ n: 410, name: 'ZMIENIONA 410' }, { n: 411, name: 'ZMIENIONA 411' }]);
+  await runDay(t.db.db, '2026-11-22', [
+    { n: 410, name: 'ZMIENIONA 410' },
+    { n: 411, name: 'ZMIENIONA 411' },
+  ]);
   const daveFeed = (await inject('GET', '/watchlist/events', dave.master)).json();
   assert.equal(daveFeed.meta.total, 2);
 
@@ -134,14 +169,18 @@ test('tenant isolation: another account\'s watchlist, requests and feed are neve
   await inject('POST', '/companies/add', eve.master, { identifier_type: 'NIP', identifier_value: [nipFor(410)] });
   await drainJobs(t);
   assert.equal((await inject('GET', '/watchlist/events', eve.master)).json().meta.total, 1);
-  assert.equal((await inject('GET', '/watchlist/events', dave.master)).json().meta.total, 2, 'dave\'s feed is untouched');
+  assert.equal((await inject('GET', '/watchlist/events', dave.master)).json().meta.total, 2, "dave's feed is untouched");
   assert.equal((await inject('GET', '/companies/watched', dave.master)).json().meta.total, 2);
   void bobId;
 });
 
 test('page and per_page: bounds, defaults, the last page', async () => {
   for (const q of ['per_page=0', 'per_page=101', 'page=0', 'per_page=abc']) {
-    for (const url of ['/companies/watched', '/watchlist/events', `/companies/events?identifier_type=NIP&identifier_value=${nipFor(400)}`]) {
+    for (const url of [
+      '/companies/watched',
+      '/watchlist/events',
+      `/companies/events?identifier_type=NIP&identifier_value=${nipFor(400)}`,
+    ]) {
       const res = await inject('GET', `${url}${url.includes('?') ? '&' : '?'}${q}`, alice.master);
       assert.equal(res.statusCode, 422, `${url} ${q}`);
       assert.deepEqual(Object.keys(res.json().errors), [q.split('=')[0]]);
@@ -161,10 +200,26 @@ test('page and per_page: bounds, defaults, the last page', async () => {
 test('filters on both feeds: event_type (one or a comma list), scope, from_date / to_date; bad values are 422', async () => {
   clock.set('2026-11-23T10:00:00Z');
   await runDay(t.db.db, '2026-11-23', [
-    { n: 420, name: 'NOWA NAZWA 420', contacts: [{ type: 'email', value: 'biuro420@example.pl' }, { type: 'phone', value: '+48 1' }] },
+    {
+      n: 420,
+      name: 'NOWA NAZWA 420',
+      contacts: [
+        { type: 'email', value: 'biuro420@example.pl' },
+        { type: 'phone', value: '+48 1' },
+      ],
+    },
     { n: 421, city: 'Kraków', postalCode: '30-001' },
   ]);
-  await runDay(t.db.db, '2026-11-24', [{ n: 420, name: 'JESZCZE NOWSZA 420', contacts: [{ type: 'email', value: 'biuro420@example.pl' }, { type: 'phone', value: '+48 1' }] }]);
+  await runDay(t.db.db, '2026-11-24', [
+    {
+      n: 420,
+      name: 'JESZCZE NOWSZA 420',
+      contacts: [
+        { type: 'email', value: 'biuro420@example.pl' },
+        { type: 'phone', value: '+48 1' },
+      ],
+    },
+  ]);
   const types = async (q: string, url = '/watchlist/events') => {
     const res = await inject('GET', `${url}${url.includes('?') ? '&' : '?'}${q}`, alice.master);
     assert.equal(res.statusCode, 200, `${q}: ${res.body}`);
@@ -174,9 +229,20 @@ test('filters on both feeds: event_type (one or a comma list), scope, from_date 
     return events.map((e) => `${e.event_date} ${e.event_type}`);
   };
   // (The 2026-11-22 run changed two other watched companies' names.)
-  assert.deepEqual(await types('event_type=COMPANY_NAME_CHANGED&from_date=2026-11-23'), ['2026-11-24 COMPANY_NAME_CHANGED', '2026-11-23 COMPANY_NAME_CHANGED']);
-  assert.deepEqual(await types('event_type=COMPANY_NAME_CHANGED'), ['2026-11-24 COMPANY_NAME_CHANGED', '2026-11-23 COMPANY_NAME_CHANGED', '2026-11-22 COMPANY_NAME_CHANGED', '2026-11-22 COMPANY_NAME_CHANGED']);
-  assert.deepEqual(await types('event_type=COMPANY_NAME_CHANGED,COMPANY_PHONE_CHANGED&from_date=2026-11-23&to_date=2026-11-23'), ['2026-11-23 COMPANY_PHONE_CHANGED', '2026-11-23 COMPANY_NAME_CHANGED']);
+  assert.deepEqual(await types('event_type=COMPANY_NAME_CHANGED&from_date=2026-11-23'), [
+    '2026-11-24 COMPANY_NAME_CHANGED',
+    '2026-11-23 COMPANY_NAME_CHANGED',
+  ]);
+  assert.deepEqual(await types('event_type=COMPANY_NAME_CHANGED'), [
+    '2026-11-24 COMPANY_NAME_CHANGED',
+    '2026-11-23 COMPANY_NAME_CHANGED',
+    '2026-11-22 COMPANY_NAME_CHANGED',
+    '2026-11-22 COMPANY_NAME_CHANGED',
+  ]);
+  assert.deepEqual(await types('event_type=COMPANY_NAME_CHANGED,COMPANY_PHONE_CHANGED&from_date=2026-11-23&to_date=2026-11-23'), [
+    '2026-11-23 COMPANY_PHONE_CHANGED',
+    '2026-11-23 COMPANY_NAME_CHANGED',
+  ]);
   assert.deepEqual(await types('scope=address'), ['2026-11-23 COMPANY_REGISTERED_ADDRESS_CHANGED']);
   assert.deepEqual(await types('scope=contact&from_date=2026-11-24'), []);
   assert.deepEqual(await types('scope=identity&event_type=COMPANY_PHONE_CHANGED'), [], 'both must match');
@@ -186,8 +252,11 @@ test('filters on both feeds: event_type (one or a comma list), scope, from_date 
   assert.deepEqual(await types('scope=contact', perCompany), ['2026-11-23 COMPANY_PHONE_CHANGED']);
 
   const bad: [string, string][] = [
-    ['event_type=COMPANY_EXPLODED', 'event_type'], ['scope=weather', 'scope'], ['from_date=2026-13-01', 'from_date'],
-    ['to_date=yesterday', 'to_date'], ['from_date=2026-11-24&to_date=2026-11-23', 'to_date'],
+    ['event_type=COMPANY_EXPLODED', 'event_type'],
+    ['scope=weather', 'scope'],
+    ['from_date=2026-13-01', 'from_date'],
+    ['to_date=yesterday', 'to_date'],
+    ['from_date=2026-11-24&to_date=2026-11-23', 'to_date'],
   ];
   for (const [q, key] of bad) {
     for (const url of ['/watchlist/events', perCompany]) {
@@ -223,6 +292,6 @@ test('the OpenAPI document describes every watchlist route with its responses', 
   }
 });
 
-test('the feed\'s per-day counters match its rows', async () => {
+test("the feed's per-day counters match its rows", async () => {
   assert.deepEqual(await feedCountMismatches(t.db.db), []);
 });

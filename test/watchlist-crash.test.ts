@@ -24,7 +24,12 @@ const logger = pino({ level: 'silent' });
 await runDay(t.db.db, '2026-11-20', [{ n: 301 }, { n: 302 }]);
 
 async function add(values: string[]): Promise<{ requestId: string; ref: string }> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/companies/add', headers: bearer(acct.master), payload: { identifier_type: 'NIP', identifier_value: values } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/companies/add',
+    headers: bearer(acct.master),
+    payload: { identifier_type: 'NIP', identifier_value: values },
+  });
   assert.equal(res.statusCode, 202, res.body);
   const ref = res.json().request_id as string;
   const { rows } = await sql<{ id: string }>`SELECT id FROM watch_requests WHERE request_ref = ${ref}`.execute(t.db.db);
@@ -53,39 +58,70 @@ test('an import that throws midway: known companies stay watched, the rest is se
     return { found: false };
   };
   await assert.rejects(settleWatchRequest(deps(crashing), requestId), /worker process died/);
-  assert.deepEqual(await items(requestId), [`${nipFor(301)}:watched`, `${nipFor(900)}:not_found`, `${nipFor(901)}:queued`, `${nipFor(302)}:watched`]);
+  assert.deepEqual(await items(requestId), [
+    `${nipFor(301)}:watched`,
+    `${nipFor(900)}:not_found`,
+    `${nipFor(901)}:queued`,
+    `${nipFor(302)}:watched`,
+  ]);
   assert.equal(await watchlistMails(), 0, 'no mail before the request completes');
-  assert.deepEqual((await ledger(t, accountId)).map((r) => [r.type, r.amount]), [['usage', -4]]);
+  assert.deepEqual(
+    (await ledger(t, accountId)).map((r) => [r.type, r.amount]),
+    [['usage', -4]],
+  );
 
   const imports: string[] = [];
-  const working: ImportCompany = async (id) => { imports.push(id.value); return { found: false }; };
+  const working: ImportCompany = async (id) => {
+    imports.push(id.value);
+    return { found: false };
+  };
   assert.equal(await settleWatchRequest(deps(working), requestId), 'completed');
   assert.deepEqual(imports, [nipFor(901)], 'only what was still queued is imported again');
-  assert.deepEqual(await items(requestId), [`${nipFor(301)}:watched`, `${nipFor(900)}:not_found`, `${nipFor(901)}:not_found`, `${nipFor(302)}:watched`]);
+  assert.deepEqual(await items(requestId), [
+    `${nipFor(301)}:watched`,
+    `${nipFor(900)}:not_found`,
+    `${nipFor(901)}:not_found`,
+    `${nipFor(302)}:watched`,
+  ]);
 
   // A third run (a job delivered twice) changes nothing.
   assert.equal(await settleWatchRequest(deps(working), requestId), 'already_completed');
-  assert.deepEqual((await ledger(t, accountId)).map((r) => [r.type, r.amount, r.reference]), [
-    ['usage', -4, `companies.add:${ref}`],
-    ['refund', 2, `companies.add.refund:${ref}`],
-  ]);
+  assert.deepEqual(
+    (await ledger(t, accountId)).map((r) => [r.type, r.amount, r.reference]),
+    [
+      ['usage', -4, `companies.add:${ref}`],
+      ['refund', 2, `companies.add.refund:${ref}`],
+    ],
+  );
   assert.equal(await watchlistMails(), 1);
 });
 
 test('registries that cannot be asked: the job retries; on its last attempt the identifier counts as not found and is refunded', async () => {
   const { requestId, ref } = await add([nipFor(902)]);
-  const down: ImportCompany = async () => { throw new ImportUnavailableError(['krs']); };
+  const down: ImportCompany = async () => {
+    throw new ImportUnavailableError(['krs']);
+  };
   await assert.rejects(settleWatchRequest(deps(down), requestId), ImportUnavailableError);
   assert.deepEqual(await items(requestId), [`${nipFor(902)}:queued`]);
   assert.equal(await settleWatchRequest(deps(down), requestId, { finalAttempt: true }), 'completed');
   assert.deepEqual(await items(requestId), [`${nipFor(902)}:not_found`]);
   const rows = (await ledger(t, accountId)).filter((r) => r.reference?.endsWith(ref));
-  assert.deepEqual(rows.map((r) => [r.type, r.amount]), [['usage', -1], ['refund', 1]]);
+  assert.deepEqual(
+    rows.map((r) => [r.type, r.amount]),
+    [
+      ['usage', -1],
+      ['refund', 1],
+    ],
+  );
 });
 
 test('an import that finds a company already on the list (another identifier of it): a no-op, refunded', async () => {
   const { requestId } = await add([nipFor(903)]);
-  const company = await t.db.db.selectFrom('company_identifiers').select('company_id').where('key', '=', storedIdentifierKey('NIP', nipFor(301))).executeTakeFirstOrThrow();
+  const company = await t.db.db
+    .selectFrom('company_identifiers')
+    .select('company_id')
+    .where('key', '=', storedIdentifierKey('NIP', nipFor(301)))
+    .executeTakeFirstOrThrow();
   const sameCompany: ImportCompany = async () => ({ found: true, companyId: company.company_id });
   assert.equal(await settleWatchRequest(deps(sameCompany), requestId), 'completed');
   assert.deepEqual(await items(requestId), [`${nipFor(903)}:already_watched`]);
@@ -94,5 +130,11 @@ test('an import that finds a company already on the list (another identifier of 
 });
 
 test('an unknown request id (an account deleted meanwhile) is a no-op', async () => {
-  assert.equal(await settleWatchRequest(deps(async () => ({ found: false })), '999999999'), 'missing');
+  assert.equal(
+    await settleWatchRequest(
+      deps(async () => ({ found: false })),
+      '999999999',
+    ),
+    'missing',
+  );
 });

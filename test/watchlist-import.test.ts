@@ -23,7 +23,10 @@ const smtp = await startSmtp();
 const krs = await startFixtureServer(krsApi);
 defer(() => krs.close());
 const clock = createManualClock('2026-11-21T09:00:00Z');
-const t = await createTestApp({ clock, env: { SMTP_URL: smtp.url, REGISTRY_SOURCES: 'krs', KRS_API_URL: krs.url, MAIL_FROM: 'regwatch <watch@regwatch.test>' } });
+const t = await createTestApp({
+  clock,
+  env: { SMTP_URL: smtp.url, REGISTRY_SOURCES: 'krs', KRS_API_URL: krs.url, MAIL_FROM: 'regwatch <watch@regwatch.test>' },
+});
 await startTestWorker(t);
 const acct = await createAccount(t);
 const accountId = await accountIdOf(t, acct.userRef);
@@ -31,14 +34,18 @@ const accountId = await accountIdOf(t, acct.userRef);
 test('known, importable and unknown KRS numbers: watched, imported then watched, not found and refunded; one mail says which', async () => {
   await runDay(t.db.db, '2026-11-20', [{ n: 42 }]);
   const res = await t.app.inject({
-    method: 'POST', url: '/api/v1/companies/add', headers: bearer(acct.master),
+    method: 'POST',
+    url: '/api/v1/companies/add',
+    headers: bearer(acct.master),
     payload: { identifier_type: 'KRS', identifier_value: [krsFor(42), '28860', '0000999999', '999998'] },
   });
   assert.equal(res.statusCode, 202, res.body);
   const body = res.json();
   assert.deepEqual({ queued: body.queued, credits_charged: body.credits_charged }, { queued: 4, credits_charged: 4 });
 
-  const mail = await smtp.waitFor((m) => m.to !== undefined && JSON.stringify(m.to).includes(acct.email) && /watchlist/i.test(m.subject ?? ''));
+  const mail = await smtp.waitFor(
+    (m) => m.to !== undefined && JSON.stringify(m.to).includes(acct.email) && /watchlist/i.test(m.subject ?? ''),
+  );
   const text = mail.text ?? '';
   assert.match(mail.subject ?? '', /2 watched, 2 not found/);
   const watchedSection = text.slice(text.indexOf('Now watched'), text.indexOf('Could not be found'));
@@ -51,27 +58,49 @@ test('known, importable and unknown KRS numbers: watched, imported then watched,
   assert.equal(smtp.messages.filter((m) => /watchlist/i.test(m.subject ?? '')).length, 1, 'one confirmation mail');
 
   const adds = (await ledger(t, accountId)).filter((r) => r.description.startsWith('companies.add'));
-  assert.deepEqual(adds.map((r) => [r.type, r.amount, r.reference]), [
-    ['usage', -4, `companies.add:${body.request_id}`],
-    ['refund', 2, `companies.add.refund:${body.request_id}`],
-  ]);
+  assert.deepEqual(
+    adds.map((r) => [r.type, r.amount, r.reference]),
+    [
+      ['usage', -4, `companies.add:${body.request_id}`],
+      ['refund', 2, `companies.add.refund:${body.request_id}`],
+    ],
+  );
   assert.equal(await balance(t, acct.master), 98);
 
   const watched = (await t.app.inject({ method: 'GET', url: '/api/v1/companies/watched', headers: bearer(acct.master) })).json();
   assert.deepEqual(watched.data.map((w: { primary_identifier: string }) => w.primary_identifier).sort(), [nipFor(42), '7740001454'].sort());
-  const status = (await t.app.inject({ method: 'GET', url: `/api/v1/watchlist/requests/${body.request_id}`, headers: bearer(acct.master) })).json().data;
+  const status = (
+    await t.app.inject({ method: 'GET', url: `/api/v1/watchlist/requests/${body.request_id}`, headers: bearer(acct.master) })
+  ).json().data;
   assert.equal(status.status, 'completed');
-  assert.deepEqual(status.items.map((i: { identifier_value: string; status: string }) => [i.identifier_value, i.status]), [
-    [krsFor(42), 'watched'], ['0000028860', 'watched'], ['0000999999', 'not_found'], ['0000999998', 'not_found'],
-  ]);
+  assert.deepEqual(
+    status.items.map((i: { identifier_value: string; status: string }) => [i.identifier_value, i.status]),
+    [
+      [krsFor(42), 'watched'],
+      ['0000028860', 'watched'],
+      ['0000999999', 'not_found'],
+      ['0000999998', 'not_found'],
+    ],
+  );
   assert.deepEqual({ charged: status.credits_charged, refunded: status.credits_refunded }, { charged: 4, refunded: 2 });
 });
 
 test('the per-company endpoint imports an unknown company too, and answers 404 only when no registry knows it', async () => {
-  const missing = await t.app.inject({ method: 'GET', url: '/api/v1/companies/events?identifier_type=KRS&identifier_value=123', headers: bearer(acct.master) });
+  const missing = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/companies/events?identifier_type=KRS&identifier_value=123',
+    headers: bearer(acct.master),
+  });
   assert.equal(missing.statusCode, 404);
   assert.deepEqual(missing.json(), { message: 'Company not found' });
-  const known = await t.app.inject({ method: 'GET', url: '/api/v1/companies/events?identifier_type=NIP&identifier_value=7740001454', headers: bearer(acct.master) });
+  const known = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/companies/events?identifier_type=NIP&identifier_value=7740001454',
+    headers: bearer(acct.master),
+  });
   assert.equal(known.statusCode, 200);
-  assert.deepEqual(known.json().data, { company: { primary_identifier: '7740001454', identifier_type: 'NIP', name: 'ORLEN SPÓŁKA AKCYJNA' }, events: [] });
+  assert.deepEqual(known.json().data, {
+    company: { primary_identifier: '7740001454', identifier_type: 'NIP', name: 'ORLEN SPÓŁKA AKCYJNA' },
+    events: [],
+  });
 });

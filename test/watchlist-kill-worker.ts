@@ -9,7 +9,12 @@ import { startWorker } from '../src/jobs/worker.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { compose } from '../src/composition.ts';
 
-const config = loadConfig({ DATABASE_URL: process.env.WORKER_DATABASE_URL, REGISTRY_SOURCES: 'krs', KRS_API_URL: process.env.WORKER_KRS_API_URL, LOG_LEVEL: 'warn' });
+const config = loadConfig({
+  DATABASE_URL: process.env.WORKER_DATABASE_URL,
+  REGISTRY_SOURCES: 'krs',
+  KRS_API_URL: process.env.WORKER_KRS_API_URL,
+  LOG_LEVEL: 'warn',
+});
 const handle = createDatabase(config.databaseUrl!, { max: 3 });
 const logger = pino({ level: 'warn' });
 const parts = compose({ config, db: handle.db, logger, clock: systemClock });

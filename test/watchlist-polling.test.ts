@@ -22,10 +22,17 @@ const accountId = await accountIdOf(t, acct.userRef);
 await setBalance(t, accountId, 1_000_000);
 const auth = bearer(acct.master);
 
-interface Page { data: { id: number; primary_identifier: string }[]; meta: { next_after_id: number; has_more: boolean; after_id: number; per_page: number } }
+interface Page {
+  data: { id: number; primary_identifier: string }[];
+  meta: { next_after_id: number; has_more: boolean; after_id: number; per_page: number };
+}
 
 async function poll(afterId: number, perPage: number, extra = ''): Promise<Page> {
-  const res = await t.app.inject({ method: 'GET', url: `/api/v1/watchlist/events?after_id=${afterId}&per_page=${perPage}${extra}`, headers: auth });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/watchlist/events?after_id=${afterId}&per_page=${perPage}${extra}`,
+    headers: auth,
+  });
   assert.equal(res.statusCode, 200, res.body + t.logLines.filter((l) => l.includes('unhandled')).join('\n'));
   return res.json();
 }
@@ -47,19 +54,34 @@ test('the migration takes the same lock as the registry writers, and the event i
   assert.match(migration, new RegExp(`pg_advisory_xact_lock\\(${EVENTS_WRITER_LOCK}\\)`));
   // A cache above 1 would let two sessions hold interleaved blocks of ids: a later session's
   // lower ids could then commit after a higher id was read.
-  const { rows } = await sql<{ cache: string }>`SELECT seqcache::text AS cache FROM pg_sequence WHERE seqrelid = 'events_id_seq'::regclass`.execute(t.db.db);
+  const { rows } = await sql<{
+    cache: string;
+  }>`SELECT seqcache::text AS cache FROM pg_sequence WHERE seqrelid = 'events_id_seq'::regclass`.execute(t.db.db);
   assert.equal(rows[0]!.cache, '1');
 });
 
 test('polling with after_id while two daily runs write: every event once, in id order', async () => {
   await runDay(t.db.db, '2026-11-20', [...specsA, ...specsB, ...unwatched]);
-  const { rows } = await sql<{ id: string }>`SELECT company_id AS id FROM company_identifiers WHERE key = ANY(${[...specsA, ...specsB].map((s) => storedIdentifierKey('NIP', nipFor(s.n)))}::bigint[])`.execute(t.db.db);
+  const { rows } = await sql<{
+    id: string;
+  }>`SELECT company_id AS id FROM company_identifiers WHERE key = ANY(${[...specsA, ...specsB].map((s) => storedIdentifierKey('NIP', nipFor(s.n)))}::bigint[])`.execute(
+    t.db.db,
+  );
   assert.equal(rows.length, 1200);
-  await t.db.db.transaction().execute((trx) => watchCompanies(trx, accountId, rows.map((r) => r.id), new Date('2026-11-20T12:00:00Z')));
+  await t.db.db.transaction().execute((trx) =>
+    watchCompanies(
+      trx,
+      accountId,
+      rows.map((r) => r.id),
+      new Date('2026-11-20T12:00:00Z'),
+    ),
+  );
 
   // Two sources writing at once, in many small transactions; each company gets 2 or 3 events.
   const change = (s: CompanySpec, day: number): CompanySpec => ({
-    ...s, name: `ZMIENIONA ${day} ${s.n}`, city: s.n % 2 === 0 ? `Miasto ${day}` : undefined,
+    ...s,
+    name: `ZMIENIONA ${day} ${s.n}`,
+    city: s.n % 2 === 0 ? `Miasto ${day}` : undefined,
     contacts: [{ type: 'phone', value: `+48 22 ${day}${s.n}` }],
   });
   const { runDaily } = await import('../src/registry/daily.ts');
@@ -67,9 +89,23 @@ test('polling with after_id while two daily runs write: every event once, in id 
   const { companySnapshot } = await import('./helpers/registry.ts');
   let running = 2;
   const runs = [
-    runDaily(t.db.db, { date: '2026-11-21', source: arraySource([...specsA, ...unwatched.slice(0, 100)].map((s) => companySnapshot(change(s, 21)))), sourceKey: 'poll-a', batchSize: 20 }),
-    runDaily(t.db.db, { date: '2026-11-21', source: arraySource([...specsB, ...unwatched.slice(100)].map((s) => companySnapshot(change(s, 21)))), sourceKey: 'poll-b', batchSize: 15 }),
-  ].map((p) => p.finally(() => { running--; }));
+    runDaily(t.db.db, {
+      date: '2026-11-21',
+      source: arraySource([...specsA, ...unwatched.slice(0, 100)].map((s) => companySnapshot(change(s, 21)))),
+      sourceKey: 'poll-a',
+      batchSize: 20,
+    }),
+    runDaily(t.db.db, {
+      date: '2026-11-21',
+      source: arraySource([...specsB, ...unwatched.slice(100)].map((s) => companySnapshot(change(s, 21)))),
+      sourceKey: 'poll-b',
+      batchSize: 15,
+    }),
+  ].map((p) =>
+    p.finally(() => {
+      running--;
+    }),
+  );
 
   const seen: number[] = [];
   let cursor = 0;
@@ -99,7 +135,9 @@ test('polling with after_id while two daily runs write: every event once, in id 
 async function unwatchedEventCount(): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM events e JOIN company_identifiers ci ON ci.company_id = e.company_id
-    WHERE e.event_date = '2026-11-21' AND ci.key = ANY(${unwatched.map((s) => storedIdentifierKey('NIP', nipFor(s.n)))}::bigint[])`.execute(t.db.db);
+    WHERE e.event_date = '2026-11-21' AND ci.key = ANY(${unwatched.map((s) => storedIdentifierKey('NIP', nipFor(s.n)))}::bigint[])`.execute(
+    t.db.db,
+  );
   return rows[0]!.n;
 }
 
@@ -109,10 +147,16 @@ test('a writer that forgot the lock is serialised anyway, and a poll waits for t
   await client1.connect();
   await client2.connect();
   try {
-    const { rows: [company] } = await client1.query<{ id: string }>(`SELECT company_id AS id FROM company_identifiers WHERE key = identifier_key('NIP', $1)`, [nipFor(5000)]);
-    const insert = (c: pg.Client, value: string) => c.query(
-      `INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity) VALUES ($1, '2026-11-22', 'COMPANY_NAME_CHANGED', 'x', $2, 'info') RETURNING id`,
-      [company!.id, value]);
+    const {
+      rows: [company],
+    } = await client1.query<{ id: string }>(`SELECT company_id AS id FROM company_identifiers WHERE key = identifier_key('NIP', $1)`, [
+      nipFor(5000),
+    ]);
+    const insert = (c: pg.Client, value: string) =>
+      c.query(
+        `INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity) VALUES ($1, '2026-11-22', 'COMPANY_NAME_CHANGED', 'x', $2, 'info') RETURNING id`,
+        [company!.id, value],
+      );
     const last = (await expectedIds()).at(-1)!;
 
     // Writer 1: no explicit lock, holds its transaction open after inserting.
@@ -121,14 +165,26 @@ test('a writer that forgot the lock is serialised anyway, and a poll waits for t
     // Writer 2 must wait for writer 1 (the BEFORE STATEMENT trigger takes the lock).
     await client2.query('BEGIN');
     let secondDone = false;
-    const second = insert(client2, 'second').then((r) => { secondDone = true; return Number(r.rows[0]!.id); });
+    const second = insert(client2, 'second').then((r) => {
+      secondDone = true;
+      return Number(r.rows[0]!.id);
+    });
     // The poll below must queue for the lock after the second writer (the order asserted later),
     // so it starts once that writer is seen waiting.
-    const lockWaiters = async () => (await client1.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1`, [Number(BigInt(EVENTS_WRITER_LOCK) & 0xffffffffn)])).rows[0]!.n;
+    const lockWaiters = async () =>
+      (
+        await client1.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = $1`,
+          [Number(BigInt(EVENTS_WRITER_LOCK) & 0xffffffffn)],
+        )
+      ).rows[0]!.n;
     for (const until = Date.now() + 10_000; (await lockWaiters()) < 1 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
     // A poll must wait too: it reads under the lock in shared mode.
     let pollDone = false;
-    const polled = poll(last, 100).then((p) => { pollDone = true; return p; });
+    const polled = poll(last, 100).then((p) => {
+      pollDone = true;
+      return p;
+    });
     await new Promise((r) => setTimeout(r, 400));
     assert.equal(secondDone, false, 'the second writer waits for the first');
     assert.equal(pollDone, false, 'the poll waits for the writer in flight');
@@ -142,7 +198,11 @@ test('a writer that forgot the lock is serialised anyway, and a poll waits for t
     assert.equal(pollDone, false, 'the poll waits for the second writer too');
     await client2.query('COMMIT');
     const page = await polled;
-    assert.deepEqual(page.data.map((e) => e.id), [first, secondId], 'the poll sees both, in id order');
+    assert.deepEqual(
+      page.data.map((e) => e.id),
+      [first, secondId],
+      'the poll sees both, in id order',
+    );
     const next = await poll(page.meta.next_after_id, 100);
     assert.deepEqual(next.data, []);
   } finally {
@@ -160,7 +220,9 @@ test('without the lock the hazard is real: the control case loses an event (show
   await c2.connect();
   try {
     // A plain table with a shared sequence, no lock: the textbook way to lose rows to a cursor.
-    await c1.query(`CREATE TABLE IF NOT EXISTS poll_control (id bigint PRIMARY KEY, v text); CREATE SEQUENCE IF NOT EXISTS poll_control_seq`);
+    await c1.query(
+      `CREATE TABLE IF NOT EXISTS poll_control (id bigint PRIMARY KEY, v text); CREATE SEQUENCE IF NOT EXISTS poll_control_seq`,
+    );
     await c1.query('BEGIN');
     await c1.query(`INSERT INTO poll_control VALUES (nextval('poll_control_seq'), 'slow')`);
     await c2.query(`INSERT INTO poll_control VALUES (nextval('poll_control_seq'), 'fast')`);
@@ -169,7 +231,7 @@ test('without the lock the hazard is real: the control case loses an event (show
     await c1.query('COMMIT');
     const { rows: afterCursor } = await c2.query<{ id: string }>('SELECT id FROM poll_control WHERE id > $1', [cursor]);
     const { rows: all } = await c2.query<{ id: string }>('SELECT id FROM poll_control');
-    assert.equal(afterCursor.length, 0, 'the slow writer\'s row has a lower id than the cursor');
+    assert.equal(afterCursor.length, 0, "the slow writer's row has a lower id than the cursor");
     assert.equal(all.length, 2, 'yet it exists: a poller by id missed it');
     await c2.query('DROP TABLE poll_control; DROP SEQUENCE poll_control_seq');
   } finally {
@@ -198,7 +260,9 @@ test('after_id with filters, per_page bounds, and the meta of polling mode', asy
 
 test('page mode: the pages, first to last (the older half read from the other end), are the feed newest first', async () => {
   const { rows } = await sql<{ id: number }>`
-    SELECT event_id::float8 AS id FROM watchlist_feed WHERE account_id = ${accountId} ORDER BY event_date DESC, event_id DESC`.execute(t.db.db);
+    SELECT event_id::float8 AS id FROM watchlist_feed WHERE account_id = ${accountId} ORDER BY event_date DESC, event_id DESC`.execute(
+    t.db.db,
+  );
   const expected = rows.map((r) => r.id);
   const seen: number[] = [];
   let lastPage = 1;
@@ -211,13 +275,22 @@ test('page mode: the pages, first to last (the older half read from the other en
   }
   assert.equal(lastPage, Math.ceil(expected.length / 73));
   assert.deepEqual(seen, expected);
-  const filtered = await t.app.inject({ method: 'GET', url: '/api/v1/watchlist/events?per_page=100&event_type=COMPANY_PHONE_CHANGED&page=12', headers: auth });
+  const filtered = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/watchlist/events?per_page=100&event_type=COMPANY_PHONE_CHANGED&page=12',
+    headers: auth,
+  });
   const { rows: phones } = await sql<{ id: number }>`
-    SELECT event_id::float8 AS id FROM watchlist_feed WHERE account_id = ${accountId} AND event_type = 'COMPANY_PHONE_CHANGED' ORDER BY event_date DESC, event_id DESC`.execute(t.db.db);
+    SELECT event_id::float8 AS id FROM watchlist_feed WHERE account_id = ${accountId} AND event_type = 'COMPANY_PHONE_CHANGED' ORDER BY event_date DESC, event_id DESC`.execute(
+    t.db.db,
+  );
   assert.ok(phones.length > 1100, `${phones.length}`);
-  assert.deepEqual(filtered.json().data.map((e: { id: number }) => e.id), phones.slice(1100, 1200).map((r) => r.id));
+  assert.deepEqual(
+    filtered.json().data.map((e: { id: number }) => e.id),
+    phones.slice(1100, 1200).map((r) => r.id),
+  );
 });
 
-test('the feed\'s per-day counters match its rows', async () => {
+test("the feed's per-day counters match its rows", async () => {
   assert.deepEqual(await feedCountMismatches(t.db.db), []);
 });

@@ -23,9 +23,14 @@ const other: CompanySpec = { n: 502, name: 'INNA SPÓŁKA AKCYJNA' };
 const unknownNip = nipFor(599);
 
 const add = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/companies/add', headers: auth, payload });
-const remove = (payload: Record<string, unknown>) => t.app.inject({ method: 'DELETE', url: '/api/v1/companies/watched', headers: auth, payload });
-const watchedNips = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/companies/watched', headers: auth })).json().data.map((w: { primary_identifier: string }) => w.primary_identifier);
-const requestView = async (ref: string) => (await t.app.inject({ method: 'GET', url: `/api/v1/watchlist/requests/${ref}`, headers: auth })).json().data;
+const remove = (payload: Record<string, unknown>) =>
+  t.app.inject({ method: 'DELETE', url: '/api/v1/companies/watched', headers: auth, payload });
+const watchedNips = async () =>
+  (await t.app.inject({ method: 'GET', url: '/api/v1/companies/watched', headers: auth }))
+    .json()
+    .data.map((w: { primary_identifier: string }) => w.primary_identifier);
+const requestView = async (ref: string) =>
+  (await t.app.inject({ method: 'GET', url: `/api/v1/watchlist/requests/${ref}`, headers: auth })).json().data;
 
 test('setup: the registry knows two companies', async () => {
   await runDay(t.db.db, '2026-11-20', [known, other]);
@@ -44,14 +49,28 @@ test('removing queued values cancels them: removed at once, refunded, the reques
 
   const view = await requestView(ref);
   assert.equal(view.status, 'completed');
-  assert.deepEqual(view.items.map((i: { identifier_value: string; status: string }) => [i.identifier_value, i.status]), [[nipFor(501), 'removed'], [unknownNip, 'removed']]);
+  assert.deepEqual(
+    view.items.map((i: { identifier_value: string; status: string }) => [i.identifier_value, i.status]),
+    [
+      [nipFor(501), 'removed'],
+      [unknownNip, 'removed'],
+    ],
+  );
   assert.equal(view.credits_refunded, 2);
   assert.equal(await balance(t, acct.master), before);
   const refunds = (await ledger(t, accountId)).filter((r) => r.reference === `companies.add.refund:${ref}`);
-  assert.deepEqual(refunds.map((r) => r.amount), [2]);
+  assert.deepEqual(
+    refunds.map((r) => r.amount),
+    [2],
+  );
   const mail = await latestMail(t, acct.email, 'watchlist');
   assert.ok(mail);
-  assert.match(mail.text_body, new RegExp(`Removed before they were watched \\(2; not watched, refunded\\):\\n  NIP ${nipFor(501)} - ZNANA.*\\n  NIP ${unknownNip}\\n`));
+  assert.match(
+    mail.text_body,
+    new RegExp(
+      `Removed before they were watched \\(2; not watched, refunded\\):\\n  NIP ${nipFor(501)} - ZNANA.*\\n  NIP ${unknownNip}\\n`,
+    ),
+  );
   assert.match(mail.text_body, /Now watched \(0\):\n {2}none/);
 
   await drainJobs(t);
@@ -68,7 +87,10 @@ test('a removal by another identifier of the company cancels the queued value; o
   assert.equal((await requestView(ref)).status, 'queued', 'one value is still queued');
   await drainJobs(t);
   const view = await requestView(ref);
-  assert.deepEqual(view.items.map((i: { status: string }) => i.status), ['removed', 'watched']);
+  assert.deepEqual(
+    view.items.map((i: { status: string }) => i.status),
+    ['removed', 'watched'],
+  );
   assert.equal(view.credits_refunded, 1);
   assert.deepEqual(await watchedNips(), [nipFor(502)]);
   const mail = await latestMail(t, acct.email, 'watchlist');
@@ -84,9 +106,13 @@ test('a removal that meets the job watching the value waits for it and then remo
 
   // The job's transaction, held open after it locked the item (jobs.ts settleWatched).
   let release!: () => void;
-  const held = new Promise<void>((r) => { release = r; });
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
   let claimed!: () => void;
-  const claimedNow = new Promise<void>((r) => { claimed = r; });
+  const claimedNow = new Promise<void>((r) => {
+    claimed = r;
+  });
   const job = t.db.db.transaction().execute(async (trx) => {
     const open = await claimQueuedItems(trx, request.id, [0]);
     assert.deepEqual([...open], [0]);
@@ -97,7 +123,9 @@ test('a removal that meets the job watching the value waits for it and then remo
   });
   await claimedNow;
   let removedResponse: { statusCode: number; json(): { data: unknown } } | null = null;
-  const removal = remove({ identifier_type: 'NIP', identifier_value: [nipFor(501)] }).then((r) => { removedResponse = r; });
+  const removal = remove({ identifier_type: 'NIP', identifier_value: [nipFor(501)] }).then((r) => {
+    removedResponse = r;
+  });
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(removedResponse, null, 'the removal waits for the job');
   release();
@@ -116,15 +144,21 @@ test('the job watches nothing a removal cancelled while it was importing the val
   const added = await add({ identifier_type: 'NIP', identifier_value: [nip] });
   const request = (await findRequestByRef(t.db.db, accountId, added.json().request_id))!;
   let removal: unknown = null;
-  const outcome = await settleWatchRequest({
-    config: t.config, db: t.db.db, logger: pino({ level: 'silent' }), clock,
-    // The import stores the company, and the client removes the value before the job settles it.
-    importCompany: async () => {
-      await runDay(t.db.db, '2026-11-22', [{ n: 598, name: 'NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ' }]);
-      removal = (await remove({ identifier_type: 'NIP', identifier_value: [nip] })).json().data;
-      return { found: true };
+  const outcome = await settleWatchRequest(
+    {
+      config: t.config,
+      db: t.db.db,
+      logger: pino({ level: 'silent' }),
+      clock,
+      // The import stores the company, and the client removes the value before the job settles it.
+      importCompany: async () => {
+        await runDay(t.db.db, '2026-11-22', [{ n: 598, name: 'NOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ' }]);
+        removal = (await remove({ identifier_type: 'NIP', identifier_value: [nip] })).json().data;
+        return { found: true };
+      },
     },
-  }, request.id);
+    request.id,
+  );
   assert.deepEqual(removal, { removed: [nip], not_found: [], not_watched: [] });
   assert.equal(outcome, 'already_completed', 'the removal completed the request');
   assert.ok(!(await watchedNips()).includes(nip));

@@ -17,19 +17,31 @@ const b = await createAccount(t);
 const aApi = await createApiToken(t, a.master);
 
 const call = (method: string, url: string, token?: string, payload?: unknown) =>
-  t.app.inject({ method: method as 'GET', url: `/api/v1${url}`, headers: token ? bearer(token) : {}, ...(payload === undefined ? {} : { payload: payload as object }) });
+  t.app.inject({
+    method: method as 'GET',
+    url: `/api/v1${url}`,
+    headers: token ? bearer(token) : {},
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 
 let epId = '';
 
 test('create: 201 with the secret once; list and get without it', async () => {
-  const res = await call('POST', '/webhooks', a.master, { url: 'https://hooks.example.com/regwatch', event_types: ['COMPANY_NAME_CHANGED'], description: 'CRM' });
+  const res = await call('POST', '/webhooks', a.master, {
+    url: 'https://hooks.example.com/regwatch',
+    event_types: ['COMPANY_NAME_CHANGED'],
+    description: 'CRM',
+  });
   assert.equal(res.statusCode, 201, res.body);
   const d = res.json().data;
   assert.equal(res.json().status, 'success');
   assert.match(d.id, /^ep_\d+$/);
   assert.match(d.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
   assert.equal(Buffer.from(d.secret.slice(6), 'base64').length, 32);
-  assert.deepEqual({ url: d.url, status: d.status, event_types: d.event_types, description: d.description }, { url: 'https://hooks.example.com/regwatch', status: 'enabled', event_types: ['COMPANY_NAME_CHANGED'], description: 'CRM' });
+  assert.deepEqual(
+    { url: d.url, status: d.status, event_types: d.event_types, description: d.description },
+    { url: 'https://hooks.example.com/regwatch', status: 'enabled', event_types: ['COMPANY_NAME_CHANGED'], description: 'CRM' },
+  );
   epId = d.id;
   const list = await call('GET', '/webhooks', aApi.plaintext);
   assert.equal(list.statusCode, 200);
@@ -59,12 +71,17 @@ test('update, rotate and delete need the Master Token; reading and tests any tok
   assert.equal(log.json().data[0].event_id, null);
 });
 
-test('tenancy: another account\'s endpoint, deliveries, retry and replay are 404', async () => {
+test("tenancy: another account's endpoint, deliveries, retry and replay are 404", async () => {
   const msgId = (await call('GET', `/webhooks/${epId}/deliveries`, a.master)).json().data[0].id;
   const cases: [string, string, unknown?][] = [
-    ['GET', `/webhooks/${epId}`], ['PATCH', `/webhooks/${epId}`, { description: 'x' }], ['DELETE', `/webhooks/${epId}`],
-    ['POST', `/webhooks/${epId}/rotate-secret`], ['POST', `/webhooks/${epId}/test`, { event_type: 'COMPANY_NAME_CHANGED' }],
-    ['GET', `/webhooks/${epId}/deliveries`], ['POST', `/webhooks/${epId}/deliveries/${msgId}/retry`], ['POST', `/webhooks/${epId}/replay`, { after_id: 0 }],
+    ['GET', `/webhooks/${epId}`],
+    ['PATCH', `/webhooks/${epId}`, { description: 'x' }],
+    ['DELETE', `/webhooks/${epId}`],
+    ['POST', `/webhooks/${epId}/rotate-secret`],
+    ['POST', `/webhooks/${epId}/test`, { event_type: 'COMPANY_NAME_CHANGED' }],
+    ['GET', `/webhooks/${epId}/deliveries`],
+    ['POST', `/webhooks/${epId}/deliveries/${msgId}/retry`],
+    ['POST', `/webhooks/${epId}/replay`, { after_id: 0 }],
   ];
   for (const [m, u, body] of cases) {
     const res = await call(m, u, b.master, body);
@@ -82,8 +99,19 @@ test('tenancy: another account\'s endpoint, deliveries, retry and replay are 404
 
 test('hostile URLs are 422 on url without WEBHOOK_ALLOW_PRIVATE_URLS, and nothing is created', async () => {
   const before = (await call('GET', '/webhooks', a.master)).json().data.length;
-  for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://169.254.169.254/latest/meta-data/', 'http://0x7f000001/', 'http://intranet.example.com/hook',
-    'file:///etc/passwd', `https://hooks.example.com/${'a'.repeat(3000)}`, 'http://2130706433/', 'http://[::ffff:10.0.0.1]/', 'http://0.0.0.0:8080/', 'http://nowhere.invalid/']) {
+  for (const url of [
+    'http://127.0.0.1/',
+    'http://[::1]/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://0x7f000001/',
+    'http://intranet.example.com/hook',
+    'file:///etc/passwd',
+    `https://hooks.example.com/${'a'.repeat(3000)}`,
+    'http://2130706433/',
+    'http://[::ffff:10.0.0.1]/',
+    'http://0.0.0.0:8080/',
+    'http://nowhere.invalid/',
+  ]) {
     const res = await call('POST', '/webhooks', a.master, { url });
     assert.equal(res.statusCode, 422, `${url.slice(0, 50)}: ${res.body}`);
     assert.deepEqual(Object.keys(res.json().errors), ['url']);
@@ -95,7 +123,10 @@ test('hostile URLs are 422 on url without WEBHOOK_ALLOW_PRIVATE_URLS, and nothin
 });
 
 test('an unknown event type is 422 on event_types; at most 10 endpoints an account', async () => {
-  const bad = await call('POST', '/webhooks', a.master, { url: 'https://hooks.example.com/x', event_types: ['COMPANY_NAME_CHANGED', 'COMPANY_EXPLODED'] });
+  const bad = await call('POST', '/webhooks', a.master, {
+    url: 'https://hooks.example.com/x',
+    event_types: ['COMPANY_NAME_CHANGED', 'COMPANY_EXPLODED'],
+  });
   assert.equal(bad.statusCode, 422);
   assert.deepEqual(Object.keys(bad.json().errors), ['event_types.1']);
   const badTest = await call('POST', `/webhooks/${epId}/test`, a.master, { event_type: 'NOPE' });
@@ -113,8 +144,15 @@ test('delete: 200, then 404; the OpenAPI document lists the routes', async () =>
   assert.equal(del.statusCode, 200);
   assert.equal((await call('GET', `/webhooks/${epId}`, a.master)).statusCode, 404);
   const doc = (await call('GET', '/openapi.json')).json();
-  for (const p of ['/api/v1/webhooks', '/api/v1/webhooks/{id}', '/api/v1/webhooks/{id}/rotate-secret', '/api/v1/webhooks/{id}/test',
-    '/api/v1/webhooks/{id}/deliveries', '/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', '/api/v1/webhooks/{id}/replay']) {
+  for (const p of [
+    '/api/v1/webhooks',
+    '/api/v1/webhooks/{id}',
+    '/api/v1/webhooks/{id}/rotate-secret',
+    '/api/v1/webhooks/{id}/test',
+    '/api/v1/webhooks/{id}/deliveries',
+    '/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
+    '/api/v1/webhooks/{id}/replay',
+  ]) {
     assert.ok(doc.paths[p], p);
   }
 });

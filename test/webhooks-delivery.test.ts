@@ -12,7 +12,9 @@ import { deliveryCount, startReceiver, startWebhookWorker, watchNumbers } from '
  * every message with the `standardwebhooks` package: what arrives is exactly each account's feed.
  */
 
-const t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' } });
+const t = await createTestApp({
+  env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' },
+});
 const a = await createAccount(t);
 const b = await createAccount(t);
 const aId = await accountIdOf(t, a.userRef);
@@ -26,7 +28,12 @@ const rx = await startReceiver(({ path, attempt }) => {
 });
 
 async function createEndpoint(token: string, path: string, extra: Record<string, unknown> = {}) {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer(token), payload: { url: rx.url + path, ...extra } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/webhooks',
+    headers: bearer(token),
+    payload: { url: rx.url + path, ...extra },
+  });
   assert.equal(res.statusCode, 201, res.body);
   const data = res.json().data as { id: string; secret: string };
   rx.addSecret(path, data.secret);
@@ -41,12 +48,17 @@ async function feedOf(token: string): Promise<FeedRow[]> {
 }
 
 const day1: CompanySpec[] = [1, 2, 3, 4, 5, 6].map((n) => ({ n }));
-const day2: CompanySpec[] = day1.map((c) => ({ ...c, name: `NOWA NAZWA ${c.n} SPÓŁKA AKCYJNA`, city: c.n % 2 === 0 ? 'Kraków' : 'Łódź', contacts: c.n <= 4 ? [{ type: 'phone', value: `+48 22 000 00 0${c.n}` }] : [] }));
+const day2: CompanySpec[] = day1.map((c) => ({
+  ...c,
+  name: `NOWA NAZWA ${c.n} SPÓŁKA AKCYJNA`,
+  city: c.n % 2 === 0 ? 'Kraków' : 'Łódź',
+  contacts: c.n <= 4 ? [{ type: 'phone', value: `+48 22 000 00 0${c.n}` }] : [],
+}));
 const TWO_TYPES = ['COMPANY_NAME_CHANGED', 'COMPANY_PHONE_CHANGED'];
 
 const endpoints: Record<string, { id: string; secret: string }> = {};
 
-test('a daily run with changes: each watched company\'s events arrive once, signed, in feed form; unwatched never', async () => {
+test("a daily run with changes: each watched company's events arrive once, signed, in feed form; unwatched never", async () => {
   await runDay(t.db.db, '2030-01-01', day1);
   await watchNumbers(t.db.db, aId, [1, 2, 3], new Date('2030-01-01T08:00:00Z'));
   await watchNumbers(t.db.db, bId, [4], new Date('2030-01-01T08:00:00Z'));
@@ -76,56 +88,113 @@ test('a daily run with changes: each watched company\'s events arrive once, sign
       assert.equal(m.json.type, m.json.data.event_type);
       assert.match(m.json.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
-    assert.deepEqual(got.map((m) => m.json.data).sort((x, y) => Number(x.id) - Number(y.id)), feed, `${path}: the data is the feed's event, field for field`);
+    assert.deepEqual(
+      got.map((m) => m.json.data).sort((x, y) => Number(x.id) - Number(y.id)),
+      feed,
+      `${path}: the data is the feed's event, field for field`,
+    );
   };
   check('/a-all', aFeed);
   check('/a-two', aTwoFeed);
   check('/b-all', bFeed);
-  const unwatched = rx.messages.filter((m) => /NOWA NAZWA [56] /.test(String(m.json.data.company_name)) || /NOWA NAZWA [56] /.test(String(m.json.data.new_value)));
-  assert.deepEqual(unwatched, [], 'unwatched companies\' events never arrive');
+  const unwatched = rx.messages.filter(
+    (m) => /NOWA NAZWA [56] /.test(String(m.json.data.company_name)) || /NOWA NAZWA [56] /.test(String(m.json.data.new_value)),
+  );
+  assert.deepEqual(unwatched, [], "unwatched companies' events never arrive");
 
-  const log = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${endpoints.aAll.id}/deliveries?per_page=100`, headers: bearer(a.master) });
+  const log = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/webhooks/${endpoints.aAll.id}/deliveries?per_page=100`,
+    headers: bearer(a.master),
+  });
   assert.equal(log.statusCode, 200);
-  const rows = log.json().data as { id: string; status: string; attempts: number; last_response_status: number; delivered_at: string; event_id: number }[];
+  const rows = log.json().data as {
+    id: string;
+    status: string;
+    attempts: number;
+    last_response_status: number;
+    delivered_at: string;
+    event_id: number;
+  }[];
   assert.equal(log.json().meta.total, aFeed.length);
   assert.ok(rows.every((r) => r.status === 'delivered' && r.attempts === 1 && r.last_response_status === 200 && r.delivered_at));
-  assert.deepEqual(rows.map((r) => Number(r.id.slice(4))), [...rows.map((r) => Number(r.id.slice(4)))].sort((x, y) => y - x), 'newest first');
+  assert.deepEqual(
+    rows.map((r) => Number(r.id.slice(4))),
+    [...rows.map((r) => Number(r.id.slice(4)))].sort((x, y) => y - x),
+    'newest first',
+  );
 });
 
 test('the fan-out run again (a job delivered twice) queues nothing new', async () => {
   const { rows } = await sql<{ lo: string; hi: string }>`SELECT min(id)::text AS lo, max(id)::text AS hi FROM events`.execute(t.db.db);
   const before = await deliveryCount(t.db.db);
   const { fanOutEvents } = await import('../src/modules/webhooks/repo.ts');
-  assert.equal(await fanOutEvents(t.db.db, { fromId: Number(rows[0]!.lo), toId: Number(rows[0]!.hi), fromDate: '2030-01-01', toDate: '2030-01-02', at: new Date() }), 0);
+  assert.equal(
+    await fanOutEvents(t.db.db, {
+      fromId: Number(rows[0]!.lo),
+      toId: Number(rows[0]!.hi),
+      fromDate: '2030-01-01',
+      toDate: '2030-01-02',
+      at: new Date(),
+    }),
+    0,
+  );
   assert.equal(await deliveryCount(t.db.db), before);
 });
 
-test('replay after an outage re-sends exactly the feed\'s events after after_id', async () => {
+test("replay after an outage re-sends exactly the feed's events after after_id", async () => {
   const aFeed = await feedOf(a.master);
   const afterId = aFeed[2]!.id;
   const before = rx.on('/a-all').length;
-  const res = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${endpoints.aAll.id}/replay`, headers: bearer(a.master), payload: { after_id: afterId } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/v1/webhooks/${endpoints.aAll.id}/replay`,
+    headers: bearer(a.master),
+    payload: { after_id: afterId },
+  });
   assert.equal(res.statusCode, 202, res.body);
   const expected = aFeed.filter((e) => e.id > afterId);
   assert.equal(res.json().data.queued, expected.length);
   await waitFor('the replay', () => rx.on('/a-all').length === before + expected.length);
   const replayed = rx.on('/a-all').slice(before);
-  assert.deepEqual(replayed.map((m) => m.json.data.id).sort((x, y) => Number(x) - Number(y)), expected.map((e) => e.id));
+  assert.deepEqual(
+    replayed.map((m) => m.json.data.id).sort((x, y) => Number(x) - Number(y)),
+    expected.map((e) => e.id),
+  );
   assert.ok(replayed.every((m) => m.verifiedBy.length === 1));
   // The filtered endpoint replays only its types.
-  const two = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${endpoints.aTwo.id}/replay`, headers: bearer(a.master), payload: { after_id: 0 } });
+  const two = await t.app.inject({
+    method: 'POST',
+    url: `/api/v1/webhooks/${endpoints.aTwo.id}/replay`,
+    headers: bearer(a.master),
+    payload: { after_id: 0 },
+  });
   assert.equal(two.json().data.queued, aFeed.filter((e) => TWO_TYPES.includes(e.event_type)).length);
 });
 
 async function sendTest(endpointId: string, eventType = 'COMPANY_NAME_CHANGED') {
-  const res = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${endpointId}/test`, headers: bearer(a.master), payload: { event_type: eventType } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/v1/webhooks/${endpointId}/test`,
+    headers: bearer(a.master),
+    payload: { event_type: eventType },
+  });
   assert.equal(res.statusCode, 202, res.body);
   return res.json().data.message_id as string;
 }
 
 async function delivery(endpointId: string, messageId: string) {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${endpointId}/deliveries`, headers: bearer(a.master) });
-  return (res.json().data as { id: string; status: string; attempts: number; last_error: string | null; last_response_status: number | null; next_attempt_at: string | null }[]).find((d) => d.id === messageId);
+  return (
+    res.json().data as {
+      id: string;
+      status: string;
+      attempts: number;
+      last_error: string | null;
+      last_response_status: number | null;
+      next_attempt_at: string | null;
+    }[]
+  ).find((d) => d.id === messageId);
 }
 
 test('a test message: sample values, data.test true, through the ordinary path', async () => {
@@ -143,7 +212,14 @@ test('500 twice then 200: delivered on the third attempt with the same webhook-i
   const id = await sendTest(ep.id);
   await waitFor('the third attempt', async () => (await delivery(ep.id, id))?.status === 'delivered', 20_000);
   const got = rx.on('/flaky');
-  assert.deepEqual(got.map((m) => [m.id, m.status]), [[id, 500], [id, 500], [id, 200]]);
+  assert.deepEqual(
+    got.map((m) => [m.id, m.status]),
+    [
+      [id, 500],
+      [id, 500],
+      [id, 200],
+    ],
+  );
   assert.ok(got.every((m) => m.verifiedBy.length === 1));
   assert.equal(new Set(got.map((m) => m.body)).size, 1, 'the body is the same on every attempt');
   assert.ok(Number(got[1]!.timestamp) >= Number(got[0]!.timestamp) + 1, 'retried after the schedule (1 s)');
@@ -170,7 +246,11 @@ test('410 disables the endpoint at once; nothing more is sent to it', async () =
 test('a receiver that hangs: the timeout is a failed attempt, retried', async () => {
   const ep = await createEndpoint(a.master, '/hang');
   const id = await sendTest(ep.id);
-  await waitFor('the timed-out attempt recorded', async () => ((await delivery(ep.id, id))?.last_error ?? '').startsWith('No answer'), 20_000);
+  await waitFor(
+    'the timed-out attempt recorded',
+    async () => ((await delivery(ep.id, id))?.last_error ?? '').startsWith('No answer'),
+    20_000,
+  );
   const d = (await delivery(ep.id, id))!;
   assert.equal(d.last_response_status, null);
   assert.equal(d.last_error, 'No answer within 2 s');

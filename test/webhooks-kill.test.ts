@@ -17,7 +17,9 @@ import { deliveryCount, startReceiver, startWebhookWorker, watchNumbers } from '
  * SIGKILL mid-delivery loses nothing (its messages go again, with the same webhook-id).
  */
 
-const t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' } });
+const t = await createTestApp({
+  env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' },
+});
 const acct = await createAccount(t);
 const accountId = await accountIdOf(t, acct.userRef);
 
@@ -36,7 +38,9 @@ function startChild(): { child: ChildProcess; exited: Promise<unknown[]> } {
     env: { ...process.env, WORKER_DATABASE_URL: t.db.url, WORKER_ATTEMPT_TIMEOUT_MS: '2000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  defer(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  defer(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   return { child, exited: once(child, 'exit') };
 }
 
@@ -45,19 +49,31 @@ const day1: CompanySpec[] = Array.from({ length: N }, (_, i) => ({ n: 500 + i })
 const changed = (d: string) => day1.map((c) => ({ ...c, name: `ZMIANA ${d} ${c.n} SPÓŁKA AKCYJNA` }));
 
 async function createEndpoint(path: string) {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer(acct.master), payload: { url: rx.url + path } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/webhooks',
+    headers: bearer(acct.master),
+    payload: { url: rx.url + path },
+  });
   assert.equal(res.statusCode, 201, res.body);
   rx.addSecret(path, res.json().data.secret);
   return res.json().data.id as string;
 }
 async function deliveryIds(endpointPublicId: string): Promise<string[]> {
-  const { rows } = await sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointPublicId.slice(3)}`.execute(t.db.db);
+  const { rows } = await sql<{ id: string }>`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointPublicId.slice(3)}`.execute(
+    t.db.db,
+  );
   return rows.map((r) => `msg_${r.id}`).sort();
 }
 
 test('two worker processes: every message sent once', async () => {
   await runDay(t.db.db, '2030-02-01', day1);
-  await watchNumbers(t.db.db, accountId, day1.map((c) => c.n), new Date('2030-02-01T00:00:00Z'));
+  await watchNumbers(
+    t.db.db,
+    accountId,
+    day1.map((c) => c.n),
+    new Date('2030-02-01T00:00:00Z'),
+  );
   const ep = await createEndpoint('/two');
   const w1 = startChild();
   const w2 = startChild();
@@ -77,7 +93,9 @@ test('two worker processes: every message sent once', async () => {
 test('a worker process SIGKILLed mid-delivery: every message is still delivered, repeats keep their webhook-id', async () => {
   const ep = await createEndpoint('/kill');
   gateOpen = false;
-  gate = new Promise<void>((r) => { releaseGate = r; });
+  gate = new Promise<void>((r) => {
+    releaseGate = r;
+  });
   defer(() => releaseGate());
   // Hold every request while the gate is closed: the worker is killed with attempts in flight.
   let held = 0;
@@ -96,7 +114,9 @@ test('a worker process SIGKILLed mid-delivery: every message is still delivered,
   const before = await deliveryCount(t.db.db, 'delivered');
 
   // Recovery (src/jobs/recovery.ts does it about a minute after a death; here at once), and a new worker.
-  const { rows: locked } = await sql<{ locked_by: string }>`SELECT DISTINCT locked_by FROM graphile_worker.jobs WHERE locked_by IS NOT NULL`.execute(t.db.db);
+  const { rows: locked } = await sql<{
+    locked_by: string;
+  }>`SELECT DISTINCT locked_by FROM graphile_worker.jobs WHERE locked_by IS NOT NULL`.execute(t.db.db);
   const utils = await makeWorkerUtils({ pgPool: t.db.pool });
   await utils.forceUnlockWorkers(locked.map((r) => r.locked_by));
   await utils.release();

@@ -21,10 +21,18 @@ const at = (s: number) => new Date(T0.getTime() + s * 1000);
 
 async function endpointWith(messages: number, opts: { due?: Date; status?: string } = {}): Promise<{ id: string; deliveries: string[] }> {
   const ref = `L${++accounts}`;
-  const { rows: [acct] } = await sql<{ id: string }>`
-    INSERT INTO accounts (user_ref, email, name, status) VALUES (${ref}, ${`${ref}@lease.test`}, 'lease', 'initialized') RETURNING id`.execute(db.db);
-  const { rows: [ep] } = await sql<{ id: string }>`
-    INSERT INTO webhook_endpoints (account_id, url, status) VALUES (${acct!.id}, 'http://127.0.0.1:9/hook', ${opts.status ?? 'enabled'}) RETURNING id`.execute(db.db);
+  const {
+    rows: [acct],
+  } = await sql<{ id: string }>`
+    INSERT INTO accounts (user_ref, email, name, status) VALUES (${ref}, ${`${ref}@lease.test`}, 'lease', 'initialized') RETURNING id`.execute(
+    db.db,
+  );
+  const {
+    rows: [ep],
+  } = await sql<{ id: string }>`
+    INSERT INTO webhook_endpoints (account_id, url, status) VALUES (${acct!.id}, 'http://127.0.0.1:9/hook', ${opts.status ?? 'enabled'}) RETURNING id`.execute(
+    db.db,
+  );
   await sql`INSERT INTO webhook_secrets (endpoint_id, secret) VALUES (${ep!.id}, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`.execute(db.db);
   const { rows } = await sql<{ id: string }>`
     INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at)
@@ -39,32 +47,88 @@ test('an endpoint is held by one run until its lease lapses; renewal drops a dis
   const off = await endpointWith(2, { status: 'disabled' });
 
   const first = await acquireEndpoints(db.db, { owner: 'run-1', now: at(1), leaseUntil: at(31), limit: 10 });
-  assert.deepEqual(first.map((e) => e.id), [a.id], 'only an enabled endpoint with a due message');
+  assert.deepEqual(
+    first.map((e) => e.id),
+    [a.id],
+    'only an enabled endpoint with a due message',
+  );
   assert.ok(!first.some((e) => e.id === idle.id || e.id === off.id));
-  assert.deepEqual(await acquireEndpoints(db.db, { owner: 'run-2', now: at(2), leaseUntil: at(32), limit: 10 }), [], 'not while run-1 holds it');
+  assert.deepEqual(
+    await acquireEndpoints(db.db, { owner: 'run-2', now: at(2), leaseUntil: at(32), limit: 10 }),
+    [],
+    'not while run-1 holds it',
+  );
 
   // Only the holder reads its messages, and not those it already has in memory.
   assert.deepEqual(await readDueDeliveries(db.db, { owner: 'run-2', now: at(2), want: [{ endpointId: a.id, count: 10 }], held: [] }), []);
-  const read = await readDueDeliveries(db.db, { owner: 'run-1', now: at(2), want: [{ endpointId: a.id, count: 10 }], held: [a.deliveries[0]!] });
-  assert.deepEqual(read.map((d) => d.id), a.deliveries.slice(1));
+  const read = await readDueDeliveries(db.db, {
+    owner: 'run-1',
+    now: at(2),
+    want: [{ endpointId: a.id, count: 10 }],
+    held: [a.deliveries[0]!],
+  });
+  assert.deepEqual(
+    read.map((d) => d.id),
+    a.deliveries.slice(1),
+  );
   assert.equal(read[0]!.secrets.length, 1);
 
   // The lease lapses: another run takes the endpoint, and the first one's renewal finds it gone.
   const second = await acquireEndpoints(db.db, { owner: 'run-2', now: at(40), leaseUntil: at(70), limit: 10 });
-  assert.deepEqual(second.map((e) => e.id), [a.id]);
+  assert.deepEqual(
+    second.map((e) => e.id),
+    [a.id],
+  );
   assert.deepEqual(await renewEndpoints(db.db, { owner: 'run-1', ids: [a.id], leaseUntil: at(71) }), []);
-  assert.deepEqual((await renewEndpoints(db.db, { owner: 'run-2', ids: [a.id], leaseUntil: at(71) })).map((e) => e.id), [a.id]);
+  assert.deepEqual(
+    (await renewEndpoints(db.db, { owner: 'run-2', ids: [a.id], leaseUntil: at(71) })).map((e) => e.id),
+    [a.id],
+  );
   await sql`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = ${a.id}`.execute(db.db);
-  assert.deepEqual(await renewEndpoints(db.db, { owner: 'run-2', ids: [a.id], leaseUntil: at(72) }), [], 'a disabled endpoint is dropped at renewal');
+  assert.deepEqual(
+    await renewEndpoints(db.db, { owner: 'run-2', ids: [a.id], leaseUntil: at(72) }),
+    [],
+    'a disabled endpoint is dropped at renewal',
+  );
 
   // Recording gives an endpoint back only for its holder.
   await sql`UPDATE webhook_endpoints SET status = 'enabled' WHERE id = ${a.id}`.execute(db.db);
   await recordAttempts(db.db, [], at(50), { owner: 'run-1', ids: [a.id] });
-  assert.equal((await sql<{ o: string | null }>`SELECT lease_owner AS o FROM webhook_endpoints WHERE id = ${a.id}`.execute(db.db)).rows[0]!.o, 'run-2');
-  await recordAttempts(db.db, [{ id: a.deliveries[0]!, endpointId: a.id, ok: true, gone: false, status: 204, error: null, body: '', nextAttemptAt: null, at: at(50) }], at(50), { owner: 'run-2', ids: [a.id] });
-  const { rows: [ep] } = await sql<{ o: string | null; u: Date | null }>`SELECT lease_owner AS o, lease_until AS u FROM webhook_endpoints WHERE id = ${a.id}`.execute(db.db);
+  assert.equal(
+    (await sql<{ o: string | null }>`SELECT lease_owner AS o FROM webhook_endpoints WHERE id = ${a.id}`.execute(db.db)).rows[0]!.o,
+    'run-2',
+  );
+  await recordAttempts(
+    db.db,
+    [
+      {
+        id: a.deliveries[0]!,
+        endpointId: a.id,
+        ok: true,
+        gone: false,
+        status: 204,
+        error: null,
+        body: '',
+        nextAttemptAt: null,
+        at: at(50),
+      },
+    ],
+    at(50),
+    { owner: 'run-2', ids: [a.id] },
+  );
+  const {
+    rows: [ep],
+  } = await sql<{
+    o: string | null;
+    u: Date | null;
+  }>`SELECT lease_owner AS o, lease_until AS u FROM webhook_endpoints WHERE id = ${a.id}`.execute(db.db);
   assert.deepEqual([ep!.o, ep!.u], [null, null]);
-  const { rows: [d] } = await sql<{ status: string; attempts: number }>`SELECT status, attempts FROM webhook_deliveries WHERE id = ${a.deliveries[0]!}`.execute(db.db);
+  const {
+    rows: [d],
+  } = await sql<{
+    status: string;
+    attempts: number;
+  }>`SELECT status, attempts FROM webhook_deliveries WHERE id = ${a.deliveries[0]!}`.execute(db.db);
   assert.deepEqual([d!.status, d!.attempts], ['delivered', 1]);
   await sql`UPDATE webhook_endpoints SET status = 'disabled'`.execute(db.db);
 });
@@ -78,7 +142,9 @@ test('two dispatcher runs at once: every message sent once, at most perEndpoint 
     async send(url, headers): Promise<AttemptResult> {
       const id = headers['webhook-id']!;
       sent.set(id, (sent.get(id) ?? 0) + 1);
-      const { rows: [row] } = await sql<{ e: string }>`SELECT endpoint_id AS e FROM webhook_deliveries WHERE id = ${id.slice(4)}`.execute(db.db);
+      const {
+        rows: [row],
+      } = await sql<{ e: string }>`SELECT endpoint_id AS e FROM webhook_deliveries WHERE id = ${id.slice(4)}`.execute(db.db);
       inFlight.set(row!.e, (inFlight.get(row!.e) ?? 0) + 1);
       maxPerEndpoint = Math.max(maxPerEndpoint, inFlight.get(row!.e)!);
       await new Promise((r) => setTimeout(r, 2 + Math.random() * 5));
@@ -87,16 +153,30 @@ test('two dispatcher runs at once: every message sent once, at most perEndpoint 
     },
     close: async () => {},
   };
-  const options = { db: db.db, clock: systemClock, logger: pino({ level: 'silent' }), sender, retrySchedule: [1], concurrency: 16, perEndpoint: 3, leaseMs: 20_000 };
+  const options = {
+    db: db.db,
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    sender,
+    retrySchedule: [1],
+    concurrency: 16,
+    perEndpoint: 3,
+    leaseMs: 20_000,
+  };
   // Each run holds at most four endpoints at a time, so they share the six.
   const runs = await Promise.all([runDispatcher({ ...options, maxEndpoints: 4 }), runDispatcher({ ...options, maxEndpoints: 4 })]);
   const all = endpoints.flatMap((e) => e.deliveries.map((id) => `msg_${id}`));
   assert.equal(runs[0].attempted + runs[1].attempted, all.length);
   assert.ok(runs[0].attempted > 0 && runs[1].attempted > 0, `both runs sent: ${runs[0].attempted} and ${runs[1].attempted}`);
   assert.deepEqual([...sent.keys()].sort(), all.sort());
-  assert.ok([...sent.values()].every((n) => n === 1), 'no message sent twice');
+  assert.ok(
+    [...sent.values()].every((n) => n === 1),
+    'no message sent twice',
+  );
   assert.ok(maxPerEndpoint <= 3, `at most 3 in flight on an endpoint (saw ${maxPerEndpoint})`);
-  const { rows: [left] } = await sql<{ n: number; held: number }>`
+  const {
+    rows: [left],
+  } = await sql<{ n: number; held: number }>`
     SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE endpoint_id = ANY(${endpoints.map((e) => e.id)}::bigint[]) AND status <> 'delivered') AS n,
       (SELECT count(*)::int FROM webhook_endpoints WHERE lease_owner IS NOT NULL) AS held`.execute(db.db);
   assert.deepEqual([left!.n, left!.held], [0, 0], 'every message recorded delivered; every endpoint given back');

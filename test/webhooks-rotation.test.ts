@@ -8,7 +8,10 @@ import { startReceiver, startWebhookWorker } from './webhooks-support.ts';
 /** Secret rotation (24 h of two signatures) and 5-day disabling with its mail, on a manual clock. */
 
 const clock = createManualClock(new Date());
-const t = await createTestApp({ clock, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' } });
+const t = await createTestApp({
+  clock,
+  env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', RATE_LIMIT_PER_MINUTE: '100000' },
+});
 const a = await createAccount(t);
 let failing = false;
 const rx = await startReceiver(({ path }) => (path === '/down' && failing ? 500 : 200));
@@ -21,7 +24,12 @@ async function create(path: string) {
 }
 async function sendTest(id: string, path: string) {
   const n = rx.on(path).length;
-  const res = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${id}/test`, headers: bearer(a.master), payload: { event_type: 'COMPANY_EMAIL_CHANGED' } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/api/v1/webhooks/${id}/test`,
+    headers: bearer(a.master),
+    payload: { event_type: 'COMPANY_EMAIL_CHANGED' },
+  });
   assert.equal(res.statusCode, 202, res.body);
   await waitFor(`a message on ${path}`, () => rx.on(path).length > n);
   return rx.on(path).at(-1)!;
@@ -54,14 +62,25 @@ test('rotation: both signatures verify during the 24 h overlap; after it only th
   const after = await sendTest(ep.id, '/rot');
   // The receiver verifies against the real time; the manual clock is a day ahead, so compare signatures.
   assert.equal(after.signature, expectedSignature(fresh, after), 'only the new secret signs after 24 h');
-  assert.throws(() => new Webhook(old).verify(after.body, { 'webhook-id': after.id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': after.signature }));
+  assert.throws(() =>
+    new Webhook(old).verify(after.body, {
+      'webhook-id': after.id,
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'webhook-signature': after.signature,
+    }),
+  );
 });
 
 test('an endpoint whose every attempt failed for 5 days is disabled and the account mailed', async () => {
   const ep = await create('/down');
   failing = true;
   await sendTest(ep.id, '/down');
-  await waitFor('the failure recorded', async () => Boolean((await t.db.db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', ep.id.slice(3)).executeTakeFirst())?.failing_since));
+  await waitFor('the failure recorded', async () =>
+    Boolean(
+      (await t.db.db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', ep.id.slice(3)).executeTakeFirst())
+        ?.failing_since,
+    ),
+  );
   clock.advance(4 * 86_400_000);
   await sendTest(ep.id, '/down');
   await new Promise((r) => setTimeout(r, 300));
@@ -69,14 +88,29 @@ test('an endpoint whose every attempt failed for 5 days is disabled and the acco
   assert.equal(mid.json().data.status, 'enabled', 'four days of failures are not five');
   clock.advance(86_400_000 + 1000);
   await sendTest(ep.id, '/down');
-  await waitFor('the endpoint disabled', async () => (await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) })).json().data.status === 'disabled');
+  await waitFor(
+    'the endpoint disabled',
+    async () =>
+      (await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) })).json().data.status ===
+      'disabled',
+  );
   const mail = await latestMail(t, a.email, 'webhook_disabled');
   assert.ok(mail, 'the account is mailed');
-  assert.match(mail!.text_body, new RegExp(`${ep.id} \\(${rx.url.replace(/[.]/g, '\\.')}/down\\) was disabled because every attempt to deliver to it failed for 5 days`));
+  assert.match(
+    mail!.text_body,
+    new RegExp(
+      `${ep.id} \\(${rx.url.replace(/[.]/g, '\\.')}/down\\) was disabled because every attempt to deliver to it failed for 5 days`,
+    ),
+  );
 
   // A success in between starts the count afresh: enabling again resets it.
   failing = false;
-  const enabled = await t.app.inject({ method: 'PATCH', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master), payload: { status: 'enabled' } });
+  const enabled = await t.app.inject({
+    method: 'PATCH',
+    url: `/api/v1/webhooks/${ep.id}`,
+    headers: bearer(a.master),
+    payload: { status: 'enabled' },
+  });
   assert.equal(enabled.json().data.status, 'enabled');
   const ok = await sendTest(ep.id, '/down');
   assert.equal(ok.status, 200);

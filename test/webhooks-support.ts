@@ -47,7 +47,11 @@ export async function startReceiver(answer: Answer = () => 200) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };
+      const headers = {
+        'webhook-id': String(req.headers['webhook-id']),
+        'webhook-timestamp': String(req.headers['webhook-timestamp']),
+        'webhook-signature': String(req.headers['webhook-signature']),
+      };
       const path = req.url ?? '/';
       const verifiedBy = (secrets.get(path) ?? []).filter((s) => {
         try {
@@ -62,7 +66,16 @@ export async function startReceiver(answer: Answer = () => 200) {
       void (async () => {
         const a = await respond({ path, id: headers['webhook-id'], attempt: n });
         const status = a === 'hang' ? 0 : typeof a === 'number' ? a : a.status;
-        messages.push({ path, id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, json: JSON.parse(body), verifiedBy, status });
+        messages.push({
+          path,
+          id: headers['webhook-id'],
+          timestamp: headers['webhook-timestamp'],
+          signature: headers['webhook-signature'],
+          body,
+          json: JSON.parse(body),
+          verifiedBy,
+          status,
+        });
         if (a === 'hang') {
           hanging.add(res);
           return;
@@ -75,24 +88,38 @@ export async function startReceiver(answer: Answer = () => 200) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  defer(() => new Promise<void>((r) => {
-    for (const res of hanging) res.destroy();
-    server.closeAllConnections();
-    server.close(() => r());
-  }));
+  defer(
+    () =>
+      new Promise<void>((r) => {
+        for (const res of hanging) res.destroy();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
   return {
     url,
     messages,
     addSecret: (path: string, secret: string) => secrets.set(path, [...(secrets.get(path) ?? []), secret]),
-    setAnswer: (a: Answer) => { respond = a; },
+    setAnswer: (a: Answer) => {
+      respond = a;
+    },
     on: (path: string) => messages.filter((m) => m.path === path),
   };
 }
 
 /** The webhook jobs on the real graphile-worker in this process, with a short attempt timeout. */
-export async function startWebhookWorker(t: { db: TestDatabase; config: Config; clock: Clock }, opts: { attemptTimeoutMs?: number; logger?: Logger } = {}) {
+export async function startWebhookWorker(
+  t: { db: TestDatabase; config: Config; clock: Clock },
+  opts: { attemptTimeoutMs?: number; logger?: Logger } = {},
+) {
   const logger = opts.logger ?? pino({ level: 'warn' });
-  const module = createWebhooksModule({ db: t.db.db, clock: t.clock, config: t.config, logger, attemptTimeoutMs: opts.attemptTimeoutMs ?? 2000 });
+  const module = createWebhooksModule({
+    db: t.db.db,
+    clock: t.clock,
+    config: t.config,
+    logger,
+    attemptTimeoutMs: opts.attemptTimeoutMs ?? 2000,
+  });
   const runner = await startWorker({ pool: t.db.pool, logger, modules: [module.jobs], concurrency: 2, pollInterval: 50 });
   defer(async () => {
     await runner.stop();
@@ -104,12 +131,23 @@ export async function startWebhookWorker(t: { db: TestDatabase; config: Config; 
 /** Watches the companies numbered `ns` (test/helpers/registry.ts) for an account, from `since`. */
 export async function watchNumbers(db: Db, accountId: string, ns: readonly number[], since: Date): Promise<void> {
   const { rows } = await sql<{ company_id: string }>`
-    SELECT DISTINCT ci.company_id FROM company_identifiers ci WHERE ci.key = ANY(${ns.map((n) => String(10_000_000_000 + Number(nipFor(n))))}::bigint[])`.execute(db);
+    SELECT DISTINCT ci.company_id FROM company_identifiers ci WHERE ci.key = ANY(${ns.map((n) => String(10_000_000_000 + Number(nipFor(n))))}::bigint[])`.execute(
+    db,
+  );
   if (rows.length !== ns.length) throw new Error(`watchNumbers: ${rows.length} of ${ns.length} companies known`);
-  await db.transaction().execute((trx) => watchCompanies(trx, accountId, rows.map((r) => r.company_id), since));
+  await db.transaction().execute((trx) =>
+    watchCompanies(
+      trx,
+      accountId,
+      rows.map((r) => r.company_id),
+      since,
+    ),
+  );
 }
 
 export async function deliveryCount(db: Db, status?: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries ${status ? sql`WHERE status = ${status}` : sql``}`.execute(db);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM webhook_deliveries ${status ? sql`WHERE status = ${status}` : sql``}`.execute(db);
   return rows[0]!.n;
 }

@@ -9,9 +9,21 @@ import { startWorker } from '../src/jobs/worker.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { createWebhooksModule } from '../src/modules/webhooks/module.ts';
 
-const config = loadConfig({ DATABASE_URL: process.env.WORKER_DATABASE_URL, REGISTRY_SOURCES: '', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1', LOG_LEVEL: 'warn' });
+const config = loadConfig({
+  DATABASE_URL: process.env.WORKER_DATABASE_URL,
+  REGISTRY_SOURCES: '',
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+  LOG_LEVEL: 'warn',
+});
 const handle = createDatabase(config.databaseUrl!, { max: 4 });
 const logger = pino({ level: 'warn' });
-const module = createWebhooksModule({ db: handle.db, clock: systemClock, config, logger, attemptTimeoutMs: Number(process.env.WORKER_ATTEMPT_TIMEOUT_MS ?? 2000) });
+const module = createWebhooksModule({
+  db: handle.db,
+  clock: systemClock,
+  config,
+  logger,
+  attemptTimeoutMs: Number(process.env.WORKER_ATTEMPT_TIMEOUT_MS ?? 2000),
+});
 await startWorker({ pool: handle.pool, logger, modules: [module.jobs], concurrency: 2, pollInterval: 50 });
 process.stdout.write('worker ready\n');

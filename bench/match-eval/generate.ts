@@ -38,7 +38,12 @@ interface Company {
   status: string;
 }
 
-const { values } = parseArgs({ options: { queries: { type: 'string', default: '600' }, out: { type: 'string', default: new URL('./queries.json', import.meta.url).pathname } } });
+const { values } = parseArgs({
+  options: {
+    queries: { type: 'string', default: '600' },
+    out: { type: 'string', default: new URL('./queries.json', import.meta.url).pathname },
+  },
+});
 const rnd = seededRandom(20261125);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
 const chance = (p: number) => rnd() < p;
@@ -46,11 +51,19 @@ const chance = (p: number) => rnd() < p;
 function companyOf(s: CompanySnapshot): Company {
   const c = deriveCompanyColumns(s);
   const a = s.profiles.find((p) => p.address)?.address;
-  return { nip: s.identity.identifiers.find((i) => i.type === 'NIP')!.value, name: c.name, city: a?.city ?? '', postal: a?.postal_code ?? '', street: a?.street ?? '', status: c.status };
+  return {
+    nip: s.identity.identifiers.find((i) => i.type === 'NIP')!.value,
+    name: c.name,
+    city: a?.city ?? '',
+    postal: a?.postal_code ?? '',
+    street: a?.street ?? '',
+    status: c.status,
+  };
 }
 
 const companies: Company[] = [];
-for await (const s of createSyntheticSource({ seed: EVAL_REGISTRY.seed, size: EVAL_REGISTRY.size }).allSnapshots(EVAL_REGISTRY.date)) companies.push(companyOf(s));
+for await (const s of createSyntheticSource({ seed: EVAL_REGISTRY.seed, size: EVAL_REGISTRY.size }).allSnapshots(EVAL_REGISTRY.date))
+  companies.push(companyOf(s));
 // Companies of another seed: names the registry does not hold (checked below).
 const outsiders: Company[] = [];
 for await (const s of createSyntheticSource({ seed: 99, size: 3000 }).allSnapshots(EVAL_REGISTRY.date)) outsiders.push(companyOf(s));
@@ -66,7 +79,10 @@ for (const c of companies) {
 // Corruptions
 
 const LEGAL_VARIANTS: ReadonlyArray<readonly [RegExp, readonly string[]]> = [
-  [/SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ|SP\. Z O\.O\./i, ['sp. z o.o.', 'Sp. z o. o.', 'spółka z o.o.', 'SP. Z O.O.', 'Sp.z o.o.', 'sp z oo', 'spółka z ograniczoną odpowiedzialnością']],
+  [
+    /SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ|SP\. Z O\.O\./i,
+    ['sp. z o.o.', 'Sp. z o. o.', 'spółka z o.o.', 'SP. Z O.O.', 'Sp.z o.o.', 'sp z oo', 'spółka z ograniczoną odpowiedzialnością'],
+  ],
   [/SPÓŁKA CYWILNA|S\.C\./i, ['s.c.', 'S.C.', 'spółka cywilna']],
   [/SPÓŁKA JAWNA|SP\.J\./i, ['sp.j.', 'Sp. j.', 'spółka jawna']],
   [/SPÓŁKA KOMANDYTOWA|SP\.K\./i, ['sp.k.', 'Sp. k.', 'spółka komandytowa']],
@@ -74,14 +90,34 @@ const LEGAL_VARIANTS: ReadonlyArray<readonly [RegExp, readonly string[]]> = [
   [/PROSTA SPÓŁKA AKCYJNA|P\.S\.A\./i, ['P.S.A.', 'PSA', 'prosta spółka akcyjna']],
   [/SPÓŁKA AKCYJNA|S\.A\./i, ['S.A.', 'SA', 'spółka akcyjna']],
 ];
-const ASCII: Record<string, string> = { ą: 'a', ć: 'c', ę: 'e', ł: 'l', ń: 'n', ó: 'o', ś: 's', ź: 'z', ż: 'z', Ą: 'A', Ć: 'C', Ę: 'E', Ł: 'L', Ń: 'N', Ó: 'O', Ś: 'S', Ź: 'Z', Ż: 'Z' };
+const ASCII: Record<string, string> = {
+  ą: 'a',
+  ć: 'c',
+  ę: 'e',
+  ł: 'l',
+  ń: 'n',
+  ó: 'o',
+  ś: 's',
+  ź: 'z',
+  ż: 'z',
+  Ą: 'A',
+  Ć: 'C',
+  Ę: 'E',
+  Ł: 'L',
+  Ń: 'N',
+  Ó: 'O',
+  Ś: 'S',
+  Ź: 'Z',
+  Ż: 'Z',
+};
 
 function legalForm(name: string): string | null {
   for (const [re, variants] of LEGAL_VARIANTS) if (re.test(name)) return name.replace(re, pick(variants));
   return null;
 }
 const dropDiacritics = (s: string) => s.replace(/[ąćęłńóśźżĄĆĘŁŃÓŚŹŻ]/g, (c) => ASCII[c]!);
-const recase = (s: string) => pick([s.toLowerCase(), s.toUpperCase(), s.replace(/\p{L}+/gu, (w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase())]);
+const recase = (s: string) =>
+  pick([s.toLowerCase(), s.toUpperCase(), s.replace(/\p{L}+/gu, (w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase())]);
 function punctuation(s: string): string {
   return pick([s.replace(/["„”]/g, ''), s.replace(/"([^"]+)"/, '„$1”'), s.replace(/ /, ', '), `${s}.`, s.replace(/"/g, "'")]);
 }
@@ -109,7 +145,13 @@ function typo(s: string): string | null {
   words[i] = w === w.toUpperCase() ? out.toUpperCase() : out;
   return words.join(' ');
 }
-const nipFormats = (nip: string) => pick([`PL${nip}`, `${nip.slice(0, 3)}-${nip.slice(3, 6)}-${nip.slice(6, 8)}-${nip.slice(8)}`, `PL ${nip.slice(0, 3)} ${nip.slice(3, 6)} ${nip.slice(6, 8)} ${nip.slice(8)}`, nip]);
+const nipFormats = (nip: string) =>
+  pick([
+    `PL${nip}`,
+    `${nip.slice(0, 3)}-${nip.slice(3, 6)}-${nip.slice(6, 8)}-${nip.slice(8)}`,
+    `PL ${nip.slice(0, 3)} ${nip.slice(3, 6)} ${nip.slice(6, 8)} ${nip.slice(8)}`,
+    nip,
+  ]);
 function wrongPostal(p: string): string {
   for (;;) {
     const digits = String(Math.floor(rnd() * 100000)).padStart(5, '0');
@@ -121,10 +163,34 @@ function wrongPostal(p: string): string {
 // ---------------------------------------------------------------------------------------------
 // Queries
 
-type Kind = 'clean' | 'legal_form' | 'diacritics' | 'case_punctuation' | 'swapped_words' | 'typo' | 'two_typos' | 'missing_city' | 'wrong_postal_code' | 'shared_name' | 'identifier' | 'street' | 'not_in_registry';
+type Kind =
+  | 'clean'
+  | 'legal_form'
+  | 'diacritics'
+  | 'case_punctuation'
+  | 'swapped_words'
+  | 'typo'
+  | 'two_typos'
+  | 'missing_city'
+  | 'wrong_postal_code'
+  | 'shared_name'
+  | 'identifier'
+  | 'street'
+  | 'not_in_registry';
 const KINDS: ReadonlyArray<readonly [Kind, number]> = [
-  ['clean', 4], ['legal_form', 12], ['diacritics', 10], ['case_punctuation', 8], ['swapped_words', 10], ['typo', 12], ['two_typos', 5],
-  ['missing_city', 8], ['wrong_postal_code', 8], ['shared_name', 10], ['identifier', 5], ['street', 4], ['not_in_registry', 4],
+  ['clean', 4],
+  ['legal_form', 12],
+  ['diacritics', 10],
+  ['case_punctuation', 8],
+  ['swapped_words', 10],
+  ['typo', 12],
+  ['two_typos', 5],
+  ['missing_city', 8],
+  ['wrong_postal_code', 8],
+  ['shared_name', 10],
+  ['identifier', 5],
+  ['street', 4],
+  ['not_in_registry', 4],
 ];
 const totalWeight = KINDS.reduce((n, [, w]) => n + w, 0);
 function pickKind(): Kind {
@@ -137,10 +203,13 @@ const sharedNames = [...byName.values()].filter((cs) => cs.length > 1);
 
 function isAmbiguous(target: Company, q: MatchQuery): boolean {
   const siblings = byName.get(nameKey(target.name)) ?? [];
-  return siblings.some((o) => o !== target
-    && (q.city === undefined || cityKey(o.city) === cityKey(target.city))
-    && (q.postal_code === undefined || postalKey(o.postal) === postalKey(target.postal))
-    && (q.street === undefined || streetKey(o.street) === streetKey(target.street)));
+  return siblings.some(
+    (o) =>
+      o !== target &&
+      (q.city === undefined || cityKey(o.city) === cityKey(target.city)) &&
+      (q.postal_code === undefined || postalKey(o.postal) === postalKey(target.postal)) &&
+      (q.street === undefined || streetKey(o.street) === streetKey(target.street)),
+  );
 }
 
 function build(kind: Kind): EvalQuery | null {
@@ -155,18 +224,40 @@ function build(kind: Kind): EvalQuery | null {
   let name: string | null = target.name;
   const q: MatchQuery = {};
   switch (kind) {
-    case 'legal_form': name = legalForm(target.name); break;
-    case 'diacritics': name = dropDiacritics(target.name); if (name === target.name) return null; break;
-    case 'case_punctuation': name = punctuation(recase(target.name)); break;
-    case 'swapped_words': name = swapWords(target.name); break;
-    case 'typo': name = typo(target.name); break;
-    case 'two_typos': { const once = typo(target.name); name = once && nameTokens(target.name).join('').length >= 16 ? typo(once) : null; break; }
-    case 'identifier': q.nip = nipFormats(target.nip); name = chance(0.5) ? typo(target.name) ?? target.name : target.name; break;
-    default: break;
+    case 'legal_form':
+      name = legalForm(target.name);
+      break;
+    case 'diacritics':
+      name = dropDiacritics(target.name);
+      if (name === target.name) return null;
+      break;
+    case 'case_punctuation':
+      name = punctuation(recase(target.name));
+      break;
+    case 'swapped_words':
+      name = swapWords(target.name);
+      break;
+    case 'typo':
+      name = typo(target.name);
+      break;
+    case 'two_typos': {
+      const once = typo(target.name);
+      name = once && nameTokens(target.name).join('').length >= 16 ? typo(once) : null;
+      break;
+    }
+    case 'identifier':
+      q.nip = nipFormats(target.nip);
+      name = chance(0.5) ? (typo(target.name) ?? target.name) : target.name;
+      break;
+    default:
+      break;
   }
   if (name === null) return null;
   // A second, light corruption now and then, as real lists mix them.
-  if (kind !== 'diacritics' && chance(0.3)) { name = dropDiacritics(name); corruptions.push('diacritics'); }
+  if (kind !== 'diacritics' && chance(0.3)) {
+    name = dropDiacritics(name);
+    corruptions.push('diacritics');
+  }
   q.name = name;
   if (kind !== 'missing_city') {
     q.city = chance(0.5) ? dropDiacritics(target.city) : target.city;
@@ -184,7 +275,10 @@ while (out.length < wanted) {
   const e = build(pickKind());
   if (e) out.push(e);
 }
-writeFileSync(values.out!, JSON.stringify({ registry: EVAL_REGISTRY, generated_by: 'bench/match-eval/generate.ts', queries: out }, null, 1) + '\n');
+writeFileSync(
+  values.out!,
+  JSON.stringify({ registry: EVAL_REGISTRY, generated_by: 'bench/match-eval/generate.ts', queries: out }, null, 1) + '\n',
+);
 const counts = new Map<string, number>();
 for (const e of out) counts.set(e.corruptions[0]!, (counts.get(e.corruptions[0]!) ?? 0) + 1);
 console.log(`${out.length} queries (${out.filter((e) => e.ambiguous).length} ambiguous) → ${values.out}`);

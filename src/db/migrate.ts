@@ -22,7 +22,9 @@ export async function migrateToLatest(db: Db, pool: pg.Pool): Promise<string[]> 
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');
-    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`);
+    throw new Error(
+      `Migration ${failed?.migrationName ?? ''} failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`,
+    );
   }
   await runWorkerMigrations({ pgPool: pool, logger: quietWorkerLogger });
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -44,7 +44,8 @@ export function installAuthResolution(app: FastifyInstance, deps: { authenticato
       return;
     }
     // Only a priced route whose charge re-checks the token may trust the cache (src/http/pricing.ts).
-    const useCache = config?.auth === 'any' && config.price !== undefined && (config.chargedBy !== 'service' || config.tokenCheckedByCharge === true);
+    const useCache =
+      config?.auth === 'any' && config.price !== undefined && (config.chargedBy !== 'service' || config.tokenCheckedByCharge === true);
     const result = await deps.authenticator.authenticate(token, { useCache });
     if (result.ok) {
       request.auth = result.principal;

@@ -2,7 +2,15 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, Fasti
 import findMyWay from 'find-my-way';
 import { STATUS_CODES } from 'node:http';
 import {
-  DomainError, ForbiddenError, InsufficientCreditsError, NotFoundError, TemporarilyUnavailableError, UnauthorizedError, UpstreamError, ValidationError, summarizeErrors,
+  DomainError,
+  ForbiddenError,
+  InsufficientCreditsError,
+  NotFoundError,
+  TemporarilyUnavailableError,
+  UnauthorizedError,
+  UpstreamError,
+  ValidationError,
+  summarizeErrors,
 } from '../lib/errors.ts';
 import { validationErrorsFromAjv } from './validation.ts';
 
@@ -45,7 +53,9 @@ export function installErrorHandling(app: FastifyInstance): void {
       void reply
         .code(405)
         .header('allow', [...methods].join(', '))
-        .send({ message: `The ${request.method} method is not supported for route ${path}. Supported methods: ${[...methods].join(', ')}.` });
+        .send({
+          message: `The ${request.method} method is not supported for route ${path}. Supported methods: ${[...methods].join(', ')}.`,
+        });
       return;
     }
     void reply.code(404).send({ message: routeNotFoundMessage(request.url) });
@@ -62,7 +72,9 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.code(403).send({ error: error.message, code: 'FORBIDDEN' });
     }
     if (error instanceof InsufficientCreditsError) {
-      return reply.code(402).send({ message: error.message, code: 'INSUFFICIENT_CREDITS', balance: error.balance, required: error.required });
+      return reply
+        .code(402)
+        .send({ message: error.message, code: 'INSUFFICIENT_CREDITS', balance: error.balance, required: error.required });
     }
     if (error instanceof NotFoundError) return reply.code(404).send({ message: error.message });
     if (error instanceof TemporarilyUnavailableError) return reply.code(503).send({ message: error.message });
@@ -108,7 +120,10 @@ export function installErrorHandling(app: FastifyInstance): void {
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    void reply.code(404).header('x-request-id', request.id).send({ message: routeNotFoundMessage(request.url) });
+    void reply
+      .code(404)
+      .header('x-request-id', request.id)
+      .send({ message: routeNotFoundMessage(request.url) });
     return;
   }
   request.log.error({ err: error }, 'unhandled framework error');
@@ -122,12 +137,17 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
  */
 export const clientErrorHandler: NonNullable<FastifyServerOptions['clientErrorHandler']> = (error, socket) => {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'The request took too long to arrive.']
-    : error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'The request headers are too large.']
-      : [400, 'The request is not valid HTTP.'];
+  const [status, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request took too long to arrive.']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request headers are too large.']
+        : [400, 'The request is not valid HTTP.'];
   if (socket.writable) {
     const body = JSON.stringify({ message });
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(error);
 };

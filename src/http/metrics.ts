@@ -93,9 +93,17 @@ function installRegistryRunMetrics(registry: client.Registry, db: Db): void {
         new_count, updated_count, deleted_count, events_count::float8 AS events_count, skipped_count
       FROM daily_runs
       WHERE status = 'completed' AND kind = 'daily'
-      ORDER BY source, run_date DESC, id DESC`.execute(db).then((r) => r.rows, () => []).finally(() => {
-      setImmediate(() => { last = null; });
-    });
+      ORDER BY source, run_date DESC, id DESC`
+      .execute(db)
+      .then(
+        (r) => r.rows,
+        () => [],
+      )
+      .finally(() => {
+        setImmediate(() => {
+          last = null;
+        });
+      });
     return last;
   };
   new client.Gauge({
@@ -110,7 +118,7 @@ function installRegistryRunMetrics(registry: client.Registry, db: Db): void {
   });
   new client.Gauge({
     name: 'regwatch_registry_last_completed_run_duration_seconds',
-    help: 'How long the latest completed daily run took, from its first attempt\'s start to its end, by source',
+    help: "How long the latest completed daily run took, from its first attempt's start to its end, by source",
     labelNames: ['source'] as const,
     registers: [registry],
     async collect() {

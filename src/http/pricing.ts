@@ -46,7 +46,12 @@ export function reportCharge(reply: FastifyReply, charged: number, balanceAfter:
 const BALANCE_HINT_MS = 30_000;
 const BALANCE_HINTS = 50_000;
 
-const INSUFFICIENT_BODY = (balance: number, required: number) => ({ message: 'Insufficient credits', code: 'INSUFFICIENT_CREDITS' as const, balance, required });
+const INSUFFICIENT_BODY = (balance: number, required: number) => ({
+  message: 'Insufficient credits',
+  code: 'INSUFFICIENT_CREDITS' as const,
+  balance,
+  required,
+});
 
 function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' | 'service', perUnit: boolean): string {
   const unit = chargedBy === 'service' || perUnit ? 'per unit' : 'per successful request';
@@ -114,7 +119,7 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
     const now = clock.now();
     const r = await tryChargeCredits(db, { accountId, operation, units: request.chargeUnits, prices, ifTokenActive: { tokenId, now } });
     // A free request charges nothing, so nothing has checked a cached token yet.
-    const live = !r.taken ? r.reason !== 'inactive-token' : r.charged > 0 || !request.authCached || await isTokenActive(db, tokenId, now);
+    const live = !r.taken ? r.reason !== 'inactive-token' : r.charged > 0 || !request.authCached || (await isTokenActive(db, tokenId, now));
     const replace = (code: number, body: unknown) => {
       reply.code(code);
       reply.header('content-type', 'application/json; charset=utf-8');

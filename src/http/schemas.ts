@@ -22,7 +22,9 @@ export const sharedSchemas = [MessageSchema, ValidationErrorSchema, Unauthorized
 const ref = (s: TSchema) => Type.Ref(s.$id as string);
 
 /** The error responses every route documents, by what it can fail with. */
-export function errorResponses(opts: { auth?: 'master' | 'any' | 'none'; validation?: boolean; notFound?: boolean; priced?: boolean } = {}) {
+export function errorResponses(
+  opts: { auth?: 'master' | 'any' | 'none'; validation?: boolean; notFound?: boolean; priced?: boolean } = {},
+) {
   const r: Record<number, TSchema> = {
     429: ref(MessageSchema),
     500: ref(MessageSchema),

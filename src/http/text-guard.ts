@@ -29,7 +29,10 @@ export function installTextGuard(app: FastifyInstance): void {
     }
     let errors: Record<string, string[]> | null = null;
     const body = request.routeOptions.config?.guardBodyText === false ? undefined : request.body;
-    for (const [part, value] of [['query', request.query], ['body', body]] as const) {
+    for (const [part, value] of [
+      ['query', request.query],
+      ['body', body],
+    ] as const) {
       for (const path of unstorableTextFields(value)) {
         const field = path || part;
         (errors ??= {})[field] = [`The ${fieldLabel(field)} field must not contain NUL characters or unpaired surrogates.`];

@@ -32,8 +32,23 @@ export function validationErrorsFromAjv(errors: ErrorObject[], context?: string)
         break;
       case 'type': {
         const t = String(p.type);
-        const what = t === 'integer' ? 'an integer' : t === 'array' ? 'an array' : t === 'object' ? 'an object' : t === 'boolean' ? 'true or false' : `a ${t}`;
-        if (!path) add('', context === 'body' ? `The request body must be a JSON ${t === 'object' ? 'object' : t}.` : `The ${context ?? 'request'} must be ${what}.`);
+        const what =
+          t === 'integer'
+            ? 'an integer'
+            : t === 'array'
+              ? 'an array'
+              : t === 'object'
+                ? 'an object'
+                : t === 'boolean'
+                  ? 'true or false'
+                  : `a ${t}`;
+        if (!path)
+          add(
+            '',
+            context === 'body'
+              ? `The request body must be a JSON ${t === 'object' ? 'object' : t}.`
+              : `The ${context ?? 'request'} must be ${what}.`,
+          );
         else add(path, `The ${fieldLabel(path)} field must be ${what}.`);
         break;
       }

@@ -14,5 +14,8 @@ export function parseJobPayload<T extends TSchema>(task: string, schema: T, payl
   if (Value.Check(schema, payload)) return payload;
   const first = Value.Errors(schema, payload).First();
   // `/request_id` reads as `payload.request_id` in the job's error, as a field path should.
-  throw new InvalidJobPayloadError(task, first ? `payload${first.path.replaceAll('/', '.')}: ${first.message}` : 'payload does not match its schema');
+  throw new InvalidJobPayloadError(
+    task,
+    first ? `payload${first.path.replaceAll('/', '.')}: ${first.message}` : 'payload does not match its schema',
+  );
 }

@@ -95,18 +95,24 @@ export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options
     try {
       await client.query('BEGIN');
       // Mark (or clear) when each process was first seen without its lock.
-      await client.query(`
+      await client.query(
+        `
         WITH state AS (
           SELECT w.worker_id, ${advisoryLockHeldSql('$1::int', 'w.process_key')} AS alive
           FROM job_worker_liveness w
         )
         UPDATE job_worker_liveness w SET dead_since = CASE WHEN s.alive THEN NULL ELSE now() END
         FROM state s
-        WHERE s.worker_id = w.worker_id AND s.alive = (w.dead_since IS NOT NULL)`, [LIVENESS_LOCK_CLASS]);
-      const { rows } = await client.query<{ worker_id: string }>(`
+        WHERE s.worker_id = w.worker_id AND s.alive = (w.dead_since IS NOT NULL)`,
+        [LIVENESS_LOCK_CLASS],
+      );
+      const { rows } = await client.query<{ worker_id: string }>(
+        `
         DELETE FROM job_worker_liveness
         WHERE dead_since <= now() - make_interval(secs => $1::float8 / 1000)
-        RETURNING worker_id`, [graceMs]);
+        RETURNING worker_id`,
+        [graceMs],
+      );
       const dead = rows.map((r) => r.worker_id);
       if (dead.length > 0) await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [dead]);
       await client.query('COMMIT');
@@ -130,10 +136,19 @@ export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options
 
   return {
     register(workerId) {
-      const p = pool.query(`
+      const p = pool
+        .query(
+          `
         INSERT INTO job_worker_liveness (worker_id, process_key) VALUES ($1, $2)
-        ON CONFLICT (worker_id) DO UPDATE SET process_key = EXCLUDED.process_key, dead_since = NULL`, [workerId, processKey])
-        .catch((e) => log.warn({ err: reason(e), worker_id: workerId }, 'could not record a worker; its jobs are recovered only after graphile-worker\'s four hours'))
+        ON CONFLICT (worker_id) DO UPDATE SET process_key = EXCLUDED.process_key, dead_since = NULL`,
+          [workerId, processKey],
+        )
+        .catch((e) =>
+          log.warn(
+            { err: reason(e), worker_id: workerId },
+            "could not record a worker; its jobs are recovered only after graphile-worker's four hours",
+          ),
+        )
         .finally(() => pendingInserts.delete(p));
       pendingInserts.add(p);
     },

@@ -7,11 +7,16 @@ import { startWorkerRecovery, type RecoveryOptions } from './recovery.ts';
 
 function workerLogger(logger: Logger): WorkerLogger {
   return new WorkerLogger((scope) => (level, message, meta) => {
-    const child = logger.child({ component: 'worker', ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}), ...(scope.jobId ? { job_id: scope.jobId } : {}) });
+    const child = logger.child({
+      component: 'worker',
+      ...(scope.taskIdentifier ? { task: scope.taskIdentifier } : {}),
+      ...(scope.jobId ? { job_id: scope.jobId } : {}),
+    });
     const fields = meta && Object.keys(meta).length ? { meta } : {};
     if (level === 'error') child.error(fields, message);
     else if (level === 'warning') child.warn(fields, message);
-    else if (level === 'info') child.debug(fields, message); // graphile-worker is chatty at info
+    else if (level === 'info')
+      child.debug(fields, message); // graphile-worker is chatty at info
     else child.trace(fields, message);
   });
 }
@@ -21,7 +26,14 @@ function workerLogger(logger: Logger): WorkerLogger {
  * process's to handle (graceful shutdown stops the runner after the HTTP server drains). The jobs
  * of a worker process that died are handed back to the living ones (recovery.ts).
  */
-export async function startWorker(options: { pool: pg.Pool; logger: Logger; modules: JobModule[]; concurrency?: number; pollInterval?: number; recovery?: RecoveryOptions }): Promise<Runner> {
+export async function startWorker(options: {
+  pool: pg.Pool;
+  logger: Logger;
+  modules: JobModule[];
+  concurrency?: number;
+  pollInterval?: number;
+  recovery?: RecoveryOptions;
+}): Promise<Runner> {
   const taskList: TaskList = {};
   const crontab: string[] = [];
   for (const m of options.modules) {
@@ -53,13 +65,15 @@ export async function startWorker(options: { pool: pg.Pool; logger: Logger; modu
     throw e;
   }
   // This process's pool is forgotten only once it has stopped (its jobs released).
-  const thenStopRecovery = (end: Runner['stop']): Runner['stop'] => async (reason) => {
-    try {
-      await end.call(runner, reason);
-    } finally {
-      await recovery.stop();
-    }
-  };
+  const thenStopRecovery =
+    (end: Runner['stop']): Runner['stop'] =>
+    async (reason) => {
+      try {
+        await end.call(runner, reason);
+      } finally {
+        await recovery.stop();
+      }
+    };
   runner.stop = thenStopRecovery(runner.stop);
   runner.kill = thenStopRecovery(runner.kill);
   return runner;

@@ -10,7 +10,11 @@ export function createManualClock(start: Date | string): Clock & { advance(ms: n
   let t = new Date(start).getTime();
   return {
     now: () => new Date(t),
-    advance: (ms) => { t += ms; },
-    set: (d) => { t = new Date(d).getTime(); },
+    advance: (ms) => {
+      t += ms;
+    },
+    set: (d) => {
+      t = new Date(d).getTime();
+    },
   };
 }

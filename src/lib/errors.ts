@@ -12,7 +12,10 @@ export abstract class DomainError extends Error {
 
 /** Input that breaks a rule: `{message, errors: {field: [text, ...]}}`; `message` is derived from the errors. */
 export class ValidationError extends DomainError {
-  constructor(readonly errors: Record<string, string[]>, message?: string) {
+  constructor(
+    readonly errors: Record<string, string[]>,
+    message?: string,
+  ) {
     super(message ?? summarizeErrors(errors));
   }
 }
@@ -36,7 +39,10 @@ export class NotFoundError extends DomainError {}
 
 /** The wallet cannot pay for the operation; nothing was done. */
 export class InsufficientCreditsError extends DomainError {
-  constructor(readonly balance: number, readonly required: number) {
+  constructor(
+    readonly balance: number,
+    readonly required: number,
+  ) {
     super('Insufficient credits');
   }
 }

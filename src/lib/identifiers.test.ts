@@ -74,7 +74,10 @@ describe('NIP', () => {
   it('has no valid NIP whose first nine digits give a checksum of 10', () => {
     let prefix = '';
     for (let n = 100000000; n < 100001000; n++) {
-      if (nipCheckDigit(String(n)) === null) { prefix = String(n); break; }
+      if (nipCheckDigit(String(n)) === null) {
+        prefix = String(n);
+        break;
+      }
     }
     assert.notEqual(prefix, '');
     for (let d = 0; d <= 9; d++) assert.equal(isValidNip(prefix + d), false);
@@ -97,8 +100,13 @@ describe('REGON', () => {
     for (let n = 10000000; n < 10010000; n++) {
       const s = String(n);
       let sum = 0;
-      [8, 9, 2, 3, 4, 5, 6, 7].forEach((w, i) => { sum += w * Number(s[i]); });
-      if (sum % 11 === 10) { found = s; break; }
+      [8, 9, 2, 3, 4, 5, 6, 7].forEach((w, i) => {
+        sum += w * Number(s[i]);
+      });
+      if (sum % 11 === 10) {
+        found = s;
+        break;
+      }
     }
     assert.notEqual(found, '');
     assert.equal(regon9CheckDigit(found), 0);
@@ -222,17 +230,22 @@ describe('properties', () => {
     fc.assert(
       fc.property(validRegon14, change, (regon, [pos, shift]) => {
         const changed = replaceDigit(regon, pos, shift);
-        return !isValidRegon14(changed)
-          || aliasesZeroAndTen(regon.slice(0, 9), changed.slice(0, 9), REGON9_W)
-          || aliasesZeroAndTen(regon, changed, REGON14_W);
+        return (
+          !isValidRegon14(changed) ||
+          aliasesZeroAndTen(regon.slice(0, 9), changed.slice(0, 9), REGON9_W) ||
+          aliasesZeroAndTen(regon, changed, REGON14_W)
+        );
       }),
     );
     // The caught share must be overwhelming, or the property above would be vacuous.
     let caught = 0;
-    fc.assert(fc.property(validRegon9, change, (regon, [pos, shift]) => {
-      if (!isValidRegon9(replaceDigit(regon, pos, shift))) caught++;
-      return true;
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(validRegon9, change, (regon, [pos, shift]) => {
+        if (!isValidRegon9(replaceDigit(regon, pos, shift))) caught++;
+        return true;
+      }),
+      { numRuns: 1000 },
+    );
     assert.ok(caught > 900, `only ${caught} of 1000 changes were caught`);
   });
 
@@ -271,7 +284,15 @@ describe('identifierKey', () => {
   });
 
   it('is null for anything that is not a stored form', () => {
-    for (const [type, value] of [['NIP', '526-104-08-28'], ['NIP', '526104082'], ['REGON9', '0123456750'], ['KRS', '28860'], ['KRS', '00000288 0'], ['VAT' as 'NIP', '5261040828'], ['NIP', '１２３４５６７８９０']] as const) {
+    for (const [type, value] of [
+      ['NIP', '526-104-08-28'],
+      ['NIP', '526104082'],
+      ['REGON9', '0123456750'],
+      ['KRS', '28860'],
+      ['KRS', '00000288 0'],
+      ['VAT' as 'NIP', '5261040828'],
+      ['NIP', '１２３４５６７８９０'],
+    ] as const) {
       assert.equal(identifierKey(type, value), null, `${type} ${value}`);
     }
     assert.throws(() => storedIdentifierKey('KRS', '28860'), /not a stored KRS/);
@@ -279,18 +300,36 @@ describe('identifierKey', () => {
 
   it('is one-to-one: distinct identifiers never share a key (property)', () => {
     const types = ['NIP', 'REGON9', 'KRS'] as const;
-    const stored = fc.tuple(fc.constantFrom(...types), fc.maxSafeNat()).map(([type, n]) => ({ type, value: String(n % 10 ** (type === 'REGON9' ? 9 : 10)).padStart(type === 'REGON9' ? 9 : 10, '0') }));
-    fc.assert(fc.property(stored, stored, (a, b) => (identifierKey(a.type, a.value) === identifierKey(b.type, b.value)) === (a.type === b.type && a.value === b.value)));
+    const stored = fc
+      .tuple(fc.constantFrom(...types), fc.maxSafeNat())
+      .map(([type, n]) => ({ type, value: String(n % 10 ** (type === 'REGON9' ? 9 : 10)).padStart(type === 'REGON9' ? 9 : 10, '0') }));
+    fc.assert(
+      fc.property(
+        stored,
+        stored,
+        (a, b) => (identifierKey(a.type, a.value) === identifierKey(b.type, b.value)) === (a.type === b.type && a.value === b.value),
+      ),
+    );
   });
 });
 
 describe('identifierKey of what parseIdentifier accepts', () => {
   it('every stored form has a key, whatever was typed (property)', () => {
-    const typed = fc.oneof(validNip, validRegon9, validRegon14, digitString(7), digitString(10), fc.string({ maxLength: 16 }),
-      validNip.map((n) => `PL ${n.slice(0, 3)}-${n.slice(3, 6)}-${n.slice(6, 8)}-${n.slice(8)}`));
-    fc.assert(fc.property(fc.constantFrom('NIP', 'REGON9', 'KRS') as fc.Arbitrary<'NIP' | 'REGON9' | 'KRS'>, typed, (type, raw) => {
-      const parsed = parseIdentifier(type, raw);
-      if (parsed.ok) assert.notEqual(identifierKey(type, parsed.value), null, `${type} ${raw} -> ${parsed.value}`);
-    }), { numRuns: 5000 });
+    const typed = fc.oneof(
+      validNip,
+      validRegon9,
+      validRegon14,
+      digitString(7),
+      digitString(10),
+      fc.string({ maxLength: 16 }),
+      validNip.map((n) => `PL ${n.slice(0, 3)}-${n.slice(3, 6)}-${n.slice(6, 8)}-${n.slice(8)}`),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom('NIP', 'REGON9', 'KRS') as fc.Arbitrary<'NIP' | 'REGON9' | 'KRS'>, typed, (type, raw) => {
+        const parsed = parseIdentifier(type, raw);
+        if (parsed.ok) assert.notEqual(identifierKey(type, parsed.value), null, `${type} ${raw} -> ${parsed.value}`);
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -12,7 +12,11 @@ export function pageMeta(total: number, page: number, perPage: number): PageMeta
 }
 
 /** The meta with links to the neighbouring pages; past the end, prev_page points at the last page that has rows. */
-export function pageMetaWithLinks(total: number, page: number, perPage: number): PageMeta & { next_page: number | null; prev_page: number | null } {
+export function pageMetaWithLinks(
+  total: number,
+  page: number,
+  perPage: number,
+): PageMeta & { next_page: number | null; prev_page: number | null } {
   const meta = pageMeta(total, page, perPage);
   return { ...meta, next_page: page < meta.last_page ? page + 1 : null, prev_page: page > 1 ? Math.min(page - 1, meta.last_page) : null };
 }

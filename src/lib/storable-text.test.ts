@@ -20,17 +20,34 @@ function storableByDefinition(s: string): boolean {
 describe('isStorableText', () => {
   test('table', () => {
     const cases: [string, boolean][] = [
-      ['', true], ['Łódź', true], ['😀', true], ['a\ud83d\ude00b', true], ['\u0001\u007f\uffff\ufffd', true],
-      ['\u0000', false], ['a\u0000', false], ['\ud800', false], ['\udc00', false], ['a\ud83db', false], ['\ude00\ud83d', false], ['😀\ud800', false],
+      ['', true],
+      ['Łódź', true],
+      ['😀', true],
+      ['a\ud83d\ude00b', true],
+      ['\u0001\u007f\uffff\ufffd', true],
+      ['\u0000', false],
+      ['a\u0000', false],
+      ['\ud800', false],
+      ['\udc00', false],
+      ['a\ud83db', false],
+      ['\ude00\ud83d', false],
+      ['😀\ud800', false],
     ];
     for (const [s, ok] of cases) assert.equal(isStorableText(s), ok, JSON.stringify(s));
   });
 
   test('is "no NUL, every surrogate paired"', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 }).map((u) => String.fromCharCode(...u)), fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff', 'a', '😀'), maxLength: 6 }), (a, b) => {
-      const s = a + b + a;
-      assert.equal(isStorableText(s), storableByDefinition(s), JSON.stringify(s));
-    }), { numRuns: 3000, seed: 19 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 40 }).map((u) => String.fromCharCode(...u)),
+        fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff', 'a', '😀'), maxLength: 6 }),
+        (a, b) => {
+          const s = a + b + a;
+          assert.equal(isStorableText(s), storableByDefinition(s), JSON.stringify(s));
+        },
+      ),
+      { numRuns: 3000, seed: 19 },
+    );
   });
 });
 
@@ -49,17 +66,29 @@ describe('unstorableTextFields', () => {
   test('finds exactly the bad strings of any JSON value', () => {
     const bad = fc.constantFrom('\u0000', 'x\ud800', '\udfffy');
     const json = fc.letrec((tie) => ({
-      v: fc.oneof({ depthSize: 'small' }, fc.string(), bad, fc.integer(), fc.constant(null), fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 4 }), tie('v'), { maxKeys: 4 })),
+      v: fc.oneof(
+        { depthSize: 'small' },
+        fc.string(),
+        bad,
+        fc.integer(),
+        fc.constant(null),
+        fc.array(tie('v'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ maxLength: 4 }), tie('v'), { maxKeys: 4 }),
+      ),
     })).v;
-    fc.assert(fc.property(json, (value) => {
-      const expected: string[] = [];
-      const walk = (v: unknown, path: string) => {
-        if (typeof v === 'string') { if (!isStorableText(v)) expected.push(path); }
-        else if (Array.isArray(v)) v.forEach((x, i) => walk(x, path === '' ? String(i) : `${path}.${i}`));
-        else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, path === '' ? k : `${path}.${k}`);
-      };
-      walk(value, '');
-      assert.deepEqual(unstorableTextFields(value).sort(), [...new Set(expected)].sort());
-    }), { numRuns: 500, seed: 19 });
+    fc.assert(
+      fc.property(json, (value) => {
+        const expected: string[] = [];
+        const walk = (v: unknown, path: string) => {
+          if (typeof v === 'string') {
+            if (!isStorableText(v)) expected.push(path);
+          } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, path === '' ? String(i) : `${path}.${i}`));
+          else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, path === '' ? k : `${path}.${k}`);
+        };
+        walk(value, '');
+        assert.deepEqual(unstorableTextFields(value).sort(), [...new Set(expected)].sort());
+      }),
+      { numRuns: 500, seed: 19 },
+    );
   });
 });

@@ -25,16 +25,18 @@ function hasUnstorableText(value: unknown): boolean {
     const v = stack.pop()!;
     if (Array.isArray(v)) {
       for (const item of v) {
-        if (typeof item === 'string') { if (!isStorableText(item)) return true; }
-        else if (isWalkable(item)) stack.push(item);
+        if (typeof item === 'string') {
+          if (!isStorableText(item)) return true;
+        } else if (isWalkable(item)) stack.push(item);
       }
     } else {
       for (const key in v) {
         if (!Object.hasOwn(v, key)) continue;
         if (!isStorableText(key)) return true;
         const item = (v as Record<string, unknown>)[key];
-        if (typeof item === 'string') { if (!isStorableText(item)) return true; }
-        else if (isWalkable(item)) stack.push(item);
+        if (typeof item === 'string') {
+          if (!isStorableText(item)) return true;
+        } else if (isWalkable(item)) stack.push(item);
       }
     }
   }

@@ -30,10 +30,31 @@ describe('foldText', () => {
     // surrogates, and letters whose lower case is two characters (İ).
     const unit = fc.oneof(
       fc.integer({ min: 0, max: 0x24f }).map((c) => String.fromCharCode(c)),
-      fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u1680', '\u2003', '\u3000', '\ufeff', '\u0301', '\u0328', 'Σ', 'ς', '漢', '\ud800', 'İ', 'ẞ', 'ǅ'),
+      fc.constantFrom(
+        ' ',
+        '\t',
+        '\n',
+        '\u00a0',
+        '\u1680',
+        '\u2003',
+        '\u3000',
+        '\ufeff',
+        '\u0301',
+        '\u0328',
+        'Σ',
+        'ς',
+        '漢',
+        '\ud800',
+        'İ',
+        'ẞ',
+        'ǅ',
+      ),
       fc.constantFrom(...'aąćęłńóśźżAĄĆĘŁŃÓŚŹŻ '),
     );
-    fc.assert(fc.property(fc.string({ unit, maxLength: 40 }), (s) => foldText(s) === foldTextByDefinition(s)), { numRuns: 5000 });
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 40 }), (s) => foldText(s) === foldTextByDefinition(s)),
+      { numRuns: 5000 },
+    );
     for (let c = 0; c < 0x250; c++) {
       const s = ` A${String.fromCharCode(c)}b ${String.fromCharCode(c)} `;
       assert.equal(foldText(s), foldTextByDefinition(s), `U+${c.toString(16)}`);
@@ -51,13 +72,24 @@ describe('foldText', () => {
 });
 
 describe('normalizePostalCode', () => {
-  for (const [input, expected] of [['00-950', '00950'], ['00950', '00950'], [' 09-411 ', '09411'], ['09 411', '09411']]) {
+  for (const [input, expected] of [
+    ['00-950', '00950'],
+    ['00950', '00950'],
+    [' 09-411 ', '09411'],
+    ['09 411', '09411'],
+  ]) {
     it(`${input} -> ${expected}`, () => assert.equal(normalizePostalCode(input), expected));
   }
 });
 
 describe('normalizeActivityCode', () => {
-  for (const [input, expected] of [['62.01.Z', '6201Z'], ['62.01.z', '6201Z'], ['6201Z', '6201Z'], [' 62 01 z ', '6201Z'], ['19.20.Z', '1920Z']]) {
+  for (const [input, expected] of [
+    ['62.01.Z', '6201Z'],
+    ['62.01.z', '6201Z'],
+    ['6201Z', '6201Z'],
+    [' 62 01 z ', '6201Z'],
+    ['19.20.Z', '1920Z'],
+  ]) {
     it(`${input} -> ${expected}`, () => assert.equal(normalizeActivityCode(input), expected));
   }
 });

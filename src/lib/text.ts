@@ -6,7 +6,7 @@
 const COMBINING_MARKS = /[\u0300-\u036f]/g;
 const WHITESPACE_RUN = /\s+/g;
 // NFD decomposes ą ć ę ń ó ś ź ż but not these letters with a stroke, so they are mapped by hand.
-const UNDECOMPOSABLE: Readonly<Record<string, string>> = { 'ł': 'l', 'đ': 'd', 'ø': 'o', 'ß': 'ss', 'ħ': 'h', 'ı': 'i' };
+const UNDECOMPOSABLE: Readonly<Record<string, string>> = { ł: 'l', đ: 'd', ø: 'o', ß: 'ss', ħ: 'h', ı: 'i' };
 const UNDECOMPOSABLE_CHARS = /[łđøßħı]/g;
 const PLAIN_ASCII = /^[\x20-\x7e]*$/;
 
@@ -20,7 +20,10 @@ export function foldTextByDefinition(s: string): string {
   // Most registry strings that reach here again are already ASCII; skip the Unicode work for them.
   const stripped = PLAIN_ASCII.test(lower)
     ? lower
-    : lower.normalize('NFD').replace(COMBINING_MARKS, '').replace(UNDECOMPOSABLE_CHARS, (c) => UNDECOMPOSABLE[c]!);
+    : lower
+        .normalize('NFD')
+        .replace(COMBINING_MARKS, '')
+        .replace(UNDECOMPOSABLE_CHARS, (c) => UNDECOMPOSABLE[c]!);
   return stripped.replace(WHITESPACE_RUN, ' ').trim();
 }
 
@@ -34,7 +37,13 @@ const FOLD_TABLE_END = 0x250;
  */
 const FOLD_TABLE: readonly (string | null)[] = Array.from({ length: FOLD_TABLE_END }, (_, c) => {
   const ch = String.fromCharCode(c);
-  return /\s/.test(ch) ? null : ch.toLowerCase().normalize('NFD').replace(COMBINING_MARKS, '').replace(UNDECOMPOSABLE_CHARS, (x) => UNDECOMPOSABLE[x]!);
+  return /\s/.test(ch)
+    ? null
+    : ch
+        .toLowerCase()
+        .normalize('NFD')
+        .replace(COMBINING_MARKS, '')
+        .replace(UNDECOMPOSABLE_CHARS, (x) => UNDECOMPOSABLE[x]!);
 });
 
 /**
@@ -83,13 +92,7 @@ const UNAMBIGUOUS_FORMS = [
 // Short abbreviations that are also ordinary words or letters (`sa`, `psa`, `sc`): removed anywhere
 // when written with a dot, but without dots only at the end of the name, so that "hotel dla psa
 // burek" keeps its words while "burek psa" and "burek p.s.a." lose the legal form.
-const AMBIGUOUS_FORMS = [
-  `sp${SEP}k${SEP}a\\.?`,
-  `s${SEP}k${SEP}a\\.?`,
-  `p${SEP}s${SEP}a\\.?`,
-  `sp${SEP}[jkp]\\.?`,
-  `s${SEP}[ac]\\.?`,
-];
+const AMBIGUOUS_FORMS = [`sp${SEP}k${SEP}a\\.?`, `s${SEP}k${SEP}a\\.?`, `p${SEP}s${SEP}a\\.?`, `sp${SEP}[jkp]\\.?`, `s${SEP}[ac]\\.?`];
 const WORD_START = '(?<![a-z0-9.])';
 const WORD_END = '(?![a-z0-9])';
 const UNAMBIGUOUS_RE = new RegExp(`${WORD_START}(?:${UNAMBIGUOUS_FORMS.join('|')})${WORD_END}`, 'g');

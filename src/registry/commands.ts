@@ -31,14 +31,20 @@ function progressPrinter(): { onProgress?: (p: DailyProgress) => void; done(): v
   if (!process.stderr.isTTY) return { done: () => {} };
   let bar: SingleBar | null = null;
   const values = (p: DailyProgress) => ({
-    rate: Math.round(p.rate).toLocaleString('en'), created: p.new, updated: p.updated, events: p.events,
+    rate: Math.round(p.rate).toLocaleString('en'),
+    created: p.new,
+    updated: p.updated,
+    events: p.events,
     of: p.expectedTotal === null ? '' : ` of ${p.expectedTotal.toLocaleString('en')}`,
   });
   return {
     onProgress: (p) => {
       if (!bar) {
         const format = `${p.expectedTotal === null ? '' : '{bar} {percentage}% '}{value}{of} companies, {rate}/s, ETA {eta_formatted} (new {created}, updated {updated}, events {events})`;
-        bar = new SingleBar({ stream: process.stderr, format, fps: 4, hideCursor: true, clearOnComplete: true, etaBuffer: 50 }, Presets.shades_classic);
+        bar = new SingleBar(
+          { stream: process.stderr, format, fps: 4, hideCursor: true, clearOnComplete: true, etaBuffer: 50 },
+          Presets.shades_classic,
+        );
         bar.start(p.expectedTotal ?? 0, p.processed, values(p));
       }
       bar.update(p.processed, values(p));
@@ -116,7 +122,8 @@ export async function seedCommand(config: Config, values: { synthetic?: string; 
     return usageError('--synthetic N is required: the number of companies, 1 to 10000000', SEED_USAGE);
   }
   const seed = values.seed === undefined ? undefined : Number(values.seed);
-  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0)) return usageError('--seed must be a non-negative integer', SEED_USAGE);
+  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0))
+    return usageError('--seed must be a non-negative integer', SEED_USAGE);
   const date = values.date ?? new Date().toISOString().slice(0, 10);
   if (!isIsoDate(date)) return usageError(`--date must be a date written YYYY-MM-DD (got "${date}")`, SEED_USAGE);
 

@@ -95,7 +95,9 @@ export async function restoreDeferredIndexes(db: RegistryExecutor, ownRunId: str
 async function buildDeferredIndex(db: RegistryExecutor, name: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(${BUILD_LOCK_CLASS}::int, hashtext(${name}))`.execute(trx);
-    const { rows } = await sql<{ definition: string }>`DELETE FROM deferred_indexes WHERE index_name = ${name} RETURNING definition`.execute(trx);
+    const { rows } = await sql<{
+      definition: string;
+    }>`DELETE FROM deferred_indexes WHERE index_name = ${name} RETURNING definition`.execute(trx);
     const definition = rows[0]?.definition;
     if (definition === undefined) return false;
     // A larger sort memory than the default 64 MB builds the indexes of a few million companies in memory.

@@ -50,8 +50,14 @@ test('pkdName accepts dotted codes and prefers PKD 2025', () => {
 test('sixteen voivodeships with TERYT codes, lower-case names and slugs', () => {
   const list = voivodeships();
   assert.equal(list.length, 16);
-  assert.deepEqual(list.find((v) => v.code === '14'), { code: '14', name: 'mazowieckie', slug: 'mazowieckie' });
-  assert.deepEqual(list.find((v) => v.code === '10'), { code: '10', name: 'łódzkie', slug: 'lodzkie' });
+  assert.deepEqual(
+    list.find((v) => v.code === '14'),
+    { code: '14', name: 'mazowieckie', slug: 'mazowieckie' },
+  );
+  assert.deepEqual(
+    list.find((v) => v.code === '10'),
+    { code: '10', name: 'łódzkie', slug: 'lodzkie' },
+  );
   assert.equal(findVoivodeship('ŁÓDZKIE')?.code, '10');
   assert.equal(findVoivodeship('lodzkie')?.code, '10');
   assert.equal(findVoivodeship('województwo warmińsko-mazurskie')?.code, '28');
@@ -61,7 +67,21 @@ test('sixteen voivodeships with TERYT codes, lower-case names and slugs', () => 
 
 test('legal forms: slugs, labels and GUS symbols', () => {
   const slugs = legalForms().map((f) => f.slug);
-  for (const slug of ['sp-z-oo', 'sa', 'spolka-jawna', 'spolka-komandytowa', 'spolka-komandytowo-akcyjna', 'spolka-partnerska', 'psa', 'spolka-cywilna', 'jdg', 'spoldzielnia', 'fundacja', 'stowarzyszenie', 'przedsiebiorstwo-panstwowe']) {
+  for (const slug of [
+    'sp-z-oo',
+    'sa',
+    'spolka-jawna',
+    'spolka-komandytowa',
+    'spolka-komandytowo-akcyjna',
+    'spolka-partnerska',
+    'psa',
+    'spolka-cywilna',
+    'jdg',
+    'spoldzielnia',
+    'fundacja',
+    'stowarzyszenie',
+    'przedsiebiorstwo-panstwowe',
+  ]) {
     assert.ok(slugs.includes(slug), slug);
   }
   assert.equal(new Set(slugs).size, slugs.length);
@@ -112,7 +132,11 @@ test('cities: real towns with a known voivodeship and a postal range', () => {
   const warszawa = list.find((c) => c.name === 'Warszawa');
   assert.deepEqual([warszawa?.voivodeship, warszawa?.postal_from, warszawa?.postal_to], ['mazowieckie', '00-001', '04-999']);
   assert.equal(list.find((c) => c.name === 'Kraków')?.voivodeship, 'małopolskie');
-  for (const v of names) assert.ok(list.some((c) => c.voivodeship === v), `no city in ${v}`);
+  for (const v of names)
+    assert.ok(
+      list.some((c) => c.voivodeship === v),
+      `no city in ${v}`,
+    );
 });
 
 test('dictionaries are frozen', () => {

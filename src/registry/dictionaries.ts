@@ -104,7 +104,9 @@ const loadPkd = lazy((): PkdIndex => {
  * `level: 'all'` gives every level from sections down; withdrawn PKD 2007 codes are left out
  * unless `includeWithdrawn`.
  */
-export function pkdActivities(options: { version?: PkdVersion; level?: 'subclass' | 'all'; includeWithdrawn?: boolean } = {}): readonly PkdEntry[] {
+export function pkdActivities(
+  options: { version?: PkdVersion; level?: 'subclass' | 'all'; includeWithdrawn?: boolean } = {},
+): readonly PkdEntry[] {
   const pkd = loadPkd();
   const version = options.version ?? 2025;
   if (options.level === 'all') {

@@ -84,7 +84,12 @@ function withProfile(edit: (p: Profile) => void, base: CompanySnapshot = snapsho
   return copy;
 }
 
-function event(event_type: EventType, old_value: string | null, new_value: string | null, severity: DetectedEvent['severity']): DetectedEvent {
+function event(
+  event_type: EventType,
+  old_value: string | null,
+  new_value: string | null,
+  severity: DetectedEvent['severity'],
+): DetectedEvent {
   return { event_type, old_value, new_value, severity };
 }
 
@@ -98,12 +103,16 @@ interface Case {
 const CASES: Case[] = [
   {
     type: 'COMPANY_NAME_CHANGED',
-    next: withProfile((p) => { p.name = 'ORLEN SPÓŁKA AKCYJNA W LIKWIDACJI'; }),
+    next: withProfile((p) => {
+      p.name = 'ORLEN SPÓŁKA AKCYJNA W LIKWIDACJI';
+    }),
     expected: [event('COMPANY_NAME_CHANGED', 'ORLEN SPÓŁKA AKCYJNA', 'ORLEN SPÓŁKA AKCYJNA W LIKWIDACJI', 'info')],
   },
   {
     type: 'COMPANY_LEGAL_FORM_CHANGED',
-    next: withProfile((p) => { p.legal_form = 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ'; }),
+    next: withProfile((p) => {
+      p.legal_form = 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ';
+    }),
     expected: [event('COMPANY_LEGAL_FORM_CHANGED', 'SPÓŁKA AKCYJNA', 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', 'warning')],
   },
   {
@@ -117,13 +126,17 @@ const CASES: Case[] = [
   },
   {
     type: 'COMPANY_REGISTERED_ADDRESS_ADDED',
-    prev: withProfile((p) => { p.address = null; }),
+    prev: withProfile((p) => {
+      p.address = null;
+    }),
     next: snapshot(),
     expected: [event('COMPANY_REGISTERED_ADDRESS_ADDED', null, 'ul. Chemików 7, 09-411 Płock', 'info')],
   },
   {
     type: 'COMPANY_REGISTERED_ADDRESS_CHANGED',
-    next: withProfile((p) => { p.address = { ...ADDRESS, street: 'ul. Łukasiewicza', building: '39', apartment: '4', postal_code: '09-400' }; }),
+    next: withProfile((p) => {
+      p.address = { ...ADDRESS, street: 'ul. Łukasiewicza', building: '39', apartment: '4', postal_code: '09-400' };
+    }),
     expected: [event('COMPANY_REGISTERED_ADDRESS_CHANGED', 'ul. Chemików 7, 09-411 Płock', 'ul. Łukasiewicza 39/4, 09-400 Płock', 'info')],
   },
   {
@@ -136,98 +149,141 @@ const CASES: Case[] = [
   },
   {
     type: 'COMPANY_ACTIVITIES_REMOVED',
-    next: withProfile((p) => { p.activities = p.activities.filter((a) => a.code !== '4671Z'); }),
+    next: withProfile((p) => {
+      p.activities = p.activities.filter((a) => a.code !== '4671Z');
+    }),
     expected: [event('COMPANY_ACTIVITIES_REMOVED', '4671Z', null, 'info')],
   },
   {
     type: 'COMPANY_ACTIVITIES_CHANGED',
-    next: withProfile((p) => { p.activities[1]!.name = 'SPRZEDAŻ HURTOWA PALIW I PRODUKTÓW POCHODNYCH'; }),
-    expected: [event('COMPANY_ACTIVITIES_CHANGED', '4671Z SPRZEDAŻ HURTOWA PALIW', '4671Z SPRZEDAŻ HURTOWA PALIW I PRODUKTÓW POCHODNYCH', 'info')],
+    next: withProfile((p) => {
+      p.activities[1]!.name = 'SPRZEDAŻ HURTOWA PALIW I PRODUKTÓW POCHODNYCH';
+    }),
+    expected: [
+      event('COMPANY_ACTIVITIES_CHANGED', '4671Z SPRZEDAŻ HURTOWA PALIW', '4671Z SPRZEDAŻ HURTOWA PALIW I PRODUKTÓW POCHODNYCH', 'info'),
+    ],
   },
   {
     type: 'COMPANY_MAIN_ACTIVITY_CHANGED',
-    next: withProfile((p) => { p.activities[0]!.is_primary = false; p.activities[1]!.is_primary = true; }),
+    next: withProfile((p) => {
+      p.activities[0]!.is_primary = false;
+      p.activities[1]!.is_primary = true;
+    }),
     expected: [event('COMPANY_MAIN_ACTIVITY_CHANGED', '1920Z', '4671Z', 'info')],
   },
   {
     type: 'COMPANY_SUSPENDED_DATE',
-    next: withProfile((p) => { p.dates.push({ type: 'suspension', date: '2026-03-01' }); }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'suspension', date: '2026-03-01' });
+    }),
     expected: [event('COMPANY_SUSPENDED_DATE', null, '2026-03-01', 'warning')],
   },
   {
     type: 'COMPANY_RESUMPTION_DATE',
-    prev: withProfile((p) => { p.dates.push({ type: 'resumption', date: '2024-01-01' }); }),
-    next: withProfile((p) => { p.dates.push({ type: 'resumption', date: '2024-01-01' }, { type: 'resumption', date: '2026-04-01' }); }),
+    prev: withProfile((p) => {
+      p.dates.push({ type: 'resumption', date: '2024-01-01' });
+    }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'resumption', date: '2024-01-01' }, { type: 'resumption', date: '2026-04-01' });
+    }),
     expected: [event('COMPANY_RESUMPTION_DATE', '2024-01-01', '2026-04-01', 'info')],
   },
   {
     type: 'COMPANY_CLOSED_DATE',
-    next: withProfile((p) => { p.dates.push({ type: 'closure', date: '2026-05-31' }); }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'closure', date: '2026-05-31' });
+    }),
     expected: [event('COMPANY_CLOSED_DATE', null, '2026-05-31', 'critical')],
   },
   {
     type: 'COMPANY_START_DATE_CHANGE',
-    next: withProfile((p) => { p.dates[1]!.date = '1993-07-01'; }),
+    next: withProfile((p) => {
+      p.dates[1]!.date = '1993-07-01';
+    }),
     expected: [event('COMPANY_START_DATE_CHANGE', '1993-06-29', '1993-07-01', 'info')],
   },
   {
     type: 'COMPANY_STATUS_CHANGED',
-    next: withProfile((p) => { p.status = 'wykreślony'; }),
+    next: withProfile((p) => {
+      p.status = 'wykreślony';
+    }),
     expected: [event('COMPANY_STATUS_CHANGED', 'aktywny', 'wykreślony', 'critical')],
   },
   {
     type: 'COMPANY_BANKRUPTCY_STARTED',
-    next: withProfile((p) => { p.dates.push({ type: 'bankruptcy_start', date: '2026-02-10' }); }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'bankruptcy_start', date: '2026-02-10' });
+    }),
     expected: [event('COMPANY_BANKRUPTCY_STARTED', null, '2026-02-10', 'critical')],
   },
   {
     type: 'COMPANY_BANKRUPTCY_ENDED',
-    next: withProfile((p) => { p.dates.push({ type: 'bankruptcy_end', date: '2026-02-11' }); }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'bankruptcy_end', date: '2026-02-11' });
+    }),
     expected: [event('COMPANY_BANKRUPTCY_ENDED', null, '2026-02-11', 'info')],
   },
   {
     type: 'COMPANY_LIQUIDATION_STARTED',
-    next: withProfile((p) => { p.dates.push({ type: 'liquidation_start', date: '2026-02-12' }); }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'liquidation_start', date: '2026-02-12' });
+    }),
     expected: [event('COMPANY_LIQUIDATION_STARTED', null, '2026-02-12', 'critical')],
   },
   {
     type: 'COMPANY_LIQUIDATION_ENDED',
-    next: withProfile((p) => { p.dates.push({ type: 'liquidation_end', date: '2026-02-13' }); }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'liquidation_end', date: '2026-02-13' });
+    }),
     expected: [event('COMPANY_LIQUIDATION_ENDED', null, '2026-02-13', 'info')],
   },
   {
     type: 'COMPANY_RESTRUCTURING_STARTED',
-    next: withProfile((p) => { p.dates.push({ type: 'restructuring_start', date: '2026-02-14' }); }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'restructuring_start', date: '2026-02-14' });
+    }),
     expected: [event('COMPANY_RESTRUCTURING_STARTED', null, '2026-02-14', 'critical')],
   },
   {
     type: 'COMPANY_RESTRUCTURING_ENDED',
-    next: withProfile((p) => { p.dates.push({ type: 'restructuring_end', date: '2026-02-15' }); }),
+    next: withProfile((p) => {
+      p.dates.push({ type: 'restructuring_end', date: '2026-02-15' });
+    }),
     expected: [event('COMPANY_RESTRUCTURING_ENDED', null, '2026-02-15', 'info')],
   },
   {
     type: 'COMPANY_EMAIL_CHANGED',
-    next: withProfile((p) => { p.contacts.push({ type: 'email', value: 'ir@orlen.pl' }); }),
+    next: withProfile((p) => {
+      p.contacts.push({ type: 'email', value: 'ir@orlen.pl' });
+    }),
     expected: [event('COMPANY_EMAIL_CHANGED', 'biuro@orlen.pl', 'biuro@orlen.pl, ir@orlen.pl', 'info')],
   },
   {
     type: 'COMPANY_PHONE_CHANGED',
-    next: withProfile((p) => { p.contacts = p.contacts.filter((c) => c.type !== 'phone'); }),
+    next: withProfile((p) => {
+      p.contacts = p.contacts.filter((c) => c.type !== 'phone');
+    }),
     expected: [event('COMPANY_PHONE_CHANGED', '+48 24 256 00 00', null, 'info')],
   },
   {
     type: 'COMPANY_WEBSITE_CHANGED',
-    next: withProfile((p) => { p.websites = ['https://orlen.pl']; }),
+    next: withProfile((p) => {
+      p.websites = ['https://orlen.pl'];
+    }),
     expected: [event('COMPANY_WEBSITE_CHANGED', 'https://www.orlen.pl', 'https://orlen.pl', 'info')],
   },
   {
     type: 'COMPANY_UNIT_OPENED',
-    next: withProfile((p) => { p.units.push({ identifier: '61018820100067', name: 'ODDZIAŁ POZNAŃ', address: null, dates: [] }); }),
+    next: withProfile((p) => {
+      p.units.push({ identifier: '61018820100067', name: 'ODDZIAŁ POZNAŃ', address: null, dates: [] });
+    }),
     expected: [event('COMPANY_UNIT_OPENED', null, '61018820100067 ODDZIAŁ POZNAŃ', 'info')],
   },
   {
     type: 'COMPANY_UNIT_CLOSED',
-    next: withProfile((p) => { p.units[0]!.dates.push({ type: 'closure', date: '2026-01-31' }); }),
+    next: withProfile((p) => {
+      p.units[0]!.dates.push({ type: 'closure', date: '2026-01-31' });
+    }),
     expected: [event('COMPANY_UNIT_CLOSED', '61018820100023 ODDZIAŁ GDAŃSK', null, 'info')],
   },
   {
@@ -242,15 +298,24 @@ const CASES: Case[] = [
   },
   {
     type: 'COMPANY_VAT_STATUS_CHANGED',
-    next: withProfile((p) => { p.vat_status = 'Zwolniony'; }),
+    next: withProfile((p) => {
+      p.vat_status = 'Zwolniony';
+    }),
     expected: [event('COMPANY_VAT_STATUS_CHANGED', 'Czynny', 'Zwolniony', 'warning')],
   },
   {
     type: 'COMPANY_BANK_ACCOUNTS_CHANGED',
-    next: withProfile((p) => { p.bank_accounts = ['23124010371111000016436567', '02102015200000020200067869']; }),
-    expected: [event('COMPANY_BANK_ACCOUNTS_CHANGED',
-      '11102015200000020200067868, 23124010371111000016436567',
-      '02102015200000020200067869, 23124010371111000016436567', 'warning')],
+    next: withProfile((p) => {
+      p.bank_accounts = ['23124010371111000016436567', '02102015200000020200067869'];
+    }),
+    expected: [
+      event(
+        'COMPANY_BANK_ACCOUNTS_CHANGED',
+        '11102015200000020200067868, 23124010371111000016436567',
+        '02102015200000020200067869, 23124010371111000016436567',
+        'warning',
+      ),
+    ],
   },
 ];
 
@@ -271,7 +336,9 @@ describe('diffSnapshots: rules', () => {
   });
 
   it('gives a non-deleted status change info severity', () => {
-    const next = withProfile((p) => { p.status = 'zawieszony'; });
+    const next = withProfile((p) => {
+      p.status = 'zawieszony';
+    });
     assert.deepEqual(diffSnapshots(snapshot(), next), [event('COMPANY_STATUS_CHANGED', 'aktywny', 'zawieszony', 'info')]);
   });
 
@@ -284,7 +351,10 @@ describe('diffSnapshots: rules', () => {
   it('reports different changes of two profiles separately', () => {
     const prev = snapshot({ profiles: [profile('krs'), profile('bir', { name: 'ORLEN S.A.' })] });
     const next = snapshot({ profiles: [profile('krs', { name: 'ORLEN' }), profile('bir', { name: 'ORLEN' })] });
-    assert.deepEqual(diffSnapshots(prev, next).map((e) => e.old_value), ['ORLEN SPÓŁKA AKCYJNA', 'ORLEN S.A.']);
+    assert.deepEqual(
+      diffSnapshots(prev, next).map((e) => e.old_value),
+      ['ORLEN SPÓŁKA AKCYJNA', 'ORLEN S.A.'],
+    );
   });
 
   it('compares profiles by source, not by position', () => {
@@ -295,7 +365,9 @@ describe('diffSnapshots: rules', () => {
 
   it('ignores a source that appears or disappears, even with different values', () => {
     const prev = snapshot({ profiles: [profile('krs')] });
-    const next = snapshot({ profiles: [profile('krs'), profile('ceidg', { name: 'INNA NAZWA', address: null, activities: [], contacts: [] })] });
+    const next = snapshot({
+      profiles: [profile('krs'), profile('ceidg', { name: 'INNA NAZWA', address: null, activities: [], contacts: [] })],
+    });
     assert.deepEqual(diffSnapshots(prev, next), []);
     assert.deepEqual(diffSnapshots(next, prev), []);
   });
@@ -322,7 +394,11 @@ describe('diffSnapshots: rules', () => {
   });
 
   it('reports a list that becomes empty, with null as the new value', () => {
-    const next = withProfile((p) => { p.websites = []; p.bank_accounts = []; p.contacts = []; });
+    const next = withProfile((p) => {
+      p.websites = [];
+      p.bank_accounts = [];
+      p.contacts = [];
+    });
     assert.deepEqual(diffSnapshots(snapshot(), next), [
       event('COMPANY_EMAIL_CHANGED', 'biuro@orlen.pl', null, 'info'),
       event('COMPANY_PHONE_CHANGED', '+48 24 256 00 00', null, 'info'),
@@ -340,16 +416,24 @@ describe('diffSnapshots: rules', () => {
   });
 
   it('uses the deletion date as the closure date when there is no closure date', () => {
-    const deleted = withProfile((p) => { p.dates.push({ type: 'deletion', date: '2026-06-30' }); });
+    const deleted = withProfile((p) => {
+      p.dates.push({ type: 'deletion', date: '2026-06-30' });
+    });
     assert.deepEqual(diffSnapshots(snapshot(), deleted), [event('COMPANY_CLOSED_DATE', null, '2026-06-30', 'critical')]);
-    const closedToo = withProfile((p) => { p.dates.push({ type: 'closure', date: '2026-06-15' }); }, deleted);
+    const closedToo = withProfile((p) => {
+      p.dates.push({ type: 'closure', date: '2026-06-15' });
+    }, deleted);
     assert.deepEqual(diffSnapshots(deleted, closedToo), [event('COMPANY_CLOSED_DATE', '2026-06-30', '2026-06-15', 'critical')]);
   });
 
   it('closes a unit that disappears, and neither opens nor closes a unit already closed', () => {
-    const gone = withProfile((p) => { p.units = p.units.slice(1); });
+    const gone = withProfile((p) => {
+      p.units = p.units.slice(1);
+    });
     assert.deepEqual(diffSnapshots(snapshot(), gone), [event('COMPANY_UNIT_CLOSED', '61018820100023 ODDZIAŁ GDAŃSK', null, 'info')]);
-    const closed = withProfile((p) => { p.units[0]!.dates.push({ type: 'closure', date: '2026-01-31' }); });
+    const closed = withProfile((p) => {
+      p.units[0]!.dates.push({ type: 'closure', date: '2026-01-31' });
+    });
     assert.deepEqual(diffSnapshots(closed, gone), []);
     const arrivesClosed = withProfile((p) => {
       p.units.push({ identifier: '61018820100067', name: 'X', address: null, dates: [{ type: 'closure', date: '2020-01-01' }] });
@@ -358,11 +442,13 @@ describe('diffSnapshots: rules', () => {
   });
 
   it('reports one event per person added or removed, a changed role as both', () => {
-    const next = snapshot({ persons: [
-      { full_name: 'Jan Kowalski', role: 'CZŁONEK ZARZĄDU' },
-      { full_name: 'Anna Nowak', role: 'CZŁONEK ZARZĄDU' },
-      { full_name: 'Piotr Zieliński', role: 'PROKURENT' },
-    ] });
+    const next = snapshot({
+      persons: [
+        { full_name: 'Jan Kowalski', role: 'CZŁONEK ZARZĄDU' },
+        { full_name: 'Anna Nowak', role: 'CZŁONEK ZARZĄDU' },
+        { full_name: 'Piotr Zieliński', role: 'PROKURENT' },
+      ],
+    });
     assert.deepEqual(diffSnapshots(snapshot(), next), [
       event('COMPANY_PERSON_ADDED', null, 'Jan Kowalski (CZŁONEK ZARZĄDU)', 'warning'),
       event('COMPANY_PERSON_ADDED', null, 'Piotr Zieliński (PROKURENT)', 'warning'),
@@ -432,27 +518,46 @@ const isoDate = fc.constantFrom('2020-01-01', '2021-06-30', '2022-12-31', '2024-
 const code = fc.constantFrom('6201Z', '6202Z', '4711Z', '1920Z', '0111Z');
 const dated = fc.record({ type: fc.constantFrom(...DATE_TYPES), date: isoDate });
 const address = fc.option(
-  fc.record({ street: word, building: word, apartment: word, city: word, postal_code: fc.constantFrom('', '00950', '00-950'), voivodeship: word, country_code: fc.constant('PL') }),
+  fc.record({
+    street: word,
+    building: word,
+    apartment: word,
+    city: word,
+    postal_code: fc.constantFrom('', '00950', '00-950'),
+    voivodeship: word,
+    country_code: fc.constant('PL'),
+  }),
 );
-const unit = fc.record({ identifier: fc.constantFrom('U1', 'U2', 'U3'), name: word, address: fc.constant(null), dates: fc.array(dated, { maxLength: 2 }) });
-
-const profileArb = (source: SourceName) => fc.record({
-  source: fc.constant(source),
+const unit = fc.record({
+  identifier: fc.constantFrom('U1', 'U2', 'U3'),
   name: word,
-  status: fc.constantFrom('aktywny', 'zawieszony', 'wykreślony', ''),
-  legal_form: word,
-  address,
-  units: fc.array(unit, { maxLength: 4 }),
-  contacts: fc.array(fc.record({ type: fc.constantFrom('phone' as const, 'email' as const, 'fax' as const), value: word }), { maxLength: 5 }),
-  activities: fc.array(fc.record({ code, name: word, is_primary: fc.boolean() }), { maxLength: 5 }),
-  dates: fc.array(dated, { maxLength: 6 }),
-  websites: fc.array(word, { maxLength: 3 }),
-  vat_status: fc.option(fc.constantFrom('Czynny', 'Zwolniony')),
-  bank_accounts: fc.array(fc.constantFrom('111', '222', '333'), { maxLength: 3 }),
+  address: fc.constant(null),
+  dates: fc.array(dated, { maxLength: 2 }),
 });
 
-const nipArb = fc.integer({ min: 100_000_000, max: 999_999_999 }).map(String)
-  .filter((n) => nipCheckDigit(n) !== null).map((n) => n + nipCheckDigit(n));
+const profileArb = (source: SourceName) =>
+  fc.record({
+    source: fc.constant(source),
+    name: word,
+    status: fc.constantFrom('aktywny', 'zawieszony', 'wykreślony', ''),
+    legal_form: word,
+    address,
+    units: fc.array(unit, { maxLength: 4 }),
+    contacts: fc.array(fc.record({ type: fc.constantFrom('phone' as const, 'email' as const, 'fax' as const), value: word }), {
+      maxLength: 5,
+    }),
+    activities: fc.array(fc.record({ code, name: word, is_primary: fc.boolean() }), { maxLength: 5 }),
+    dates: fc.array(dated, { maxLength: 6 }),
+    websites: fc.array(word, { maxLength: 3 }),
+    vat_status: fc.option(fc.constantFrom('Czynny', 'Zwolniony')),
+    bank_accounts: fc.array(fc.constantFrom('111', '222', '333'), { maxLength: 3 }),
+  });
+
+const nipArb = fc
+  .integer({ min: 100_000_000, max: 999_999_999 })
+  .map(String)
+  .filter((n) => nipCheckDigit(n) !== null)
+  .map((n) => n + nipCheckDigit(n));
 
 const snapshotArb: fc.Arbitrary<CompanySnapshot> = fc
   .record({
@@ -463,10 +568,7 @@ const snapshotArb: fc.Arbitrary<CompanySnapshot> = fc
   .chain(({ sources, nip, persons }) =>
     fc.tuple(...sources.map(profileArb)).map((profiles) => ({
       identity: {
-        identifiers: [
-          { type: 'KRS' as const, value: '0000028860' },
-          ...(nip === null ? [] : [{ type: 'NIP' as const, value: nip }]),
-        ],
+        identifiers: [{ type: 'KRS' as const, value: '0000028860' }, ...(nip === null ? [] : [{ type: 'NIP' as const, value: nip }])],
         company_type: 'P',
         country_code: 'PL',
       },
@@ -526,10 +628,22 @@ function editFirstProfile(s: CompanySnapshot, expected: EventType, edit: (p: Pro
 const isOpen = (u: { dates: { type: DateType }[] }) => !u.dates.some((d) => d.type === 'closure' || d.type === 'deletion');
 
 const MUTATIONS: Record<string, Mutation> = {
-  name: (s) => editFirstProfile(s, 'COMPANY_NAME_CHANGED', (p) => { p.name = `${p.name} NOWA`; }),
-  legalForm: (s) => editFirstProfile(s, 'COMPANY_LEGAL_FORM_CHANGED', (p) => { p.legal_form = `${p.legal_form} INNA`; }),
-  status: (s) => editFirstProfile(s, 'COMPANY_STATUS_CHANGED', (p) => { p.status = `${p.status} zmieniony`; }),
-  vatStatus: (s) => editFirstProfile(s, 'COMPANY_VAT_STATUS_CHANGED', (p) => { p.vat_status = `${p.vat_status ?? ''}Niezarejestrowany`; }),
+  name: (s) =>
+    editFirstProfile(s, 'COMPANY_NAME_CHANGED', (p) => {
+      p.name = `${p.name} NOWA`;
+    }),
+  legalForm: (s) =>
+    editFirstProfile(s, 'COMPANY_LEGAL_FORM_CHANGED', (p) => {
+      p.legal_form = `${p.legal_form} INNA`;
+    }),
+  status: (s) =>
+    editFirstProfile(s, 'COMPANY_STATUS_CHANGED', (p) => {
+      p.status = `${p.status} zmieniony`;
+    }),
+  vatStatus: (s) =>
+    editFirstProfile(s, 'COMPANY_VAT_STATUS_CHANGED', (p) => {
+      p.vat_status = `${p.vat_status ?? ''}Niezarejestrowany`;
+    }),
   nip: (s) => {
     const next = structuredClone(s);
     next.identity.identifiers = [...next.identity.identifiers.filter((i) => i.type !== 'NIP'), { type: 'NIP', value: '5261040828' }];
@@ -541,27 +655,48 @@ const MUTATIONS: Record<string, Mutation> = {
       p.address = p.address === null ? { ...ADDRESS } : { ...p.address, city: `${p.address.city}X` };
     });
   },
-  activityAdded: (s) => editFirstProfile(s, 'COMPANY_ACTIVITIES_ADDED', (p) => { p.activities.push({ code: '9999Z', name: 'NOWA', is_primary: false }); }),
-  activityRemoved: (s) => editFirstProfile(s, 'COMPANY_ACTIVITIES_REMOVED', (p) => {
-    const removable = p.activities.find((a) => a.code.trim() && !p.activities.some((b) => b.code === a.code && b.is_primary));
-    if (!removable) return false;
-    p.activities = p.activities.filter((a) => a.code !== removable.code);
-  }),
-  activityRenamed: (s) => editFirstProfile(s, 'COMPANY_ACTIVITIES_CHANGED', (p) => {
-    const target = p.activities[0];
-    if (!target) return false;
-    for (const a of p.activities) if (a.code === target.code) a.name = 'ZUPEŁNIE NOWA NAZWA';
-  }),
-  email: (s) => editFirstProfile(s, 'COMPANY_EMAIL_CHANGED', (p) => { p.contacts.push({ type: 'email', value: 'nowy@example.pl' }); }),
-  phone: (s) => editFirstProfile(s, 'COMPANY_PHONE_CHANGED', (p) => { p.contacts.push({ type: 'phone', value: '+48 600 000 000' }); }),
-  website: (s) => editFirstProfile(s, 'COMPANY_WEBSITE_CHANGED', (p) => { p.websites.push('https://nowa.example.pl'); }),
-  bankAccounts: (s) => editFirstProfile(s, 'COMPANY_BANK_ACCOUNTS_CHANGED', (p) => { p.bank_accounts.push('999'); }),
-  unitOpened: (s) => editFirstProfile(s, 'COMPANY_UNIT_OPENED', (p) => { p.units.push({ identifier: 'U9', name: 'NOWY', address: null, dates: [] }); }),
-  unitClosed: (s) => editFirstProfile(s, 'COMPANY_UNIT_CLOSED', (p) => {
-    const open = p.units.find(isOpen);
-    if (!open) return false;
-    for (const u of p.units) if (u.identifier === open.identifier) u.dates.push({ type: 'closure', date: '2030-01-01' });
-  }),
+  activityAdded: (s) =>
+    editFirstProfile(s, 'COMPANY_ACTIVITIES_ADDED', (p) => {
+      p.activities.push({ code: '9999Z', name: 'NOWA', is_primary: false });
+    }),
+  activityRemoved: (s) =>
+    editFirstProfile(s, 'COMPANY_ACTIVITIES_REMOVED', (p) => {
+      const removable = p.activities.find((a) => a.code.trim() && !p.activities.some((b) => b.code === a.code && b.is_primary));
+      if (!removable) return false;
+      p.activities = p.activities.filter((a) => a.code !== removable.code);
+    }),
+  activityRenamed: (s) =>
+    editFirstProfile(s, 'COMPANY_ACTIVITIES_CHANGED', (p) => {
+      const target = p.activities[0];
+      if (!target) return false;
+      for (const a of p.activities) if (a.code === target.code) a.name = 'ZUPEŁNIE NOWA NAZWA';
+    }),
+  email: (s) =>
+    editFirstProfile(s, 'COMPANY_EMAIL_CHANGED', (p) => {
+      p.contacts.push({ type: 'email', value: 'nowy@example.pl' });
+    }),
+  phone: (s) =>
+    editFirstProfile(s, 'COMPANY_PHONE_CHANGED', (p) => {
+      p.contacts.push({ type: 'phone', value: '+48 600 000 000' });
+    }),
+  website: (s) =>
+    editFirstProfile(s, 'COMPANY_WEBSITE_CHANGED', (p) => {
+      p.websites.push('https://nowa.example.pl');
+    }),
+  bankAccounts: (s) =>
+    editFirstProfile(s, 'COMPANY_BANK_ACCOUNTS_CHANGED', (p) => {
+      p.bank_accounts.push('999');
+    }),
+  unitOpened: (s) =>
+    editFirstProfile(s, 'COMPANY_UNIT_OPENED', (p) => {
+      p.units.push({ identifier: 'U9', name: 'NOWY', address: null, dates: [] });
+    }),
+  unitClosed: (s) =>
+    editFirstProfile(s, 'COMPANY_UNIT_CLOSED', (p) => {
+      const open = p.units.find(isOpen);
+      if (!open) return false;
+      for (const u of p.units) if (u.identifier === open.identifier) u.dates.push({ type: 'closure', date: '2030-01-01' });
+    }),
   personAdded: (s) => {
     const next = structuredClone(s);
     next.persons.push({ full_name: 'Zofia Nowa', role: 'PREZES' });
@@ -577,23 +712,28 @@ const MUTATIONS: Record<string, Mutation> = {
 };
 
 // Moves the primary flag to another existing code, so nothing but the main activity changes.
-MUTATIONS.mainActivity = (s) => editFirstProfile(s, 'COMPANY_MAIN_ACTIVITY_CHANGED', (p) => {
-  const codes = [...new Set(p.activities.map((a) => a.code))].sort();
-  const current = codes.find((c) => p.activities.some((a) => a.code === c && a.is_primary)) ?? null;
-  const target = codes.find((c) => c !== current);
-  if (target === undefined) return false;
-  for (const a of p.activities) a.is_primary = a.code === target;
-});
+MUTATIONS.mainActivity = (s) =>
+  editFirstProfile(s, 'COMPANY_MAIN_ACTIVITY_CHANGED', (p) => {
+    const codes = [...new Set(p.activities.map((a) => a.code))].sort();
+    const current = codes.find((c) => p.activities.some((a) => a.code === c && a.is_primary)) ?? null;
+    const target = codes.find((c) => c !== current);
+    if (target === undefined) return false;
+    for (const a of p.activities) a.is_primary = a.code === target;
+  });
 
 for (const dateType of Object.keys(DATE_EVENT) as DateType[]) {
-  MUTATIONS[`date:${dateType}`] = (s) => editFirstProfile(s, DATE_EVENT[dateType]!, (p) => {
-    p.dates.push({ type: dateType, date: '2031-01-01' }); // later than any generated date
-  });
+  MUTATIONS[`date:${dateType}`] = (s) =>
+    editFirstProfile(s, DATE_EVENT[dateType]!, (p) => {
+      p.dates.push({ type: dateType, date: '2031-01-01' }); // later than any generated date
+    });
 }
 
 describe('diffSnapshots: properties', () => {
   it('finds nothing between a snapshot and itself', () => {
-    fc.assert(fc.property(snapshotArb, (s) => diffSnapshots(s, s).length === 0 && diffSnapshots(s, structuredClone(s)).length === 0), { numRuns: 500 });
+    fc.assert(
+      fc.property(snapshotArb, (s) => diffSnapshots(s, s).length === 0 && diffSnapshots(s, structuredClone(s)).length === 0),
+      { numRuns: 500 },
+    );
   });
 
   it('finds nothing when only the order of arrays changes', () => {
@@ -627,7 +767,10 @@ describe('diffSnapshots: properties', () => {
     fc.assert(
       fc.property(snapshotArb, (s) => {
         const next = structuredClone(s);
-        for (const p of next.profiles) { p.name = 'WSPÓLNA NOWA NAZWA'; p.bank_accounts = ['42']; }
+        for (const p of next.profiles) {
+          p.name = 'WSPÓLNA NOWA NAZWA';
+          p.bank_accounts = ['42'];
+        }
         const before = new Set(s.profiles.map((p) => p.name.trim()));
         const events = diffSnapshots(s, next).filter((e) => e.event_type === 'COMPANY_NAME_CHANGED');
         assert.equal(events.length, before.size); // one per distinct old name, not one per profile

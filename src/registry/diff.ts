@@ -204,8 +204,13 @@ const sameUnit = (x: LocalUnit, y: LocalUnit) =>
   x.identifier === y.identifier && x.name === y.name && sameSequence(x.dates ?? [], y.dates ?? [], sameDate);
 
 function sameAddress(a: Address, b: Address): boolean {
-  return a.street === b.street && a.building === b.building && a.apartment === b.apartment
-    && a.postal_code === b.postal_code && a.city === b.city;
+  return (
+    a.street === b.street &&
+    a.building === b.building &&
+    a.apartment === b.apartment &&
+    a.postal_code === b.postal_code &&
+    a.city === b.city
+  );
 }
 
 function diffAddress(prev: Address | null, next: Address | null, out: EventCollector): void {

@@ -47,8 +47,14 @@ export interface ImportResult {
  * answering garbage): "not found" would be a guess. Callers answer 503 or retry later.
  */
 export class ImportUnavailableError extends Error {
-  constructor(readonly failedSources: readonly string[], options?: { cause?: unknown }) {
-    super(`The registry source${failedSources.length === 1 ? '' : 's'} ${failedSources.join(', ')} could not be asked; the company may exist.`, options);
+  constructor(
+    readonly failedSources: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `The registry source${failedSources.length === 1 ? '' : 's'} ${failedSources.join(', ')} could not be asked; the company may exist.`,
+      options,
+    );
     this.name = 'ImportUnavailableError';
   }
 }
@@ -91,9 +97,7 @@ export async function importCompany(deps: ImportDeps, identifier: Identifier): P
   const known = await findCompanyIdByIdentifier(deps.db, wanted);
   if (known) return { found: true, companyId: known };
 
-  const sources = deps.sources.filter(
-    (s) => typeof s.lookup === 'function' && s.name !== 'synthetic' && s.name !== 'file',
-  );
+  const sources = deps.sources.filter((s) => typeof s.lookup === 'function' && s.name !== 'synthetic' && s.name !== 'file');
   if (sources.length === 0) return { found: false };
 
   const answers = await Promise.allSettled(sources.map((s) => s.lookup!(wanted, { signal: deps.signal })));
@@ -103,13 +107,17 @@ export async function importCompany(deps: ImportDeps, identifier: Identifier): P
     const source = sources[i]!;
     if (answer.status === 'rejected') {
       failed.push(source.name);
-      deps.logger.warn({ source: source.name, identifier: wanted, err: answer.reason instanceof Error ? answer.reason.message : String(answer.reason) }, 'on-demand import: source lookup failed');
+      deps.logger.warn(
+        { source: source.name, identifier: wanted, err: answer.reason instanceof Error ? answer.reason.message : String(answer.reason) },
+        'on-demand import: source lookup failed',
+      );
       return;
     }
     if (!answer.value) return;
     const snapshot = aboutIdentifier(answer.value, wanted);
     if (snapshot) found.push({ source: source.name, snapshot });
-    else deps.logger.warn({ source: source.name, identifier: wanted }, 'on-demand import: the source answered about another company; ignored');
+    else
+      deps.logger.warn({ source: source.name, identifier: wanted }, 'on-demand import: the source answered about another company; ignored');
   });
   if (found.length === 0) {
     if (failed.length > 0) throw new ImportUnavailableError(failed);
@@ -132,7 +140,15 @@ export async function importCompany(deps: ImportDeps, identifier: Identifier): P
   const sourceKey = `import:${names.join('+')}:${wanted.type}:${wanted.value}`;
 
   try {
-    const summary = await runDaily(deps.db, { date, source, sourceKey, importIdentifier: wanted, batchSize: 1, logger: deps.logger, signal: deps.signal });
+    const summary = await runDaily(deps.db, {
+      date,
+      source,
+      sourceKey,
+      importIdentifier: wanted,
+      batchSize: 1,
+      logger: deps.logger,
+      signal: deps.signal,
+    });
     deps.logger.info({ identifier: wanted, sources: names, new: summary.new, run_id: summary.runId }, 'on-demand import stored');
   } catch (e) {
     if (!(e instanceof RunInProgressError)) throw e;

@@ -61,19 +61,29 @@ export async function enqueueDailyRuns(db: RegistryExecutor, sources: readonly s
  * attempt, or waits out a long backoff): it runs now, with fresh attempts, in order with the rest.
  */
 async function enqueueDailyRun(db: RegistryExecutor, source: string, date: string, catchUp: boolean): Promise<void> {
-  await addJob(db, DAILY_TASK, { date, source }, {
-    jobKey: dailyJobKey(date, source),
-    jobKeyMode: catchUp ? 'replace' : 'preserve_run_at',
-    queueName: `registry-daily-${source}`,
-    maxAttempts: 8,
-  });
+  await addJob(
+    db,
+    DAILY_TASK,
+    { date, source },
+    {
+      jobKey: dailyJobKey(date, source),
+      jobKeyMode: catchUp ? 'replace' : 'preserve_run_at',
+      queueName: `registry-daily-${source}`,
+      maxAttempts: 8,
+    },
+  );
 }
 
 /**
  * Queues, per source, its missed days oldest first and then `date`; returns the days queued per
  * source. The first tick for a source records the day it is watched from.
  */
-export async function enqueueDailyRunsWithCatchUp(db: RegistryExecutor, sources: readonly string[], date: string, options: { today: string; catchUpDays: number }): Promise<Record<string, string[]>> {
+export async function enqueueDailyRunsWithCatchUp(
+  db: RegistryExecutor,
+  sources: readonly string[],
+  date: string,
+  options: { today: string; catchUpDays: number },
+): Promise<Record<string, string[]>> {
   const queued: Record<string, string[]> = {};
   for (const source of sources) {
     const name = sourceNameOf(source);
@@ -81,7 +91,14 @@ export async function enqueueDailyRunsWithCatchUp(db: RegistryExecutor, sources:
     const span = (await sourceRunSpans(db)).find((s) => s.source === name);
     const completed = (await completedRunDays(db, addDays(date, -options.catchUpDays), date, name)).get(name) ?? new Set<string>();
     const maxBackfillDays = (MAX_BACKFILL_DAYS as Record<string, number | null | undefined>)[name] ?? null;
-    const days = catchUpDays({ target: date, today: options.today, trackedFrom: span?.tracked_from ?? date, completedDays: completed, maxBackfillDays, catchUpDays: options.catchUpDays });
+    const days = catchUpDays({
+      target: date,
+      today: options.today,
+      trackedFrom: span?.tracked_from ?? date,
+      completedDays: completed,
+      maxBackfillDays,
+      catchUpDays: options.catchUpDays,
+    });
     for (const day of days) await enqueueDailyRun(db, source, day, day !== date);
     queued[source] = days;
   }
@@ -95,14 +112,21 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
     const ts = parseJobPayload(DAILY_TICK_TASK, CronPayload, payload ?? {})._cron?.ts;
     const at = ts ? new Date(ts) : deps.clock.now();
     const date = dayBefore(Number.isNaN(at.getTime()) ? deps.clock.now() : at);
-    const queued = await enqueueDailyRunsWithCatchUp(deps.db, sources, date, { today: utcDate(deps.clock.now()), catchUpDays: deps.config.registryCatchUpDays });
+    const queued = await enqueueDailyRunsWithCatchUp(deps.db, sources, date, {
+      today: utcDate(deps.clock.now()),
+      catchUpDays: deps.config.registryCatchUpDays,
+    });
     deps.logger.info({ date, days: queued }, 'daily registry runs queued');
   };
 
   const daily: Task = async (payload) => {
     const { date, source } = parseJobPayload(DAILY_TASK, RegistryDailyPayload, payload);
     if (!isIsoDate(date)) throw new Error(`${DAILY_TASK}: payload.date ${date} is not a calendar date`);
-    const resolved = await resolveSource(source, { config: deps.config, logger: deps.logger, deps: { logger: deps.logger, clock: deps.clock, vatNipsToRefresh: watchedNips(deps.db), ...deps.sourceDeps } });
+    const resolved = await resolveSource(source, {
+      config: deps.config,
+      logger: deps.logger,
+      deps: { logger: deps.logger, clock: deps.clock, vatNipsToRefresh: watchedNips(deps.db), ...deps.sourceDeps },
+    });
     try {
       const summary = await runDaily(deps.db, {
         date,
@@ -110,7 +134,18 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
         sourceKey: resolved.sourceKey,
         logger: deps.logger,
       });
-      deps.logger.info({ run_id: summary.runId, date, source, new: summary.new, updated: summary.updated, deleted: summary.deleted, events: summary.events }, formatSummary(summary));
+      deps.logger.info(
+        {
+          run_id: summary.runId,
+          date,
+          source,
+          new: summary.new,
+          updated: summary.updated,
+          deleted: summary.deleted,
+          events: summary.events,
+        },
+        formatSummary(summary),
+      );
     } catch (e) {
       // Another process works on this run: it will finish it; this job has nothing to add.
       if (e instanceof RunInProgressError) {

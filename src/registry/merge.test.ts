@@ -11,7 +11,15 @@ function profile(source: SourceName, overrides: Partial<Profile> = {}): Profile 
     name: `FIRMA (${source})`,
     status: 'aktywny',
     legal_form: 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
-    address: { street: 'ul. Długa', building: '1', apartment: '', city: 'Gdańsk', postal_code: '80827', voivodeship: 'pomorskie', country_code: 'PL' },
+    address: {
+      street: 'ul. Długa',
+      building: '1',
+      apartment: '',
+      city: 'Gdańsk',
+      postal_code: '80827',
+      voivodeship: 'pomorskie',
+      country_code: 'PL',
+    },
     units: [],
     contacts: [],
     activities: [{ code: '6201Z', name: 'DZIAŁALNOŚĆ ZWIĄZANA Z OPROGRAMOWANIEM', is_primary: true }],
@@ -51,12 +59,18 @@ describe('mergeSnapshots', () => {
     );
     const merged = mergeSnapshots(null, incoming);
     assert.deepEqual(merged.identity.identifiers, [NIP]);
-    assert.deepEqual(merged.profiles.map((p) => p.name), ['PIERWSZA']);
+    assert.deepEqual(
+      merged.profiles.map((p) => p.name),
+      ['PIERWSZA'],
+    );
   });
 
   it('keeps company type and country when the incoming source leaves them empty', () => {
     const prev = company([NIP], [profile('krs')], [], 'P');
-    const incoming: CompanySnapshot = { ...company([NIP], [profile('vat')]), identity: { identifiers: [NIP], company_type: '', country_code: ' ' } };
+    const incoming: CompanySnapshot = {
+      ...company([NIP], [profile('vat')]),
+      identity: { identifiers: [NIP], company_type: '', country_code: ' ' },
+    };
     const merged = mergeSnapshots(prev, incoming);
     assert.equal(merged.identity.company_type, 'P');
     assert.equal(merged.identity.country_code, 'PL');
@@ -67,7 +81,13 @@ describe('mergeSnapshots', () => {
     const prev = company([NIP], [profile('vat', { vat_status: 'Czynny' }), profile('krs')]);
     const incoming = company([NIP], [profile('vat', { vat_status: 'Zwolniony' })]);
     const merged = mergeSnapshots(prev, incoming);
-    assert.deepEqual(merged.profiles.map((p) => [p.source, p.vat_status]), [['krs', null], ['vat', 'Zwolniony']]);
+    assert.deepEqual(
+      merged.profiles.map((p) => [p.source, p.vat_status]),
+      [
+        ['krs', null],
+        ['vat', 'Zwolniony'],
+      ],
+    );
     assert.deepEqual(merged.profiles[0], profile('krs'));
   });
 
@@ -124,11 +144,23 @@ describe('deriveStatus', () => {
     ['label zawieszony', [profile('ceidg', { status: 'zawieszony' })], 'SUSPENDED'],
     ['label SUSPENDED', [profile('file', { status: 'SUSPENDED' })], 'SUSPENDED'],
     ['a suspension date alone', [profile('bir', { dates: dates(['suspension', '2024-01-01']) })], 'SUSPENDED'],
-    ['suspended after the last resumption', [profile('bir', { dates: dates(['suspension', '2022-01-01'], ['resumption', '2023-01-01'], ['suspension', '2024-01-01']) })], 'SUSPENDED'],
-    ['resumed after the suspension', [profile('bir', { dates: dates(['suspension', '2024-01-01'], ['resumption', '2024-06-01']) })], 'ACTIVE'],
+    [
+      'suspended after the last resumption',
+      [profile('bir', { dates: dates(['suspension', '2022-01-01'], ['resumption', '2023-01-01'], ['suspension', '2024-01-01']) })],
+      'SUSPENDED',
+    ],
+    [
+      'resumed after the suspension',
+      [profile('bir', { dates: dates(['suspension', '2024-01-01'], ['resumption', '2024-06-01']) })],
+      'ACTIVE',
+    ],
     ['resumed the same day', [profile('bir', { dates: dates(['suspension', '2024-01-01'], ['resumption', '2024-01-01']) })], 'ACTIVE'],
     ['in liquidation is still active', [profile('krs', { dates: dates(['liquidation_start', '2024-01-01']) })], 'ACTIVE'],
-    ['a closed local unit does not close the company', [profile('bir', { units: [{ identifier: '30199146600023', name: 'X', address: null, dates: dates(['closure', '2024-01-01']) }] })], 'ACTIVE'],
+    [
+      'a closed local unit does not close the company',
+      [profile('bir', { units: [{ identifier: '30199146600023', name: 'X', address: null, dates: dates(['closure', '2024-01-01']) }] })],
+      'ACTIVE',
+    ],
   ];
   for (const [name, profiles, expected] of table) {
     it(`${name} -> ${expected}`, () => assert.equal(deriveStatus(company([NIP], profiles)), expected));
@@ -157,8 +189,18 @@ const profileArb = fc.record({
   status: fc.constantFrom('aktywny', 'zawieszony', 'wykreślony'),
   legal_form: word,
   address: fc.constant(null),
-  units: fc.array(fc.record({ identifier: fc.constantFrom('U1', 'U2'), name: word, address: fc.constant(null), dates: fc.array(dated, { maxLength: 2 }) }), { maxLength: 3 }),
-  contacts: fc.array(fc.record({ type: fc.constantFrom('phone' as const, 'email' as const, 'fax' as const), value: word }), { maxLength: 3 }),
+  units: fc.array(
+    fc.record({
+      identifier: fc.constantFrom('U1', 'U2'),
+      name: word,
+      address: fc.constant(null),
+      dates: fc.array(dated, { maxLength: 2 }),
+    }),
+    { maxLength: 3 },
+  ),
+  contacts: fc.array(fc.record({ type: fc.constantFrom('phone' as const, 'email' as const, 'fax' as const), value: word }), {
+    maxLength: 3,
+  }),
   activities: fc.array(fc.record({ code: fc.constantFrom('6201Z', '4711Z'), name: word, is_primary: fc.boolean() }), { maxLength: 3 }),
   dates: fc.array(dated, { maxLength: 4 }),
   websites: fc.array(word, { maxLength: 2 }),
@@ -167,7 +209,10 @@ const profileArb = fc.record({
 });
 const snapshotArb: fc.Arbitrary<CompanySnapshot> = fc.record({
   identity: fc.record({
-    identifiers: fc.array(fc.record({ type: fc.constantFrom('NIP' as const, 'KRS' as const, 'REGON9' as const), value: fc.constantFrom('1', '2') }), { maxLength: 3 }),
+    identifiers: fc.array(
+      fc.record({ type: fc.constantFrom('NIP' as const, 'KRS' as const, 'REGON9' as const), value: fc.constantFrom('1', '2') }),
+      { maxLength: 3 },
+    ),
     company_type: fc.constantFrom('', 'P', 'F'),
     country_code: fc.constantFrom('', 'PL'),
   }),
@@ -196,10 +241,26 @@ const looseSnapshotArb: fc.Arbitrary<CompanySnapshot> = fc.record({
   identity: snapshotArb.map((x) => x.identity),
   profiles: fc.array(
     fc.record(
-      { source: fc.constantFrom(...SOURCES), name: word, status: word, legal_form: word,
-        address: fc.constant(null), units: fc.array(fc.record({ identifier: fc.constantFrom('U1', 'U2'), name: word, dates: fc.array(dated, { maxLength: 2 }) }, { requiredKeys: ['identifier', 'name'] }), { maxLength: 2 }),
-        contacts: profileArb.map((p) => p.contacts), activities: profileArb.map((p) => p.activities), dates: fc.array(dated, { maxLength: 4 }),
-        websites: fc.array(word, { maxLength: 2 }), vat_status: fc.option(fc.constant('Czynny')), bank_accounts: fc.array(fc.constantFrom('1', '2'), { maxLength: 2 }) },
+      {
+        source: fc.constantFrom(...SOURCES),
+        name: word,
+        status: word,
+        legal_form: word,
+        address: fc.constant(null),
+        units: fc.array(
+          fc.record(
+            { identifier: fc.constantFrom('U1', 'U2'), name: word, dates: fc.array(dated, { maxLength: 2 }) },
+            { requiredKeys: ['identifier', 'name'] },
+          ),
+          { maxLength: 2 },
+        ),
+        contacts: profileArb.map((p) => p.contacts),
+        activities: profileArb.map((p) => p.activities),
+        dates: fc.array(dated, { maxLength: 4 }),
+        websites: fc.array(word, { maxLength: 2 }),
+        vat_status: fc.option(fc.constant('Czynny')),
+        bank_accounts: fc.array(fc.constantFrom('1', '2'), { maxLength: 2 }),
+      },
       { requiredKeys: ['source', 'name', 'status', 'legal_form'] },
     ),
     { maxLength: 3 },
@@ -214,7 +275,13 @@ describe('properties', () => {
       fc.property(snapshotArb, snapshotArb, fc.boolean(), (p, i, sameShape) => {
         const prev = mergeSnapshots(null, p);
         // Half the cases: the incoming report names what prev has (the everyday case), so the fast path is exercised.
-        const raw = sameShape ? { ...i, identity: { ...i.identity, identifiers: prev.identity.identifiers.map((x) => ({ ...x, value: x.value + '9' })) }, profiles: [...i.profiles, ...prev.profiles.map((x) => ({ ...x, name: x.name + 'X' }))] } : i;
+        const raw = sameShape
+          ? {
+              ...i,
+              identity: { ...i.identity, identifiers: prev.identity.identifiers.map((x) => ({ ...x, value: x.value + '9' })) },
+              profiles: [...i.profiles, ...prev.profiles.map((x) => ({ ...x, name: x.name + 'X' }))],
+            }
+          : i;
         const incoming = mergeSnapshots(null, raw);
         if (!mergeIsIncoming(prev, incoming)) return;
         applied++;
@@ -271,7 +338,10 @@ describe('properties', () => {
         const merged = mergeSnapshots(prev, incoming);
         const reported = new Set(incoming.profiles.map((p) => p.source));
         const expectedSources = new Set([...prev.profiles.map((p) => p.source), ...reported]);
-        assert.deepEqual(merged.profiles.map((p) => p.source), [...expectedSources].sort());
+        assert.deepEqual(
+          merged.profiles.map((p) => p.source),
+          [...expectedSources].sort(),
+        );
         for (const p of merged.profiles) {
           const origin = reported.has(p.source) ? incoming : prev;
           assert.deepEqual(p, canonicalize({ ...origin, profiles: [origin.profiles.find((q) => q.source === p.source)!] }).profiles[0]);

@@ -157,18 +157,31 @@ function stableStringify(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
   const record = value as Record<string, unknown>;
-  return `{${Object.keys(record).sort(compareStrings).map((k) => `${JSON.stringify(k)}:${stableStringify(record[k])}`).join(',')}}`;
+  return `{${Object.keys(record)
+    .sort(compareStrings)
+    .map((k) => `${JSON.stringify(k)}:${stableStringify(record[k])}`)
+    .join(',')}}`;
 }
 
-const byDate = withTies((a: DatedEntry, b: DatedEntry) =>
-  rank(DATE_RANK, a.type) - rank(DATE_RANK, b.type) || compareStrings(a.date, b.date));
+const byDate = withTies(
+  (a: DatedEntry, b: DatedEntry) => rank(DATE_RANK, a.type) - rank(DATE_RANK, b.type) || compareStrings(a.date, b.date),
+);
 const byUnit = withTies((a: LocalUnit, b: LocalUnit) => compareStrings(a.identifier, b.identifier) || compareStrings(a.name, b.name));
-const byContact = withTies((a: Profile['contacts'][number], b: Profile['contacts'][number]) => compareStrings(a.type, b.type) || compareStrings(a.value, b.value));
+const byContact = withTies(
+  (a: Profile['contacts'][number], b: Profile['contacts'][number]) => compareStrings(a.type, b.type) || compareStrings(a.value, b.value),
+);
 // Main activity first: that is also the order people expect to read them in.
-const byActivity = withTies((a: Profile['activities'][number], b: Profile['activities'][number]) =>
-  Number(b.is_primary) - Number(a.is_primary) || compareStrings(a.code, b.code) || compareStrings(a.name, b.name));
-const byIdentifier = withTies((a: Identifier, b: Identifier) => rank(IDENTIFIER_RANK, a.type) - rank(IDENTIFIER_RANK, b.type) || compareStrings(a.value, b.value));
-const byPerson = withTies((a: CompanySnapshot['persons'][number], b: CompanySnapshot['persons'][number]) => compareStrings(a.full_name, b.full_name) || compareStrings(a.role, b.role));
+const byActivity = withTies(
+  (a: Profile['activities'][number], b: Profile['activities'][number]) =>
+    Number(b.is_primary) - Number(a.is_primary) || compareStrings(a.code, b.code) || compareStrings(a.name, b.name),
+);
+const byIdentifier = withTies(
+  (a: Identifier, b: Identifier) => rank(IDENTIFIER_RANK, a.type) - rank(IDENTIFIER_RANK, b.type) || compareStrings(a.value, b.value),
+);
+const byPerson = withTies(
+  (a: CompanySnapshot['persons'][number], b: CompanySnapshot['persons'][number]) =>
+    compareStrings(a.full_name, b.full_name) || compareStrings(a.role, b.role),
+);
 const bySource = withTies((a: Profile, b: Profile) => compareStrings(a.source, b.source));
 
 /** Fresh element objects, so the canonical snapshot shares nothing mutable with its input. */

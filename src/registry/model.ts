@@ -20,9 +20,18 @@ export const SOURCE_NAMES = ['krs', 'bir', 'ceidg', 'vat', 'synthetic', 'file'] 
 export type SourceName = (typeof SOURCE_NAMES)[number];
 
 export const DATE_TYPES = [
-  'registration', 'activity_start', 'suspension', 'resumption', 'closure', 'deletion',
-  'bankruptcy_start', 'bankruptcy_end', 'liquidation_start', 'liquidation_end',
-  'restructuring_start', 'restructuring_end',
+  'registration',
+  'activity_start',
+  'suspension',
+  'resumption',
+  'closure',
+  'deletion',
+  'bankruptcy_start',
+  'bankruptcy_end',
+  'liquidation_start',
+  'liquidation_end',
+  'restructuring_start',
+  'restructuring_end',
 ] as const;
 export type DateType = (typeof DATE_TYPES)[number];
 
@@ -36,8 +45,13 @@ export const IdentifierSchema = Type.Object({
 export type Identifier = Static<typeof IdentifierSchema>;
 
 export const AddressSchema = Type.Object({
-  street: Type.String(), building: Type.String(), apartment: Type.String(), city: Type.String(),
-  postal_code: Type.String(), voivodeship: Type.String(), country_code: Type.String(),
+  street: Type.String(),
+  building: Type.String(),
+  apartment: Type.String(),
+  city: Type.String(),
+  postal_code: Type.String(),
+  voivodeship: Type.String(),
+  country_code: Type.String(),
 });
 export type Address = Static<typeof AddressSchema>;
 
@@ -72,7 +86,9 @@ export const PersonSchema = Type.Object({ full_name: Type.String(), role: Type.S
 export type Person = Static<typeof PersonSchema>;
 
 export const ProfileSchema = Type.Object({
-  source: StringEnum(SOURCE_NAMES, { description: 'The registry this profile comes from: `krs`, `bir`, `ceidg`, `vat`, `synthetic` or `file`.' }),
+  source: StringEnum(SOURCE_NAMES, {
+    description: 'The registry this profile comes from: `krs`, `bir`, `ceidg`, `vat`, `synthetic` or `file`.',
+  }),
   name: Type.String(),
   status: Type.String({ description: 'Registry-language label, e.g. `aktywny`, `zawieszony`, `wykreślony`.' }),
   legal_form: Type.String({ description: 'Registry-language label.' }),
@@ -154,8 +170,21 @@ export const EVENT_SCOPES: Record<EventScope, readonly EventType[]> = {
   identity: ['COMPANY_NAME_CHANGED', 'COMPANY_LEGAL_FORM_CHANGED'],
   address: ['COMPANY_REGISTERED_ADDRESS_ADDED', 'COMPANY_REGISTERED_ADDRESS_CHANGED'],
   activities: ['COMPANY_ACTIVITIES_ADDED', 'COMPANY_ACTIVITIES_REMOVED', 'COMPANY_ACTIVITIES_CHANGED', 'COMPANY_MAIN_ACTIVITY_CHANGED'],
-  status: ['COMPANY_SUSPENDED_DATE', 'COMPANY_RESUMPTION_DATE', 'COMPANY_CLOSED_DATE', 'COMPANY_START_DATE_CHANGE', 'COMPANY_STATUS_CHANGED'],
-  insolvency: ['COMPANY_BANKRUPTCY_STARTED', 'COMPANY_BANKRUPTCY_ENDED', 'COMPANY_LIQUIDATION_STARTED', 'COMPANY_LIQUIDATION_ENDED', 'COMPANY_RESTRUCTURING_STARTED', 'COMPANY_RESTRUCTURING_ENDED'],
+  status: [
+    'COMPANY_SUSPENDED_DATE',
+    'COMPANY_RESUMPTION_DATE',
+    'COMPANY_CLOSED_DATE',
+    'COMPANY_START_DATE_CHANGE',
+    'COMPANY_STATUS_CHANGED',
+  ],
+  insolvency: [
+    'COMPANY_BANKRUPTCY_STARTED',
+    'COMPANY_BANKRUPTCY_ENDED',
+    'COMPANY_LIQUIDATION_STARTED',
+    'COMPANY_LIQUIDATION_ENDED',
+    'COMPANY_RESTRUCTURING_STARTED',
+    'COMPANY_RESTRUCTURING_ENDED',
+  ],
   contact: ['COMPANY_EMAIL_CHANGED', 'COMPANY_PHONE_CHANGED', 'COMPANY_WEBSITE_CHANGED', 'COMPANY_UNIT_OPENED', 'COMPANY_UNIT_CLOSED'],
   persons: ['COMPANY_PERSON_ADDED', 'COMPANY_PERSON_REMOVED'],
   tax: ['COMPANY_TAX_IDENTITY_CHANGED', 'COMPANY_VAT_STATUS_CHANGED', 'COMPANY_BANK_ACCOUNTS_CHANGED'],

@@ -14,27 +14,58 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 function company(n: number, name: string): CompanySnapshot {
   return {
-    identity: { identifiers: [{ type: 'NIP', value: '5261040828' }, { type: 'KRS', value: String(n) }], company_type: 'spółka', country_code: 'PL' },
-    profiles: [{
-      source: 'krs', name, status: 'aktywny', legal_form: 'SPÓŁKA AKCYJNA',
-      address: { street: 'ul. Chemików', building: '7', apartment: '', city: 'Płock', postal_code: '09-411', voivodeship: 'mazowieckie', country_code: 'PL' },
-      units: [], contacts: [{ type: 'phone', value: '+48 24 111 11 11' }, { type: 'email', value: 'biuro@example.pl' }],
-      activities: [{ code: '19.20.Z', name: '', is_primary: true }], dates: [{ type: 'registration', date: '2001-07-05' }],
-      websites: [], vat_status: null, bank_accounts: [],
-    }],
+    identity: {
+      identifiers: [
+        { type: 'NIP', value: '5261040828' },
+        { type: 'KRS', value: String(n) },
+      ],
+      company_type: 'spółka',
+      country_code: 'PL',
+    },
+    profiles: [
+      {
+        source: 'krs',
+        name,
+        status: 'aktywny',
+        legal_form: 'SPÓŁKA AKCYJNA',
+        address: {
+          street: 'ul. Chemików',
+          building: '7',
+          apartment: '',
+          city: 'Płock',
+          postal_code: '09-411',
+          voivodeship: 'mazowieckie',
+          country_code: 'PL',
+        },
+        units: [],
+        contacts: [
+          { type: 'phone', value: '+48 24 111 11 11' },
+          { type: 'email', value: 'biuro@example.pl' },
+        ],
+        activities: [{ code: '19.20.Z', name: '', is_primary: true }],
+        dates: [{ type: 'registration', date: '2001-07-05' }],
+        websites: [],
+        vat_status: null,
+        bank_accounts: [],
+      },
+    ],
     persons: [{ full_name: 'Jan Kowalski', role: 'PREZES' }],
   };
 }
 
 function comparable(entries: PreparedEntry[]) {
-  return entries.map((e) => isSkip(e)
-    ? { skipped: true, error: e.error === null ? null : (e.error as Error).message }
-    // The worker sends a new company's row as bytes; this thread builds the same row as text.
-    : {
-      identifiers: e.identifiers, json: jsonOf(e), fingerprint: e.fingerprint,
-      row: e.row !== null ? e.row.toString('utf8') : e.fields === null ? null : companyRow(jsonOf(e), e.fields),
-      columnsError: e.columnsError,
-    });
+  return entries.map((e) =>
+    isSkip(e)
+      ? { skipped: true, error: e.error === null ? null : (e.error as Error).message }
+      : // The worker sends a new company's row as bytes; this thread builds the same row as text.
+        {
+          identifiers: e.identifiers,
+          json: jsonOf(e),
+          fingerprint: e.fingerprint,
+          row: e.row !== null ? e.row.toString('utf8') : e.fields === null ? null : companyRow(jsonOf(e), e.fields),
+          columnsError: e.columnsError,
+        },
+  );
 }
 
 test('the worker prepares a file exactly as the main thread would, and reports its lines in order', async () => {
@@ -50,11 +81,17 @@ test('the worker prepares a file exactly as the main thread would, and reports i
 
   const expectedLogs: string[] = [];
   const expected: PreparedEntry[] = [];
-  const source = createFileSource(path, { onError: (l, m) => expectedLogs.push(`E${l}:${m}`), onWarning: (l, m) => expectedLogs.push(`W${l}:${m}`) });
+  const source = createFileSource(path, {
+    onError: (l, m) => expectedLogs.push(`E${l}:${m}`),
+    onWarning: (l, m) => expectedLogs.push(`W${l}:${m}`),
+  });
   for await (const raw of source.snapshotsForDate('2026-11-01')) expected.push(prepareEntry(raw, true, true));
 
   const logs: string[] = [];
-  const chunks = prepareFileInWorker(path, '2026-11-01', { onError: (l, m) => logs.push(`E${l}:${m}`), onWarning: (l, m) => logs.push(`W${l}:${m}`) });
+  const chunks = prepareFileInWorker(path, '2026-11-01', {
+    onError: (l, m) => logs.push(`E${l}:${m}`),
+    onWarning: (l, m) => logs.push(`W${l}:${m}`),
+  });
   const got: PreparedEntry[] = [];
   let chunkCount = 0;
   for (let c = await chunks.next(); c !== null; c = await chunks.next()) {
@@ -97,7 +134,7 @@ test('a missing file fails with its error code, and close stops the worker early
   assert.equal(await chunks.next(), null);
 });
 
-test('a line larger than the worker\'s chunk buffer crosses whole, between ordinary ones', async () => {
+test("a line larger than the worker's chunk buffer crosses whole, between ordinary ones", async () => {
   // The chunk buffer starts at 2 MB and grows when an entry needs more (ChunkWriter.reserve).
   const big = company(50001, 'DUŻA SPÓŁKA');
   big.profiles[0]!.websites = Array.from({ length: 60_000 }, (_, i) => `https://przykład-${i}.pl/ścieżka`);

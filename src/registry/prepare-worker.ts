@@ -92,7 +92,12 @@ class ChunkWriter {
 
   /** The chunk as a message, and a fresh writer's state. */
   take(): WireChunk {
-    const out = { bytes: this.bytes.buffer as ArrayBuffer, length: this.length, meta: this.meta.join(ENTRY), offsets: Int32Array.from(this.offsets) };
+    const out = {
+      bytes: this.bytes.buffer as ArrayBuffer,
+      length: this.length,
+      meta: this.meta.join(ENTRY),
+      offsets: Int32Array.from(this.offsets),
+    };
     this.bytes = Buffer.allocUnsafeSlow(this.bytes.length);
     this.length = 0;
     this.meta = [];
@@ -218,7 +223,9 @@ export function prepareFileInWorker(path: string, date: string, options: FileSou
     const m = queue.shift();
     if (m) return Promise.resolve(m);
     if (failure) return Promise.reject(failure);
-    return new Promise((resolve, reject) => { waiting = { resolve, reject }; });
+    return new Promise((resolve, reject) => {
+      waiting = { resolve, reject };
+    });
   };
 
   const replay = (logs: LogLine[]) => {
@@ -267,7 +274,10 @@ async function runWorker(input: WorkerInput): Promise<void> {
   const writer = new ChunkWriter();
   let count = 0;
   const flush = async () => {
-    while (credit <= 0) await new Promise<void>((r) => { wake = r; });
+    while (credit <= 0)
+      await new Promise<void>((r) => {
+        wake = r;
+      });
     credit--;
     const chunk = writer.take();
     port.postMessage({ type: 'chunk', ...chunk, logs } satisfies ToMain, [chunk.bytes, chunk.offsets.buffer as ArrayBuffer]);
@@ -283,7 +293,11 @@ async function runWorker(input: WorkerInput): Promise<void> {
     if (count > 0) await flush();
     port.postMessage({ type: 'done', logs } satisfies ToMain);
   } catch (e) {
-    port.postMessage({ type: 'fatal', message: e instanceof Error ? e.message : String(e), code: (e as { code?: string }).code } satisfies ToMain);
+    port.postMessage({
+      type: 'fatal',
+      message: e instanceof Error ? e.message : String(e),
+      code: (e as { code?: string }).code,
+    } satisfies ToMain);
   }
   // The main thread terminates the worker once it has read the last message.
 }

@@ -76,7 +76,18 @@ export function prepareSnapshot(raw: CompanySnapshot, owned = false): PreparedIt
 
 function itemOf({ identifiers, canonical, canonicalJson }: Canonical): PreparedItem {
   const fingerprint = contentHash(canonicalJson).toString('base64');
-  return { identifiers, canonical, canonicalJson, jsonBytes: null, fingerprint, fields: null, row: null, columnsError: null, attempts: 0, seq: 0 };
+  return {
+    identifiers,
+    canonical,
+    canonicalJson,
+    jsonBytes: null,
+    fingerprint,
+    fields: null,
+    row: null,
+    columnsError: null,
+    attempts: 0,
+    seq: 0,
+  };
 }
 
 /** A snapshot in canonical order, with its stored identifiers and its JSON. */
@@ -92,9 +103,10 @@ export function prepareCanonical(raw: CompanySnapshot, owned = false): Canonical
   const identifiers = normalizeIdentifiers(raw.identity.identifiers);
   if (identifiers.length === 0) return null;
   // Sources already hand over stored forms as a rule; a copy is made only when something differs.
-  const incoming: CompanySnapshot = sameIdentifiers(raw.identity.identifiers, identifiers) && Array.isArray(raw.persons)
-    ? raw
-    : { identity: { ...raw.identity, identifiers }, profiles: raw.profiles, persons: Array.isArray(raw.persons) ? raw.persons : [] };
+  const incoming: CompanySnapshot =
+    sameIdentifiers(raw.identity.identifiers, identifiers) && Array.isArray(raw.persons)
+      ? raw
+      : { identity: { ...raw.identity, identifiers }, profiles: raw.profiles, persons: Array.isArray(raw.persons) ? raw.persons : [] };
   const canonical = owned ? canonicalizeOwned(incoming) : mergeSnapshots(null, incoming);
   return { identifiers, canonical, canonicalJson: JSON.stringify(canonical) };
 }
@@ -124,7 +136,10 @@ export function canonicalEntry(raw: CompanySnapshot, owned: boolean): Canonical 
  * A new company's row fields (companyRowFields) derived ahead, or why deriving them threw. Its
  * content hash is its fingerprint: both hash the canonical JSON.
  */
-export function newRowFields(canonical: CompanySnapshot, fingerprint: string): { fields: string; error: null } | { fields: null; error: string } {
+export function newRowFields(
+  canonical: CompanySnapshot,
+  fingerprint: string,
+): { fields: string; error: null } | { fields: null; error: string } {
   try {
     return { fields: companyRowFields(deriveCompanyColumns(canonical), fingerprint, fingerprint), error: null };
   } catch (e) {

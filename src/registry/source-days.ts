@@ -67,11 +67,13 @@ export function sourceCoverage(input: SourceCoverageInput): SourceCoverage {
   const today = utcDate(input.now);
   let lastDue = lastDueDay(input.now);
   if (input.latestRunDate !== null && input.latestRunDate > lastDue) lastDue = input.latestRunDate < today ? input.latestRunDate : today;
-  if (input.trackedFrom === null || input.trackedFrom > lastDue) return { health: input.lastRunStatus === 'failed' ? 'degraded' : 'ok', gaps: [] };
+  if (input.trackedFrom === null || input.trackedFrom > lastDue)
+    return { health: input.lastRunStatus === 'failed' ? 'degraded' : 'ok', gaps: [] };
   const from = latest(input.trackedFrom, addDays(lastDue, -(GAP_WINDOW_DAYS - 1)));
   const gaps = daysBetween(from, lastDue).filter((d) => !input.completedDays.has(d));
   const downFrom = addDays(lastDue, -(DOWN_AFTER_DAYS - 1));
-  if (input.trackedFrom <= downFrom && daysBetween(downFrom, lastDue).every((d) => !input.completedDays.has(d))) return { health: 'down', gaps };
+  if (input.trackedFrom <= downFrom && daysBetween(downFrom, lastDue).every((d) => !input.completedDays.has(d)))
+    return { health: 'down', gaps };
   const degradedFrom = addDays(lastDue, -(DEGRADED_WINDOW_DAYS - 1));
   if (input.lastRunStatus === 'failed' || gaps.some((d) => d >= degradedFrom)) return { health: 'degraded', gaps };
   return { health: 'ok', gaps };

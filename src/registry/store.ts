@@ -9,11 +9,33 @@ export { contentHash } from './store/content-hash.ts';
 export { deriveCompanyColumns, type CompanyColumns } from './store/search-columns.ts';
 export { companyRow, companyRowFields, type CompanyRowData, type NewCompanyRow } from './store/company-rows.ts';
 export {
-  allocateCompanyIds, companyByKeyQuery, countCompanies, deleteCompanies, findCompanyByIdentifier, findCompanyIdByIdentifier, hasAnyCompany,
-  insertCompanies, insertIdentifiers, lookupCompaniesForBatch, registrySize, updateCompanies, updateFingerprints,
-  type BatchLookupItem, type CompanyUpdateRow, type IdentifierRow, type MatchedCompany, type StoredCompany,
+  allocateCompanyIds,
+  companyByKeyQuery,
+  countCompanies,
+  deleteCompanies,
+  findCompanyByIdentifier,
+  findCompanyIdByIdentifier,
+  hasAnyCompany,
+  insertCompanies,
+  insertIdentifiers,
+  lookupCompaniesForBatch,
+  registrySize,
+  updateCompanies,
+  updateFingerprints,
+  type BatchLookupItem,
+  type CompanyUpdateRow,
+  type IdentifierRow,
+  type MatchedCompany,
+  type StoredCompany,
 } from './store/companies-repo.ts';
 export { ensureEventsPartition, insertEvents, listCompanyEvents, type NewEventRow, type StoredEvent } from './store/events-repo.ts';
 export {
-  addRunCounters, beginRun, completeRun, failRun, findRun, findRunById, type DailyRun, type RunCounters,
+  addRunCounters,
+  beginRun,
+  completeRun,
+  failRun,
+  findRun,
+  findRunById,
+  type DailyRun,
+  type RunCounters,
 } from './store/daily-runs-repo.ts';

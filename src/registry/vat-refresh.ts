@@ -39,7 +39,9 @@ export function watchedNips(db: RegistryExecutor, pageSize = 5000, perDay = VAT_
   async function startAfter(date: string): Promise<string> {
     const { rows } = await sql<{ n: number }>`
       SELECT count(DISTINCT ci.key)::int AS n FROM watchlist w JOIN company_identifiers ci ON ci.company_id = w.company_id
-       WHERE w.removed_at IS NULL AND ci.key > identifier_key('NIP', ${FIRST_KEY}) AND ci.key <= identifier_key('NIP', ${LAST_KEY})`.execute(db);
+       WHERE w.removed_at IS NULL AND ci.key > identifier_key('NIP', ${FIRST_KEY}) AND ci.key <= identifier_key('NIP', ${LAST_KEY})`.execute(
+      db,
+    );
     const watched = rows[0]?.n ?? 0;
     if (watched <= perDay) return FIRST_KEY;
     const day = Math.floor(Date.parse(`${date}T00:00:00Z`) / 86_400_000);

@@ -23,17 +23,39 @@ export interface TestApp {
 
 /** The test config: the real loadConfig over a minimal environment plus overrides. */
 export function testConfig(env: Record<string, string | undefined> = {}): Config {
-  return loadConfig({ DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused', REGISTRY_SOURCES: '', PUBLIC_BASE_URL: 'http://127.0.0.1:3000', LOG_LEVEL: 'warn', ...env });
+  return loadConfig({
+    DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
+    REGISTRY_SOURCES: '',
+    PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
 }
 
 /**
  * The real app (every route and hook) on a fresh database of this test file. `inject()` drives it;
  * pass `listen: true` for a real socket (browser tests).
  */
-export async function createTestApp(options: { env?: Record<string, string | undefined>; clock?: Clock; db?: TestDatabase; redis?: Redis; overrides?: PartOverrides; listen?: boolean } = {}): Promise<TestApp & { baseUrl: string }> {
+export async function createTestApp(
+  options: {
+    env?: Record<string, string | undefined>;
+    clock?: Clock;
+    db?: TestDatabase;
+    redis?: Redis;
+    overrides?: PartOverrides;
+    listen?: boolean;
+  } = {},
+): Promise<TestApp & { baseUrl: string }> {
   const db = options.db ?? (await createTestDatabase());
   const logLines: string[] = [];
-  const logger = pino({ level: 'info', redact: (await import('../../src/logger.ts')).REDACT_PATHS }, { write: (s: string) => { logLines.push(s); } });
+  const logger = pino(
+    { level: 'info', redact: (await import('../../src/logger.ts')).REDACT_PATHS },
+    {
+      write: (s: string) => {
+        logLines.push(s);
+      },
+    },
+  );
   let config = testConfig(options.env);
   const clock = options.clock ?? systemClock;
   const app = await buildStandaloneApp({ config, db: db.db, logger, clock }, { redis: options.redis, overrides: options.overrides });
@@ -57,7 +79,10 @@ export async function createTestApp(options: { env?: Record<string, string | und
 }
 
 /** Runs the real graphile-worker with every module's tasks against the test database. */
-export async function startTestWorker(t: { db: TestDatabase; config: Config; clock: Clock }, logger = pino({ level: 'warn' })): Promise<Runner> {
+export async function startTestWorker(
+  t: { db: TestDatabase; config: Config; clock: Clock },
+  logger = pino({ level: 'warn' }),
+): Promise<Runner> {
   const parts = compose({ config: t.config, db: t.db.db, logger, clock: t.clock });
   const runner = await startWorker({ pool: t.db.pool, logger, modules: parts.jobs, concurrency: 2, pollInterval: 100 });
   defer(async () => {
@@ -86,7 +111,8 @@ export async function drainQueues(t: { db: TestDatabase; config: Config; clock: 
   for (let i = 0; i < 50; i++) {
     await drainJobs(t);
     const { rows } = await t.db.pool.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE attempts < max_attempts AND (run_at <= now() OR locked_at IS NOT NULL)');
+      'SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE attempts < max_attempts AND (run_at <= now() OR locked_at IS NOT NULL)',
+    );
     if (rows[0]!.n === 0) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -103,7 +129,11 @@ export interface TestAccount {
 let seq = 0;
 
 /** Registers and initialises an account through the API, reading the token from the outbox. */
-export async function createAccount(t: TestApp, email = `user${++seq}-${Date.now()}@example.com`, name = 'Test Account'): Promise<TestAccount> {
+export async function createAccount(
+  t: TestApp,
+  email = `user${++seq}-${Date.now()}@example.com`,
+  name = 'Test Account',
+): Promise<TestAccount> {
   const reg = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, name } });
   if (reg.statusCode !== 201) throw new Error(`register: ${reg.statusCode} ${reg.body}`);
   const token = await latestInitToken(t, email);
@@ -126,8 +156,18 @@ export async function latestInitToken(t: { db: TestDatabase }, email: string): P
   return m[1];
 }
 
-export async function createApiToken(t: TestApp, master: string, name = 'integration', expiresInDays?: number): Promise<{ plaintext: string; ref: string }> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { authorization: `Bearer ${master}` }, payload: { name, ...(expiresInDays ? { expires_in_days: expiresInDays } : {}) } });
+export async function createApiToken(
+  t: TestApp,
+  master: string,
+  name = 'integration',
+  expiresInDays?: number,
+): Promise<{ plaintext: string; ref: string }> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { authorization: `Bearer ${master}` },
+    payload: { name, ...(expiresInDays ? { expires_in_days: expiresInDays } : {}) },
+  });
   if (res.statusCode !== 201) throw new Error(`create token: ${res.statusCode} ${res.body}`);
   const d = res.json().data;
   return { plaintext: d.plaintext, ref: d.token_ref };

@@ -63,7 +63,12 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 function send(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req'), 'stripe-version': '2025-10-29.clover', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'request-id': id('req'),
+    'stripe-version': '2025-10-29.clover',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -141,7 +146,14 @@ export async function startFakeStripe(options: { secretKey?: string } = {}): Pro
       if (!session) return send(res, 404, invalid(`No such checkout.session: '${m[1]}'`, 'session'));
       if (req.method === 'GET' && !m[2]) return send(res, 200, session);
       if (req.method === 'POST' && m[2]) {
-        if (session.status !== 'open') return send(res, 400, invalid(`Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${session.status}".`));
+        if (session.status !== 'open')
+          return send(
+            res,
+            400,
+            invalid(
+              `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${session.status}".`,
+            ),
+          );
         session.status = 'expired';
         session.url = null;
         return send(res, 200, session);
@@ -156,8 +168,12 @@ export async function startFakeStripe(options: { secretKey?: string } = {}): Pro
     url: `http://127.0.0.1:${port}`,
     sessions,
     requests,
-    get failing() { return state.failing; },
-    set failing(v: boolean) { state.failing = v; },
+    get failing() {
+      return state.failing;
+    },
+    set failing(v: boolean) {
+      state.failing = v;
+    },
     complete(sessionId, paymentStatus = 'paid') {
       const s = sessions.get(sessionId);
       if (!s) throw new Error(`no fake session ${sessionId}`);
@@ -168,7 +184,11 @@ export async function startFakeStripe(options: { secretKey?: string } = {}): Pro
       s.url = null;
       return s;
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   after(() => fake.close());
   return fake;

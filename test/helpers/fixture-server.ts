@@ -30,7 +30,9 @@ export function readFixture(relative: string): Buffer {
 }
 
 export function readFixtureText(relative: string): string {
-  return readFixture(relative).toString('utf8').replace(/^\uFEFF/, '');
+  return readFixture(relative)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
 }
 
 export function readFixtureJson(relative: string): unknown {
@@ -115,7 +117,11 @@ export async function startFixtureServer(handler: Handler): Promise<FixtureServe
 }
 
 export function jsonReply(body: unknown, status = 200): Reply {
-  return { status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: typeof body === 'string' ? body : JSON.stringify(body) };
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  };
 }
 
 /** A fixture file served byte for byte with a JSON content type. */
@@ -157,7 +163,10 @@ let boundaryCounter = 0;
 /** Wraps an envelope body the way BIR does (one XOP part, CRLF line ends). */
 export function birSoapReply(method: string, resultXml: string, namespace = 'http://CIS/BIR/PUBL/2014/07'): Reply {
   const boundary = `uuid:7f1c2a55-0000-4000-8000-00000000${String(++boundaryCounter).padStart(4, '0')}+id=${boundaryCounter}`;
-  const action = namespace === 'http://CIS/BIR/2014/07' ? `http://CIS/BIR/2014/07/IUslugaBIR/${method}Response` : `${namespace}/IUslugaBIRzewnPubl/${method}Response`;
+  const action =
+    namespace === 'http://CIS/BIR/2014/07'
+      ? `http://CIS/BIR/2014/07/IUslugaBIR/${method}Response`
+      : `${namespace}/IUslugaBIRzewnPubl/${method}Response`;
   const envelope =
     '<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:a="http://www.w3.org/2005/08/addressing">' +
     `<s:Header><a:Action s:mustUnderstand="1">${action}</a:Action></s:Header>` +
@@ -183,7 +192,11 @@ export function birEmptyReply(method: string): Reply {
 }
 
 export function birGetValueReply(value: string): Reply {
-  return birSoapReply('GetValue', value === '' ? '<GetValueResult/>' : `<GetValueResult>${value}</GetValueResult>`, 'http://CIS/BIR/2014/07');
+  return birSoapReply(
+    'GetValue',
+    value === '' ? '<GetValueResult/>' : `<GetValueResult>${value}</GetValueResult>`,
+    'http://CIS/BIR/2014/07',
+  );
 }
 
 /** A single-envelope SOAP document served as plain soap+xml (the official samples use CDATA). */
@@ -202,7 +215,10 @@ export function splitOfficialEnvelopes(relative: string): Array<{ comment: strin
   let comment = '';
   for (const chunk of text.split(/(<!--[\s\S]*?-?->)/)) {
     if (chunk.startsWith('<!--')) {
-      const label = chunk.replace(/^<!--|-?->$/g, '').replace(/[=]+/g, '').trim();
+      const label = chunk
+        .replace(/^<!--|-?->$/g, '')
+        .replace(/[=]+/g, '')
+        .trim();
       if (label) comment = label;
       continue;
     }

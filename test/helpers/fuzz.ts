@@ -12,17 +12,44 @@ import type { FastifyInstance } from 'fastify';
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 19);
 
 /** Any UTF-16 code units, lone surrogates included (fast-check's `unit: 'binary'` is ~100 times slower to generate). */
-export const codeUnitString = (maxLength: number) => fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength }).map((units) => String.fromCharCode(...units));
+export const codeUnitString = (maxLength: number) =>
+  fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength }).map((units) => String.fromCharCode(...units));
 
 export const hostileString = fc.oneof(
   fc.string({ maxLength: 300 }),
   // Text PostgreSQL refuses inside an otherwise valid value (long enough for a minLength).
-  fc.tuple(fc.string({ maxLength: 20 }), fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff'), fc.string({ maxLength: 20 })).map(([a, bad, b]) => `val${a}${bad}${b}`),
+  fc
+    .tuple(fc.string({ maxLength: 20 }), fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff'), fc.string({ maxLength: 20 }))
+    .map(([a, bad, b]) => `val${a}${bad}${b}`),
   codeUnitString(40),
   fc.constantFrom(
-    "'; DROP TABLE accounts; --", '" OR 1=1 --', '<script>alert(1)</script>', '\u0000', 'a\u0000b', '\ud800', '\udfff', 'x\udbff',
-    '\uFFFF', '\uFEFF', '😀'.repeat(100), 'a'.repeat(5000), '../../etc/passwd', '${7*7}', '{{constructor.constructor("x")()}}',
-    '%00', '\r\nX-Injected: 1', 'sk_live_' + 'A'.repeat(40), 'NaN', '-1', '1e309', 'true', 'null', '__proto__', '', ' ', '\t\n',
+    "'; DROP TABLE accounts; --",
+    '" OR 1=1 --',
+    '<script>alert(1)</script>',
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    '\udfff',
+    'x\udbff',
+    '\uFFFF',
+    '\uFEFF',
+    '😀'.repeat(100),
+    'a'.repeat(5000),
+    '../../etc/passwd',
+    '${7*7}',
+    '{{constructor.constructor("x")()}}',
+    '%00',
+    '\r\nX-Injected: 1',
+    'sk_live_' + 'A'.repeat(40),
+    'NaN',
+    '-1',
+    '1e309',
+    'true',
+    'null',
+    '__proto__',
+    '',
+    ' ',
+    '\t\n',
   ),
 );
 
@@ -35,14 +62,24 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.boolean(),
     fc.constant(null),
     fc.array(tie('value'), { maxLength: 5 }),
-    fc.dictionary(fc.oneof(hostileString, fc.constantFrom('__proto__', 'constructor', 'email', 'name', 'token', 'identifier_type', 'identifier_value', 'package_slug')), tie('value'), { maxKeys: 5 }),
+    fc.dictionary(
+      fc.oneof(
+        hostileString,
+        fc.constantFrom('__proto__', 'constructor', 'email', 'name', 'token', 'identifier_type', 'identifier_value', 'package_slug'),
+      ),
+      tie('value'),
+      { maxKeys: 5 },
+    ),
   ),
 })).value;
 
 /** A JSON body for the route: any hostile value, or an object of its own fields (and a stray one) holding hostile values. */
 export function hostileBody(route: DocumentedRoute): fc.Arbitrary<unknown> {
   if (route.bodyFields.length === 0) return hostileValue;
-  const fields = fc.dictionary(fc.oneof(fc.constantFrom(...route.bodyFields), hostileString), fc.oneof(hostileString, hostileValue), { minKeys: 1, maxKeys: route.bodyFields.length + 1 });
+  const fields = fc.dictionary(fc.oneof(fc.constantFrom(...route.bodyFields), hostileString), fc.oneof(hostileString, hostileValue), {
+    minKeys: 1,
+    maxKeys: route.bodyFields.length + 1,
+  });
   return fc.oneof(hostileValue, fields);
 }
 
@@ -66,7 +103,9 @@ interface OpenApiOperation {
 }
 
 export async function documentedRoutes(app: FastifyInstance): Promise<DocumentedRoute[]> {
-  const doc = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, OpenApiOperation>> };
+  const doc = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as {
+    paths: Record<string, Record<string, OpenApiOperation>>;
+  };
   const routes: DocumentedRoute[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
@@ -120,6 +159,10 @@ export function assertErrorShape(res: { status: number; contentType: string; bod
 }
 
 /** assertErrorShape over an inject() response. */
-export function assertInjectedErrorShape(res: { statusCode: number; headers: Record<string, unknown>; body: string }, where: string, route?: DocumentedRoute): void {
+export function assertInjectedErrorShape(
+  res: { statusCode: number; headers: Record<string, unknown>; body: string },
+  where: string,
+  route?: DocumentedRoute,
+): void {
   assertErrorShape({ status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body }, where, route);
 }

@@ -12,7 +12,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export interface RawResponse { status: number; contentType: string; body: string }
+export interface RawResponse {
+  status: number;
+  contentType: string;
+  body: string;
+}
 
 /** One request as raw bytes on its own connection; the first response, or null if the server sent none. */
 export function sendRawHttp(port: number, request: Buffer): Promise<RawResponse | null> {
@@ -25,11 +29,16 @@ export function sendRawHttp(port: number, request: Buffer): Promise<RawResponse 
     socket.on('close', () => {
       let raw = Buffer.concat(chunks);
       // Skip interim responses (`100 Continue`).
-      while (/^HTTP\/1\.1 1\d\d /.test(raw.subarray(0, 13).toString('latin1')) && raw.indexOf('\r\n\r\n') >= 0) raw = raw.subarray(raw.indexOf('\r\n\r\n') + 4);
+      while (/^HTTP\/1\.1 1\d\d /.test(raw.subarray(0, 13).toString('latin1')) && raw.indexOf('\r\n\r\n') >= 0)
+        raw = raw.subarray(raw.indexOf('\r\n\r\n') + 4);
       const headEnd = raw.indexOf('\r\n\r\n');
       if (headEnd < 0) return resolve(null);
       const head = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
-      const header = (name: string) => head.find((l) => l.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim() ?? '';
+      const header = (name: string) =>
+        head
+          .find((l) => l.toLowerCase().startsWith(`${name}:`))
+          ?.slice(name.length + 1)
+          .trim() ?? '';
       let body = raw.subarray(headEnd + 4);
       if (/chunked/i.test(header('transfer-encoding'))) {
         const parts: Buffer[] = [];

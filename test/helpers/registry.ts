@@ -47,28 +47,33 @@ export function companySnapshot(spec: CompanySpec): CompanySnapshot {
   ];
   return {
     identity: { identifiers, company_type: 'spółka', country_code: 'PL' },
-    profiles: [{
-      source: 'file',
-      name: spec.name ?? `FIRMA ${spec.n} SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ`,
-      status: spec.status ?? 'aktywny',
-      legal_form: spec.legalForm ?? 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
-      address: {
-        street: spec.street ?? 'ul. Prosta',
-        building: String(1 + (spec.n % 90)),
-        apartment: '',
-        city: spec.city ?? 'Łódź',
-        postal_code: spec.postalCode ?? '90-001',
-        voivodeship: spec.voivodeship ?? 'łódzkie',
-        country_code: 'PL',
+    profiles: [
+      {
+        source: 'file',
+        name: spec.name ?? `FIRMA ${spec.n} SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ`,
+        status: spec.status ?? 'aktywny',
+        legal_form: spec.legalForm ?? 'SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ',
+        address: {
+          street: spec.street ?? 'ul. Prosta',
+          building: String(1 + (spec.n % 90)),
+          apartment: '',
+          city: spec.city ?? 'Łódź',
+          postal_code: spec.postalCode ?? '90-001',
+          voivodeship: spec.voivodeship ?? 'łódzkie',
+          country_code: 'PL',
+        },
+        units: [],
+        contacts: spec.contacts ?? [{ type: 'email', value: `biuro${spec.n}@example.pl` }],
+        activities: spec.activities ?? [{ code: '6201Z', name: 'Działalność związana z oprogramowaniem', is_primary: true }],
+        dates: spec.dates ?? [
+          { type: 'registration', date: '2015-03-02' },
+          { type: 'activity_start', date: '2015-03-10' },
+        ],
+        websites: [],
+        vat_status: null,
+        bank_accounts: [],
       },
-      units: [],
-      contacts: spec.contacts ?? [{ type: 'email', value: `biuro${spec.n}@example.pl` }],
-      activities: spec.activities ?? [{ code: '6201Z', name: 'Działalność związana z oprogramowaniem', is_primary: true }],
-      dates: spec.dates ?? [{ type: 'registration', date: '2015-03-02' }, { type: 'activity_start', date: '2015-03-10' }],
-      websites: [],
-      vat_status: null,
-      bank_accounts: [],
-    }],
+    ],
     persons: spec.persons ?? [{ full_name: `JAN KOWALSKI ${spec.n}`, role: 'PREZES ZARZĄDU' }],
   };
 }

@@ -24,7 +24,11 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     onData(stream, _session, callback) {
       simpleParser(stream).then((mail) => {
         messages.push(mail);
-        for (const w of [...waiters]) if (w.pred(mail)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(mail); }
+        for (const w of [...waiters])
+          if (w.pred(mail)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(mail);
+          }
         callback();
       }, callback);
     },
@@ -37,12 +41,15 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
   const actual = (server.server.address() as { port: number }).port;
   let closed = false;
-  const close = () => closed ? Promise.resolve() : new Promise<void>((resolve) => {
-    closed = true;
-    // Drop client connections at once: the server otherwise waits for them to hang up.
-    for (const sock of sockets) sock.destroy();
-    server.server.close(() => resolve());
-  });
+  const close = () =>
+    closed
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          closed = true;
+          // Drop client connections at once: the server otherwise waits for them to hang up.
+          for (const sock of sockets) sock.destroy();
+          server.server.close(() => resolve());
+        });
   defer(close);
   return {
     port: actual,
@@ -52,8 +59,17 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
       const found = messages.find(pred);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
-        const w = { pred, resolve: (m: ParsedMail) => { clearTimeout(timer); resolve(m); } };
-        const timer = setTimeout(() => { waiters.splice(waiters.indexOf(w), 1); reject(new Error(`no matching mail within ${ms} ms (got ${messages.length})`)); }, ms);
+        const w = {
+          pred,
+          resolve: (m: ParsedMail) => {
+            clearTimeout(timer);
+            resolve(m);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(w), 1);
+          reject(new Error(`no matching mail within ${ms} ms (got ${messages.length})`));
+        }, ms);
         waiters.push(w);
       });
     },

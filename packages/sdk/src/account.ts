@@ -39,7 +39,9 @@ export class Tokens {
   }
 
   rename(tokenRef: string, name: string, options: CallOptions = {}): Promise<ResultOf<'/api/v1/tokens/{token_ref}', 'put'>> {
-    return unwrap(this.api.PUT('/api/v1/tokens/{token_ref}', { params: { path: { token_ref: tokenRef } }, body: { name }, signal: options.signal }));
+    return unwrap(
+      this.api.PUT('/api/v1/tokens/{token_ref}', { params: { path: { token_ref: tokenRef } }, body: { name }, signal: options.signal }),
+    );
   }
 
   /** Revoke an API token (irreversible). */
@@ -49,7 +51,9 @@ export class Tokens {
 
   /** Replace a token by a new one (the old stops working). */
   rotate(tokenRef: string, options: CallOptions = {}): Promise<ResultOf<'/api/v1/tokens/{token_ref}/rotate', 'post'>> {
-    return unwrap(this.api.POST('/api/v1/tokens/{token_ref}/rotate', { params: { path: { token_ref: tokenRef } }, signal: options.signal }));
+    return unwrap(
+      this.api.POST('/api/v1/tokens/{token_ref}/rotate', { params: { path: { token_ref: tokenRef } }, signal: options.signal }),
+    );
   }
 
   /** Who the client's own token belongs to, and whether it is valid. */
@@ -67,7 +71,10 @@ export class Wallet {
   }
 
   /** One page of the ledger, newest first. */
-  transactions(query: { page?: number; per_page?: number } = {}, options: CallOptions = {}): Promise<ResultOf<'/api/v1/wallet/transactions', 'get'>> {
+  transactions(
+    query: { page?: number; per_page?: number } = {},
+    options: CallOptions = {},
+  ): Promise<ResultOf<'/api/v1/wallet/transactions', 'get'>> {
     return unwrap(this.api.GET('/api/v1/wallet/transactions', { params: { query: withPage(query) }, signal: options.signal }));
   }
 
@@ -88,6 +95,8 @@ export class Wallet {
   }
 
   payment(paymentRef: string, options: CallOptions = {}): Promise<ResultOf<'/api/v1/wallet/payments/{payment_ref}', 'get'>> {
-    return unwrap(this.api.GET('/api/v1/wallet/payments/{payment_ref}', { params: { path: { payment_ref: paymentRef } }, signal: options.signal }));
+    return unwrap(
+      this.api.GET('/api/v1/wallet/payments/{payment_ref}', { params: { path: { payment_ref: paymentRef } }, signal: options.signal }),
+    );
   }
 }

@@ -20,7 +20,9 @@ export async function unwrap<D>(call: Promise<{ data?: D; error?: unknown; respo
 export const DEFAULT_PER_PAGE = 20;
 
 /** `page` and `per_page` filled with the server's defaults (the document lists them as required). */
-export function withPage<Q extends { page?: number; per_page?: number }>(query: Q): Omit<Q, 'page' | 'per_page'> & { page: number; per_page: number } {
+export function withPage<Q extends { page?: number; per_page?: number }>(
+  query: Q,
+): Omit<Q, 'page' | 'per_page'> & { page: number; per_page: number } {
   return { ...query, page: query.page ?? 1, per_page: query.per_page ?? DEFAULT_PER_PAGE };
 }
 
@@ -29,7 +31,9 @@ export function withPage<Q extends { page?: number; per_page?: number }>(query: 
  * items. `last_page` is read again from every page, so a list that grows while it is walked is
  * followed to its new end.
  */
-export async function* eachItem<T>(fetchPage: (page: number) => Promise<{ items: readonly T[]; lastPage: number }>): AsyncGenerator<T, void, undefined> {
+export async function* eachItem<T>(
+  fetchPage: (page: number) => Promise<{ items: readonly T[]; lastPage: number }>,
+): AsyncGenerator<T, void, undefined> {
   for (let page = 1; ; page++) {
     const { items, lastPage } = await fetchPage(page);
     yield* items;

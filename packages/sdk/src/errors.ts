@@ -68,25 +68,55 @@ export class ServiceUnavailableError extends RegwatchError {}
 export class ConnectionError extends RegwatchError {}
 
 const CODES: Record<number, string> = {
-  400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 402: 'INSUFFICIENT_CREDITS', 403: 'FORBIDDEN', 404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 422: 'VALIDATION_FAILED',
-  429: 'RATE_LIMITED', 500: 'SERVER_ERROR', 502: 'UPSTREAM_ERROR', 503: 'SERVICE_UNAVAILABLE',
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  402: 'INSUFFICIENT_CREDITS',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'VALIDATION_FAILED',
+  429: 'RATE_LIMITED',
+  500: 'SERVER_ERROR',
+  502: 'UPSTREAM_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
 };
 
 const CLASSES: Record<number, typeof RegwatchError> = {
-  401: AuthenticationError, 402: InsufficientCreditsError, 403: PermissionError, 404: NotFoundError,
-  422: ValidationError, 429: RateLimitError, 503: ServiceUnavailableError,
+  401: AuthenticationError,
+  402: InsufficientCreditsError,
+  403: PermissionError,
+  404: NotFoundError,
+  422: ValidationError,
+  429: RateLimitError,
+  503: ServiceUnavailableError,
 };
 
 /** The typed error for an answer that was not a success. */
 export function errorFromResponse(response: Response, body: unknown): RegwatchError {
   const status = response.status;
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-  const message = typeof b.message === 'string' ? b.message : typeof b.error === 'string' ? b.error : typeof body === 'string' && body ? body : `HTTP ${status}`;
-  const code = typeof b.code === 'string' ? b.code : CODES[status] ?? `HTTP_${status}`;
+  const message =
+    typeof b.message === 'string'
+      ? b.message
+      : typeof b.error === 'string'
+        ? b.error
+        : typeof body === 'string' && body
+          ? body
+          : `HTTP ${status}`;
+  const code = typeof b.code === 'string' ? b.code : (CODES[status] ?? `HTTP_${status}`);
   const errors = b.errors && typeof b.errors === 'object' ? (b.errors as ValidationErrors) : undefined;
   const Class = CLASSES[status] ?? RegwatchError;
-  return new Class({ status, code, message, errors, body, requestId: response.headers.get('x-request-id') ?? undefined, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) });
+  return new Class({
+    status,
+    code,
+    message,
+    errors,
+    body,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    retryAfterMs: parseRetryAfter(response.headers.get('retry-after')),
+  });
 }
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */

@@ -60,7 +60,12 @@ export class Events {
     while (!signal?.aborted) {
       let page: FeedPage;
       try {
-        page = await unwrap(this.api.GET('/api/v1/watchlist/events', { params: { query: { ...filters, page: 1, per_page: perPage, after_id: cursor } }, signal }));
+        page = await unwrap(
+          this.api.GET('/api/v1/watchlist/events', {
+            params: { query: { ...filters, page: 1, per_page: perPage, after_id: cursor } },
+            signal,
+          }),
+        );
       } catch (e) {
         if (signal?.aborted) return;
         // Still limited or unavailable after the client's retries: a stream outlives that, waiting what the server asked.

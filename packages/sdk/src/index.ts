@@ -1,6 +1,14 @@
 export { Regwatch, type RegwatchOptions } from './client.ts';
 export {
-  AuthenticationError, ConnectionError, InsufficientCreditsError, NotFoundError, PermissionError, RateLimitError, RegwatchError, ServiceUnavailableError, ValidationError,
+  AuthenticationError,
+  ConnectionError,
+  InsufficientCreditsError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  RegwatchError,
+  ServiceUnavailableError,
+  ValidationError,
   type ValidationErrors,
 } from './errors.ts';
 export type { CallOptions } from './core.ts';

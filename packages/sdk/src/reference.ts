@@ -31,7 +31,10 @@ export class Dictionaries {
   }
 
   /** One page of PKD activity codes. */
-  activities(query: PageQuery<ActivitiesQuery> = {}, options: CallOptions = {}): Promise<ResultOf<'/api/v1/dictionaries/activities', 'get'>> {
+  activities(
+    query: PageQuery<ActivitiesQuery> = {},
+    options: CallOptions = {},
+  ): Promise<ResultOf<'/api/v1/dictionaries/activities', 'get'>> {
     return unwrap(this.api.GET('/api/v1/dictionaries/activities', { params: { query: withPage(query) }, signal: options.signal }));
   }
 

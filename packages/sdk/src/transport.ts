@@ -19,7 +19,11 @@ const RETRIED = new Set([429, 503]);
  * when it says nothing), a bounded number of times. Every request the API takes is safe to send
  * twice after a 429 or 503: both are answered before the request is acted on.
  */
-export function retryingFetch(base: FetchLike, options: RetryOptions = {}, sleep: (ms: number, signal?: AbortSignal) => Promise<void> = delay): FetchLike {
+export function retryingFetch(
+  base: FetchLike,
+  options: RetryOptions = {},
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void> = delay,
+): FetchLike {
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
   const baseDelayMs = options.baseDelayMs ?? 500;
   const maxDelayMs = options.maxDelayMs ?? 60_000;
@@ -30,7 +34,11 @@ export function retryingFetch(base: FetchLike, options: RetryOptions = {}, sleep
         response = await base(attempt < maxAttempts ? request.clone() : request);
       } catch (e) {
         if (request.signal.aborted) throw e;
-        throw new ConnectionError({ status: 0, code: 'CONNECTION_FAILED', message: `${request.method} ${request.url}: ${e instanceof Error ? e.message : String(e)}` });
+        throw new ConnectionError({
+          status: 0,
+          code: 'CONNECTION_FAILED',
+          message: `${request.method} ${request.url}: ${e instanceof Error ? e.message : String(e)}`,
+        });
       }
       if (!RETRIED.has(response.status) || attempt >= maxAttempts) return response;
       const wait = parseRetryAfter(response.headers.get('retry-after')) ?? baseDelayMs * 2 ** (attempt - 1);

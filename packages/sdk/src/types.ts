@@ -11,11 +11,14 @@ type Operation<P extends keyof paths, M extends Method> = NonNullable<paths[P][M
 type JsonOf<R> = R extends { content: { 'application/json': infer J } } ? J : never;
 
 /** The query parameters of an operation. */
-export type QueryOf<P extends keyof paths, M extends Method> = Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+export type QueryOf<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 /** The JSON body an operation takes. */
-export type BodyOf<P extends keyof paths, M extends Method> = Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type BodyOf<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 /** The JSON body of an operation's success (2xx) answer. */
-export type ResultOf<P extends keyof paths, M extends Method> = Operation<P, M> extends { responses: infer R } ? { [S in keyof R]: S extends 200 | 201 | 202 ? JsonOf<R[S]> : never }[keyof R] : never;
+export type ResultOf<P extends keyof paths, M extends Method> =
+  Operation<P, M> extends { responses: infer R } ? { [S in keyof R]: S extends 200 | 201 | 202 ? JsonOf<R[S]> : never }[keyof R] : never;
 
 /**
  * A list's query as callers write it: `page` and `per_page` have server defaults (1, 20), which

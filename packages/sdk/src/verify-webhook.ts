@@ -28,11 +28,17 @@ export interface VerifyWebhookOptions {
  * headers and the endpoint's secret. Throws `WebhookVerificationError` when a header is missing,
  * the timestamp is outside the tolerance or no signature matches.
  */
-export async function verifyWebhook<T = unknown>(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options: VerifyWebhookOptions = {}): Promise<T> {
+export async function verifyWebhook<T = unknown>(
+  body: string | Uint8Array,
+  headers: WebhookHeaders,
+  secret: string,
+  options: VerifyWebhookOptions = {},
+): Promise<T> {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature header.');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature header.');
   const seconds = Number(timestamp);
   if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(seconds)) throw new WebhookVerificationError('Invalid webhook-timestamp header.');
   const tolerance = options.toleranceSeconds ?? 300;

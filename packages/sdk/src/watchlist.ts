@@ -30,6 +30,8 @@ export class Watchlist {
 
   /** Follow an add request: each value's outcome once the registries answered (free). */
   request(requestId: string, options: CallOptions = {}): Promise<ResultOf<'/api/v1/watchlist/requests/{request_id}', 'get'>> {
-    return unwrap(this.api.GET('/api/v1/watchlist/requests/{request_id}', { params: { path: { request_id: requestId } }, signal: options.signal }));
+    return unwrap(
+      this.api.GET('/api/v1/watchlist/requests/{request_id}', { params: { path: { request_id: requestId } }, signal: options.signal }),
+    );
   }
 }

@@ -20,7 +20,11 @@ export class Webhooks {
     return unwrap(this.api.GET('/api/v1/webhooks/{id}', { params: { path: { id } }, signal: options.signal }));
   }
 
-  update(id: string, body: BodyOf<'/api/v1/webhooks/{id}', 'patch'>, options: CallOptions = {}): Promise<ResultOf<'/api/v1/webhooks/{id}', 'patch'>> {
+  update(
+    id: string,
+    body: BodyOf<'/api/v1/webhooks/{id}', 'patch'>,
+    options: CallOptions = {},
+  ): Promise<ResultOf<'/api/v1/webhooks/{id}', 'patch'>> {
     return unwrap(this.api.PATCH('/api/v1/webhooks/{id}', { params: { path: { id } }, body, signal: options.signal }));
   }
 
@@ -35,15 +39,27 @@ export class Webhooks {
 
   /** Send one sample message of a type (`data.test: true`) through the ordinary delivery path. */
   test(id: string, eventType: EventType, options: CallOptions = {}): Promise<ResultOf<'/api/v1/webhooks/{id}/test', 'post'>> {
-    return unwrap(this.api.POST('/api/v1/webhooks/{id}/test', { params: { path: { id } }, body: { event_type: eventType }, signal: options.signal }));
+    return unwrap(
+      this.api.POST('/api/v1/webhooks/{id}/test', { params: { path: { id } }, body: { event_type: eventType }, signal: options.signal }),
+    );
   }
 
   /** One page of an endpoint's deliveries, newest first. */
-  deliveries(id: string, query: DeliveryQuery & { page?: number; per_page?: number } = {}, options: CallOptions = {}): Promise<ResultOf<'/api/v1/webhooks/{id}/deliveries', 'get'>> {
-    return unwrap(this.api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: withPage(query) }, signal: options.signal }));
+  deliveries(
+    id: string,
+    query: DeliveryQuery & { page?: number; per_page?: number } = {},
+    options: CallOptions = {},
+  ): Promise<ResultOf<'/api/v1/webhooks/{id}/deliveries', 'get'>> {
+    return unwrap(
+      this.api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: withPage(query) }, signal: options.signal }),
+    );
   }
 
-  deliveriesAll(id: string, query: DeliveryQuery & { per_page?: number } = {}, options: CallOptions = {}): AsyncGenerator<WebhookDelivery, void, undefined> {
+  deliveriesAll(
+    id: string,
+    query: DeliveryQuery & { per_page?: number } = {},
+    options: CallOptions = {},
+  ): AsyncGenerator<WebhookDelivery, void, undefined> {
     return eachItem(async (page) => {
       const { data, meta } = await this.deliveries(id, { ...query, page }, options);
       return { items: data, lastPage: meta.last_page };
@@ -51,12 +67,23 @@ export class Webhooks {
   }
 
   /** Send one delivery again now. */
-  retry(id: string, deliveryId: string, options: CallOptions = {}): Promise<ResultOf<'/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', 'post'>> {
-    return unwrap(this.api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: deliveryId } }, signal: options.signal }));
+  retry(
+    id: string,
+    deliveryId: string,
+    options: CallOptions = {},
+  ): Promise<ResultOf<'/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', 'post'>> {
+    return unwrap(
+      this.api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', {
+        params: { path: { id, delivery_id: deliveryId } },
+        signal: options.signal,
+      }),
+    );
   }
 
   /** Send again every event of the feed with an id above `afterId` (recovery after an outage). */
   replay(id: string, afterId: number, options: CallOptions = {}): Promise<ResultOf<'/api/v1/webhooks/{id}/replay', 'post'>> {
-    return unwrap(this.api.POST('/api/v1/webhooks/{id}/replay', { params: { path: { id } }, body: { after_id: afterId }, signal: options.signal }));
+    return unwrap(
+      this.api.POST('/api/v1/webhooks/{id}/replay', { params: { path: { id } }, body: { after_id: afterId }, signal: options.signal }),
+    );
   }
 }

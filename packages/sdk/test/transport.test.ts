@@ -13,13 +13,19 @@ function scripted(...answers: Array<[number, Record<string, string>?]>) {
     const [status, headers] = answers[Math.min(seen.length - 1, answers.length - 1)]!;
     return new Response(JSON.stringify({ message: `answer ${seen.length}` }), { status, headers });
   };
-  const sleep = async (ms: number) => { waits.push(ms); };
+  const sleep = async (ms: number) => {
+    waits.push(ms);
+  };
   return { base, seen, waits, sleep };
 }
 
 test('429 and 503 are asked again with the same body, waiting Retry-After (or a doubling delay), at most maxAttempts times', async () => {
   const s = scripted([429, { 'retry-after': '2' }], [503], [200]);
-  const res = await retryingFetch(s.base, { maxAttempts: 3, baseDelayMs: 100 }, s.sleep)(new Request('http://x/a', { method: 'POST', body: '{"a":1}' }));
+  const res = await retryingFetch(
+    s.base,
+    { maxAttempts: 3, baseDelayMs: 100 },
+    s.sleep,
+  )(new Request('http://x/a', { method: 'POST', body: '{"a":1}' }));
   assert.equal(res.status, 200);
   assert.deepEqual(s.seen, ['POST {"a":1}', 'POST {"a":1}', 'POST {"a":1}']);
   assert.deepEqual(s.waits, [2000, 200]);
@@ -48,10 +54,21 @@ test('Retry-After: seconds or an HTTP date', () => {
 });
 
 test('error bodies of every shape the API answers become typed errors', () => {
-  const v = errorFromResponse(new Response(null, { status: 422, headers: { 'x-request-id': 'r1' } }), { message: 'Bad (and 1 more error)', errors: { a: ['x'], 'b.1': ['y'] } });
+  const v = errorFromResponse(new Response(null, { status: 422, headers: { 'x-request-id': 'r1' } }), {
+    message: 'Bad (and 1 more error)',
+    errors: { a: ['x'], 'b.1': ['y'] },
+  });
   assert.ok(v instanceof ValidationError);
-  assert.deepEqual([v.status, v.code, v.message, v.errors, v.requestId], [422, 'VALIDATION_FAILED', 'Bad (and 1 more error)', { a: ['x'], 'b.1': ['y'] }, 'r1']);
-  const p = errorFromResponse(new Response(null, { status: 402 }), { message: 'Insufficient credits.', code: 'INSUFFICIENT_CREDITS', balance: 0, required: 3 });
+  assert.deepEqual(
+    [v.status, v.code, v.message, v.errors, v.requestId],
+    [422, 'VALIDATION_FAILED', 'Bad (and 1 more error)', { a: ['x'], 'b.1': ['y'] }, 'r1'],
+  );
+  const p = errorFromResponse(new Response(null, { status: 402 }), {
+    message: 'Insufficient credits.',
+    code: 'INSUFFICIENT_CREDITS',
+    balance: 0,
+    required: 3,
+  });
   assert.ok(p instanceof InsufficientCreditsError);
   assert.deepEqual([p.balance, p.required], [0, 3]);
   const u = errorFromResponse(new Response(null, { status: 401 }), { error: 'Unauthenticated.', code: 'UNAUTHORIZED' });

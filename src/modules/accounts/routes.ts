@@ -11,116 +11,179 @@ const RecoveryFailedBody = (reason: string) => ({ message: 'Recovery confirmatio
 export function accountRoutes(deps: { accounts: AccountsService }): FastifyPluginAsyncTypebox {
   const { accounts } = deps;
   return async (app) => {
-    app.post('/auth/register', {
-      config: { auth: 'none' },
-      schema: {
-        tags: ['Account'],
-        summary: 'Register an account (passwordless)',
-        description: 'E-mails a one-time initialization token valid for 24 hours. Registering again before initialization mails a fresh token and the old one stops working.',
-        body: Type.Object({ email: EmailSchema, name: Type.String({ minLength: 2, maxLength: 255 }) }),
-        response: {
-          201: Type.Object({ user_ref: Type.String(), email: Type.String(), message: Type.String(), expires_at: TimestampSchema }),
-          ...errorResponses({ validation: true }),
+    app.post(
+      '/auth/register',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['Account'],
+          summary: 'Register an account (passwordless)',
+          description:
+            'E-mails a one-time initialization token valid for 24 hours. Registering again before initialization mails a fresh token and the old one stops working.',
+          body: Type.Object({ email: EmailSchema, name: Type.String({ minLength: 2, maxLength: 255 }) }),
+          response: {
+            201: Type.Object({ user_ref: Type.String(), email: Type.String(), message: Type.String(), expires_at: TimestampSchema }),
+            ...errorResponses({ validation: true }),
+          },
         },
       },
-    }, async (req, reply) => {
-      const result = await accounts.register(req.body.email.trim().toLowerCase(), req.body.name.trim());
-      return reply.code(201).send(result);
-    });
+      async (req, reply) => {
+        const result = await accounts.register(req.body.email.trim().toLowerCase(), req.body.name.trim());
+        return reply.code(201).send(result);
+      },
+    );
 
-    app.post('/auth/init', {
-      config: { auth: 'none' },
-      schema: {
-        tags: ['Account'],
-        summary: 'Exchange the initialization token for the Master Token',
-        description: 'Returns the Master Token once and credits the 100 welcome credits.',
-        body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
-        response: {
-          200: Type.Object({ user_ref: Type.String(), email: Type.String(), master_token: Type.String(), token_ref: Type.String(), message: Type.String() }),
-          ...errorResponses({ validation: true }),
+    app.post(
+      '/auth/init',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['Account'],
+          summary: 'Exchange the initialization token for the Master Token',
+          description: 'Returns the Master Token once and credits the 100 welcome credits.',
+          body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }),
+          response: {
+            200: Type.Object({
+              user_ref: Type.String(),
+              email: Type.String(),
+              master_token: Type.String(),
+              token_ref: Type.String(),
+              message: Type.String(),
+            }),
+            ...errorResponses({ validation: true }),
+          },
         },
       },
-    }, async (req) => accounts.init(req.body.token.trim()));
+      async (req) => accounts.init(req.body.token.trim()),
+    );
 
-    app.post('/auth/recover', {
-      config: { auth: 'none' },
-      schema: {
-        tags: ['Account'],
-        summary: 'Request an account recovery link',
-        description: 'The answer is identical whether or not the account exists. The e-mailed link opens a confirmation page; confirming revokes every token and shows a new Master Token once.',
-        body: Type.Object({ email: EmailSchema }),
-        response: {
-          200: Type.Object({ message: Type.String(), expires_at: TimestampSchema }),
-          ...errorResponses({ validation: true }),
+    app.post(
+      '/auth/recover',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['Account'],
+          summary: 'Request an account recovery link',
+          description:
+            'The answer is identical whether or not the account exists. The e-mailed link opens a confirmation page; confirming revokes every token and shows a new Master Token once.',
+          body: Type.Object({ email: EmailSchema }),
+          response: {
+            200: Type.Object({ message: Type.String(), expires_at: TimestampSchema }),
+            ...errorResponses({ validation: true }),
+          },
         },
       },
-    }, async (req) => accounts.requestRecovery(req.body.email.trim().toLowerCase()));
+      async (req) => accounts.requestRecovery(req.body.email.trim().toLowerCase()),
+    );
 
     const TokenQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) });
 
-    app.get('/auth/recover/confirm', {
-      config: { auth: 'none' },
-      schema: {
-        tags: ['Account'],
-        summary: 'Recovery confirmation page (the e-mailed link)',
-        description: 'An HTML page with one form and one button. With `Accept: application/json` a used or expired link answers 422.',
-        querystring: TokenQuery,
-        produces: ['text/html', 'application/json'],
-        response: {
-          200: Type.Union([Type.String(), Type.Object({ message: Type.String(), email: Type.String() })]),
-          422: Type.Ref('ValidationError'),
+    app.get(
+      '/auth/recover/confirm',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['Account'],
+          summary: 'Recovery confirmation page (the e-mailed link)',
+          description: 'An HTML page with one form and one button. With `Accept: application/json` a used or expired link answers 422.',
+          querystring: TokenQuery,
+          produces: ['text/html', 'application/json'],
+          response: {
+            200: Type.Union([Type.String(), Type.Object({ message: Type.String(), email: Type.String() })]),
+            422: Type.Ref('ValidationError'),
+          },
         },
       },
-    }, async (req, reply) => {
-      const token = req.query.token ?? '';
-      const check = await accounts.checkRecoveryToken(token);
-      reply.header('cache-control', 'no-store');
-      if (wantsJson(req.headers.accept)) {
-        if (!check.ok) return reply.code(422).send(RecoveryFailedBody(check.reason));
-        return reply.send({ message: 'Submit the confirmation (POST with the token) to receive a new Master Token.', email: check.email });
-      }
-      if (!check.ok) {
-        return reply.code(422).type('text/html; charset=utf-8').send(page('Recovery failed', `<h1>Recovery failed</h1><p class="error" role="alert">${escapeHtml(check.reason)}</p>`));
-      }
-      return reply.type('text/html; charset=utf-8').send(page('Confirm account recovery', `
+      async (req, reply) => {
+        const token = req.query.token ?? '';
+        const check = await accounts.checkRecoveryToken(token);
+        reply.header('cache-control', 'no-store');
+        if (wantsJson(req.headers.accept)) {
+          if (!check.ok) return reply.code(422).send(RecoveryFailedBody(check.reason));
+          return reply.send({
+            message: 'Submit the confirmation (POST with the token) to receive a new Master Token.',
+            email: check.email,
+          });
+        }
+        if (!check.ok) {
+          return reply
+            .code(422)
+            .type('text/html; charset=utf-8')
+            .send(page('Recovery failed', `<h1>Recovery failed</h1><p class="error" role="alert">${escapeHtml(check.reason)}</p>`));
+        }
+        return reply.type('text/html; charset=utf-8').send(
+          page(
+            'Confirm account recovery',
+            `
 <h1>Confirm account recovery</h1>
 <p>Account: <strong>${escapeHtml(check.email)}</strong></p>
 <p class="warn">Confirming revokes <strong>every</strong> existing token of this account at once (the Master Token and all API tokens) and shows a new Master Token once.</p>
 <form method="post" action="confirm">
   <input type="hidden" name="token" value="${escapeHtml(token)}">
   <button type="submit">Confirm recovery</button>
-</form>`));
-    });
+</form>`,
+          ),
+        );
+      },
+    );
 
-    app.post('/auth/recover/confirm', {
-      config: { auth: 'none' },
-      schema: {
-        tags: ['Account'],
-        summary: 'Confirm account recovery (the form submission)',
-        description: 'Form-encoded or JSON `{token}`. Revokes every token of the account and returns a new Master Token once.',
-        body: Type.Object({ token: Type.String({ maxLength: 200 }) }),
-        produces: ['text/html', 'application/json'],
-        response: {
-          200: Type.Union([Type.String(), Type.Object({ user_ref: Type.String(), email: Type.String(), master_token: Type.String(), token_ref: Type.String(), message: Type.String() })]),
-          422: Type.Ref('ValidationError'),
+    app.post(
+      '/auth/recover/confirm',
+      {
+        config: { auth: 'none' },
+        schema: {
+          tags: ['Account'],
+          summary: 'Confirm account recovery (the form submission)',
+          description: 'Form-encoded or JSON `{token}`. Revokes every token of the account and returns a new Master Token once.',
+          body: Type.Object({ token: Type.String({ maxLength: 200 }) }),
+          produces: ['text/html', 'application/json'],
+          response: {
+            200: Type.Union([
+              Type.String(),
+              Type.Object({
+                user_ref: Type.String(),
+                email: Type.String(),
+                master_token: Type.String(),
+                token_ref: Type.String(),
+                message: Type.String(),
+              }),
+            ]),
+            422: Type.Ref('ValidationError'),
+          },
         },
       },
-    }, async (req, reply) => {
-      const result = await accounts.confirmRecovery(req.body.token);
-      reply.header('cache-control', 'no-store');
-      const json = wantsJson(req.headers.accept) || (req.headers['content-type'] ?? '').includes('application/json');
-      if (!result.ok) {
-        if (json) return reply.code(422).send(RecoveryFailedBody(result.reason));
-        return reply.code(422).type('text/html; charset=utf-8').send(page('Recovery failed', `<h1>Recovery failed</h1><p class="error" role="alert">${escapeHtml(result.reason)}</p>`));
-      }
-      const message = 'Account recovered. Every previous token has been revoked. Store the new Master Token now: it is shown only once.';
-      if (json) return reply.send({ user_ref: result.user_ref, email: result.email, master_token: result.master_token, token_ref: result.token_ref, message });
-      return reply.type('text/html; charset=utf-8').send(page('Account recovered', `
+      async (req, reply) => {
+        const result = await accounts.confirmRecovery(req.body.token);
+        reply.header('cache-control', 'no-store');
+        const json = wantsJson(req.headers.accept) || (req.headers['content-type'] ?? '').includes('application/json');
+        if (!result.ok) {
+          if (json) return reply.code(422).send(RecoveryFailedBody(result.reason));
+          return reply
+            .code(422)
+            .type('text/html; charset=utf-8')
+            .send(page('Recovery failed', `<h1>Recovery failed</h1><p class="error" role="alert">${escapeHtml(result.reason)}</p>`));
+        }
+        const message = 'Account recovered. Every previous token has been revoked. Store the new Master Token now: it is shown only once.';
+        if (json)
+          return reply.send({
+            user_ref: result.user_ref,
+            email: result.email,
+            master_token: result.master_token,
+            token_ref: result.token_ref,
+            message,
+          });
+        return reply.type('text/html; charset=utf-8').send(
+          page(
+            'Account recovered',
+            `
 <h1>Account recovered</h1>
 <p>${escapeHtml(message)}</p>
 <p>New Master Token:</p>
 <p class="token" id="master-token">${escapeHtml(result.master_token)}</p>
-<p>Token reference: <code>${escapeHtml(result.token_ref)}</code></p>`));
-    });
+<p>Token reference: <code>${escapeHtml(result.token_ref)}</code></p>`,
+          ),
+        );
+      },
+    );
   };
 }

@@ -12,7 +12,8 @@ import { WELCOME_CREDITS, applyLedgerEntry, createWallet } from '../wallet/ledge
 
 export const ONE_TIME_TOKEN_TTL_MS = 24 * 3600 * 1000;
 export const RECOVER_TASK = TASKS.recoverAccount;
-export const RECOVERY_MESSAGE = 'If an account exists for this e-mail, a recovery link has been sent to it. The link is valid for 24 hours.';
+export const RECOVERY_MESSAGE =
+  'If an account exists for this e-mail, a recovery link has been sent to it. The link is valid for 24 hours.';
 
 export interface AccountsDeps {
   db: Db;
@@ -25,8 +26,7 @@ export function recoveryLink(publicBaseUrl: string, token: string): string {
 }
 
 export type RecoveryCheck =
-  | { ok: true; accountId: string; email: string; userRef: string; tokenId: string }
-  | { ok: false; reason: string };
+  { ok: true; accountId: string; email: string; userRef: string; tokenId: string } | { ok: false; reason: string };
 
 export function createAccountsService(deps: AccountsDeps) {
   const { db, clock } = deps;
@@ -53,15 +53,28 @@ export function createAccountsService(deps: AccountsDeps) {
       const token = newOneTimeToken();
       return db.transaction().execute(async (trx) => {
         // Insert-or-fetch under the unique e-mail, so two concurrent registrations make one account.
-        await trx.insertInto('accounts').values({ user_ref: newRef(), email, name, status: 'registered' }).onConflict((oc) => oc.column('email').doNothing()).execute();
+        await trx
+          .insertInto('accounts')
+          .values({ user_ref: newRef(), email, name, status: 'registered' })
+          .onConflict((oc) => oc.column('email').doNothing())
+          .execute();
         const account = await trx.selectFrom('accounts').selectAll().where('email', '=', email).forUpdate().executeTakeFirstOrThrow();
         if (account.status === 'initialized') {
           throw new ValidationError({ email: ['The email has already been taken.'] });
         }
         if (account.name !== name) await trx.updateTable('accounts').set({ name }).where('id', '=', account.id).execute();
         // A fresh token replaces any earlier one: only the newest mail works.
-        await trx.updateTable('one_time_tokens').set({ used_at: now }).where('account_id', '=', account.id).where('purpose', '=', 'init').where('used_at', 'is', null).execute();
-        await trx.insertInto('one_time_tokens').values({ account_id: account.id, purpose: 'init', token_hash: hashSecret(token), expires_at: expiresAt }).execute();
+        await trx
+          .updateTable('one_time_tokens')
+          .set({ used_at: now })
+          .where('account_id', '=', account.id)
+          .where('purpose', '=', 'init')
+          .where('used_at', 'is', null)
+          .execute();
+        await trx
+          .insertInto('one_time_tokens')
+          .values({ account_id: account.id, purpose: 'init', token_hash: hashSecret(token), expires_at: expiresAt })
+          .execute();
         await enqueueMail(trx, {
           kind: 'registration',
           to: email,
@@ -83,7 +96,8 @@ export function createAccountsService(deps: AccountsDeps) {
         return {
           user_ref: account.user_ref,
           email,
-          message: 'Registration received. An initialization token has been sent to your e-mail address; exchange it at POST /api/v1/auth/init within 24 hours.',
+          message:
+            'Registration received. An initialization token has been sent to your e-mail address; exchange it at POST /api/v1/auth/init within 24 hours.',
           expires_at: expiresAt.toISOString(),
         };
       });
@@ -111,9 +125,21 @@ export function createAccountsService(deps: AccountsDeps) {
           .returningAll()
           .executeTakeFirst();
         if (!account) throw new ValidationError({ token: ['The initialization token is invalid, expired or already used.'] });
-        const { row, plaintext } = await issueToken(trx, { accountId: account.id, kind: 'master', name: 'Master Token', lifetimeDays: null, now });
+        const { row, plaintext } = await issueToken(trx, {
+          accountId: account.id,
+          kind: 'master',
+          name: 'Master Token',
+          lifetimeDays: null,
+          now,
+        });
         await createWallet(trx, account.id);
-        await applyLedgerEntry(trx, { accountId: account.id, type: 'start', amount: WELCOME_CREDITS, description: 'Welcome bonus', reference: 'start' });
+        await applyLedgerEntry(trx, {
+          accountId: account.id,
+          type: 'start',
+          amount: WELCOME_CREDITS,
+          description: 'Welcome bonus',
+          reference: 'start',
+        });
         return {
           user_ref: account.user_ref,
           email: account.email,
@@ -151,8 +177,19 @@ export function createAccountsService(deps: AccountsDeps) {
           .executeTakeFirst();
         if (!claimed) return { ok: false as const, reason: 'This recovery link has already been used.' };
         // Every token of the account stops working at once, the Master Token included.
-        await trx.updateTable('api_tokens').set({ revoked_at: now }).where('account_id', '=', check.accountId).where('revoked_at', 'is', null).execute();
-        const { row, plaintext } = await issueToken(trx, { accountId: check.accountId, kind: 'master', name: 'Master Token', lifetimeDays: null, now });
+        await trx
+          .updateTable('api_tokens')
+          .set({ revoked_at: now })
+          .where('account_id', '=', check.accountId)
+          .where('revoked_at', 'is', null)
+          .execute();
+        const { row, plaintext } = await issueToken(trx, {
+          accountId: check.accountId,
+          kind: 'master',
+          name: 'Master Token',
+          lifetimeDays: null,
+          now,
+        });
         return { ok: true as const, user_ref: check.userRef, email: check.email, master_token: plaintext, token_ref: row.token_ref };
       });
     },
@@ -172,7 +209,10 @@ export function createAccountJobs(deps: AccountsDeps): JobModule {
     const token = newOneTimeToken();
     const link = recoveryLink(deps.publicBaseUrl, token);
     await deps.db.transaction().execute(async (trx) => {
-      await trx.insertInto('one_time_tokens').values({ account_id: account.id, purpose: 'recover', token_hash: hashSecret(token), expires_at: expiresAt }).execute();
+      await trx
+        .insertInto('one_time_tokens')
+        .values({ account_id: account.id, purpose: 'recover', token_hash: hashSecret(token), expires_at: expiresAt })
+        .execute();
       await enqueueMail(trx, {
         kind: 'recovery',
         to: email,

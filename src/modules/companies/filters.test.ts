@@ -18,8 +18,17 @@ describe('parseSearchQuery', () => {
     assert.deepEqual(parseSearchQuery({}), {
       page: 1,
       filters: {
-        status: 'ACTIVE', hasContact: null, activityCodes: [], activityPrefix: null, activityStartFrom: null, activityStartTo: null,
-        voivodeship: null, city: null, postalCode: null, legalForm: null, nameWords: [],
+        status: 'ACTIVE',
+        hasContact: null,
+        activityCodes: [],
+        activityPrefix: null,
+        activityStartFrom: null,
+        activityStartTo: null,
+        voivodeship: null,
+        city: null,
+        postalCode: null,
+        legalForm: null,
+        nameWords: [],
       },
     });
   });
@@ -43,8 +52,12 @@ describe('parseSearchQuery', () => {
       [{ q: 'trans alfa alfa' }, { q: 'ALFA, TRANS' }],
       [{ city: '', q: '   ' }, {}],
     ];
-    for (const [a, b] of pairs) assert.equal(filtersKey(parseSearchQuery(a).filters), filtersKey(parseSearchQuery(b).filters), JSON.stringify([a, b]));
-    assert.notEqual(filtersKey(parseSearchQuery({ city: 'lodz' }).filters), filtersKey(parseSearchQuery({ city: 'lodz', status: 'DELETED' }).filters));
+    for (const [a, b] of pairs)
+      assert.equal(filtersKey(parseSearchQuery(a).filters), filtersKey(parseSearchQuery(b).filters), JSON.stringify([a, b]));
+    assert.notEqual(
+      filtersKey(parseSearchQuery({ city: 'lodz' }).filters),
+      filtersKey(parseSearchQuery({ city: 'lodz', status: 'DELETED' }).filters),
+    );
   });
 
   test('each invalid value is a 422 on its own field', () => {

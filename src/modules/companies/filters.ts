@@ -113,7 +113,9 @@ function parseDate(field: string, raw: string | null, errors: Errors): string | 
 
 /** Folded, legal-form words removed, split into words; an empty list when nothing is left. */
 export function nameWordsOf(q: string): string[] {
-  const words = stripLegalFormWords(foldText(q)).split(WORD_SPLIT).filter((w) => w !== '');
+  const words = stripLegalFormWords(foldText(q))
+    .split(WORD_SPLIT)
+    .filter((w) => w !== '');
   return [...new Set(words)].sort();
 }
 
@@ -127,13 +129,15 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
   // A NUL byte is not text to PostgreSQL (it would fail the query); no filter has a use for control characters.
   const clean: SearchQuery = {};
   for (const [key, value] of Object.entries(query) as [keyof SearchQuery, unknown][]) {
-    if (typeof value === 'string' && CONTROL.test(value)) add(errors, key, `The ${key.replace(/_/g, ' ')} field must not contain control characters.`);
+    if (typeof value === 'string' && CONTROL.test(value))
+      add(errors, key, `The ${key.replace(/_/g, ' ')} field must not contain control characters.`);
     else (clean as Record<string, unknown>)[key] = value;
   }
   query = clean;
 
   const statusRaw = present(query.status)?.toUpperCase() ?? 'ACTIVE';
-  if (!(STATUSES as readonly string[]).includes(statusRaw)) add(errors, 'status', 'The selected status is invalid. Use ACTIVE, SUSPENDED or DELETED.');
+  if (!(STATUSES as readonly string[]).includes(statusRaw))
+    add(errors, 'status', 'The selected status is invalid. Use ACTIVE, SUSPENDED or DELETED.');
 
   const contactRaw = present(query.has_contact)?.toLowerCase() ?? null;
   if (contactRaw !== null && !(CONTACT_TYPES as readonly string[]).includes(contactRaw)) {
@@ -151,12 +155,13 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
   const prefixRaw = present(query.activity_prefix);
   if (prefixRaw !== null) {
     activityPrefix = normalizeActivityCode(prefixRaw);
-    if (!ACTIVITY_PREFIX.test(activityPrefix)) add(errors, 'activity_prefix', 'The activity prefix field must be the start of a PKD code, such as 62 or 62.01.');
+    if (!ACTIVITY_PREFIX.test(activityPrefix))
+      add(errors, 'activity_prefix', 'The activity prefix field must be the start of a PKD code, such as 62 or 62.01.');
   }
 
   const fromA = parseDate('activity_start_from', present(query.activity_start_from), errors);
   const fromB = parseDate('open_from', present(query.open_from), errors);
-  const activityStartFrom = fromA !== null && fromB !== null ? (fromA > fromB ? fromA : fromB) : fromA ?? fromB;
+  const activityStartFrom = fromA !== null && fromB !== null ? (fromA > fromB ? fromA : fromB) : (fromA ?? fromB);
   const activityStartTo = parseDate('activity_start_to', present(query.activity_start_to), errors);
   if (activityStartFrom !== null && activityStartTo !== null && activityStartTo < activityStartFrom) {
     add(errors, 'activity_start_to', 'The activity start to field must be a date after or equal to activity start from.');
@@ -215,7 +220,16 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
 /** One string per distinct filter set, equal for equivalent spellings (a key for logs or a cache). */
 export function filtersKey(f: SearchFilters): string {
   return JSON.stringify([
-    f.status, f.hasContact, f.activityCodes, f.activityPrefix, f.activityStartFrom, f.activityStartTo,
-    f.voivodeship, f.city, f.postalCode, f.legalForm, f.nameWords,
+    f.status,
+    f.hasContact,
+    f.activityCodes,
+    f.activityPrefix,
+    f.activityStartFrom,
+    f.activityStartTo,
+    f.voivodeship,
+    f.city,
+    f.postalCode,
+    f.legalForm,
+    f.nameWords,
   ]);
 }

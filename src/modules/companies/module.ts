@@ -12,7 +12,15 @@ import { createCompaniesService } from './service.ts';
  * Snapshot and search. The search engine is a process part (src/composition.ts): its index is
  * built once the HTTP service is ready (searches run in SQL until then).
  */
-export function createCompaniesModule(deps: { db: Db; config: Config; logger: Log; clock: Clock; search: CompanySearchEngine; importCompany: ImportCompany; ownsSearch: boolean }) {
+export function createCompaniesModule(deps: {
+  db: Db;
+  config: Config;
+  logger: Log;
+  clock: Clock;
+  search: CompanySearchEngine;
+  importCompany: ImportCompany;
+  ownsSearch: boolean;
+}) {
   const service = createCompaniesService(deps);
   return {
     name: 'companies',

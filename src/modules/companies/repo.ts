@@ -42,7 +42,13 @@ function searchConditions(f: SearchFilters): RawBuilder<unknown>[] {
 /** Result order: activity_start newest first (none last), then primary identifier, then id. */
 const RESULT_ORDER = sql`c.activity_start DESC NULLS LAST, c.primary_identifier COLLATE "C", c.id`;
 
-export async function searchCompaniesSql(db: RegistryExecutor, f: SearchFilters, offset: number, limit: number, timeoutMs = 10_000): Promise<IndexAnswer> {
+export async function searchCompaniesSql(
+  db: RegistryExecutor,
+  f: SearchFilters,
+  offset: number,
+  limit: number,
+  timeoutMs = 10_000,
+): Promise<IndexAnswer> {
   const where = sql.join(searchConditions(f), sql` AND `);
   // One transaction so that a runaway filter (a cold start on a large registry) is cut off.
   return db.transaction().execute(async (trx) => {
@@ -65,16 +71,26 @@ export async function searchCompaniesSql(db: RegistryExecutor, f: SearchFilters,
  * `balanceAfter` is null when nothing was taken (free, or refused: ask chargeOutcome). Null when
  * no company has the identifier.
  */
-export async function findCompanyCharging(db: RegistryExecutor, identifier: Identifier, charge: ChargeArgs): Promise<{ company: StoredCompany; dataAsOf: string | null; balanceAfter: string | null } | null> {
+export async function findCompanyCharging(
+  db: RegistryExecutor,
+  identifier: Identifier,
+  charge: ChargeArgs,
+): Promise<{ company: StoredCompany; dataAsOf: string | null; balanceAfter: string | null } | null> {
   const key = identifierKey(identifier.type, identifier.value);
   if (key === null) return null;
   const steps = chargeSteps(charge, sql`EXISTS (SELECT 1 FROM found)`);
   type Row = StoredCompany & { data_as_of: string | null; balance_after: string | null };
   const { rows } = steps
-    ? await executePrepared(db, sql<Row>`
+    ? await executePrepared(
+        db,
+        sql<Row>`
         WITH found AS (${companyByKeyQuery(key)}), ${steps}
-        SELECT found.*, ${DATA_AS_OF} AS data_as_of, (SELECT balance_after FROM ledger_ins) AS balance_after FROM found`)
-    : await executePrepared(db, sql<Row>`SELECT f.*, ${DATA_AS_OF} AS data_as_of, NULL AS balance_after FROM (${companyByKeyQuery(key)}) f`);
+        SELECT found.*, ${DATA_AS_OF} AS data_as_of, (SELECT balance_after FROM ledger_ins) AS balance_after FROM found`,
+      )
+    : await executePrepared(
+        db,
+        sql<Row>`SELECT f.*, ${DATA_AS_OF} AS data_as_of, NULL AS balance_after FROM (${companyByKeyQuery(key)}) f`,
+      );
   const row = rows[0];
   if (!row) return null;
   const { balance_after: balanceAfter, data_as_of: dataAsOf, ...company } = row;
@@ -96,9 +112,12 @@ export interface ResultRow {
 /** The companies of a page, in the order of `ids`. */
 export async function findResultRows(db: RegistryExecutor, ids: readonly string[]): Promise<ResultRow[]> {
   if (ids.length === 0) return [];
-  const { rows } = await executePrepared(db, sql<ResultRow>`
+  const { rows } = await executePrepared(
+    db,
+    sql<ResultRow>`
     SELECT c.id::text AS id, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start, c.main_activity, c.snapshot::json AS snapshot
-    FROM companies c WHERE c.id = ANY(${ids}::bigint[])`);
+    FROM companies c WHERE c.id = ANY(${ids}::bigint[])`,
+  );
   const byId = new Map(rows.map((r) => [r.id, r] as const));
   return ids.map((id) => byId.get(id)).filter((r): r is ResultRow => r !== undefined);
 }
@@ -122,7 +141,11 @@ const INDEX_LINE = sql`concat_ws(chr(31), c.id, coalesce(to_char(c.activity_star
  * then id), handed over in chunks. Run it inside a transaction: the rows come through a cursor.
  * PostgreSQL sorts once; the index is then built without reordering anything.
  */
-export async function readIndexRowsInOrder(trx: RegistryExecutor, chunkSize: number, onChunk: (rows: IndexRow[]) => Promise<void>): Promise<number> {
+export async function readIndexRowsInOrder(
+  trx: RegistryExecutor,
+  chunkSize: number,
+  onChunk: (rows: IndexRow[]) => Promise<void>,
+): Promise<number> {
   return readIndexLinesInOrder(trx, chunkSize, async (lines) => {
     const out: IndexRow[] = [];
     parseLines(lines, (row) => out.push(row));
@@ -134,14 +157,20 @@ export async function readIndexRowsInOrder(trx: RegistryExecutor, chunkSize: num
  * readIndexRowsInOrder's chunks as index lines (search-index-lines.ts), unparsed: what a build in
  * a worker thread is sent, so this thread only moves text.
  */
-export async function readIndexLinesInOrder(trx: RegistryExecutor, chunkSize: number, onChunk: (lines: string) => Promise<void>): Promise<number> {
+export async function readIndexLinesInOrder(
+  trx: RegistryExecutor,
+  chunkSize: number,
+  onChunk: (lines: string) => Promise<void>,
+): Promise<number> {
   // The sort holds one short line per company; give it memory rather than temporary files.
   await sql`SELECT set_config('work_mem', '256MB', true)`.execute(trx);
   await sql`DECLARE search_index_rows NO SCROLL CURSOR FOR
     SELECT ${INDEX_LINE} AS line FROM companies c ORDER BY ${RESULT_ORDER}`.execute(trx);
   let total = 0;
   for (;;) {
-    const { rows } = await sql<{ line: string }>`FETCH FORWARD ${sql.raw(String(Math.max(1, Math.floor(chunkSize))))} FROM search_index_rows`.execute(trx);
+    const { rows } = await sql<{
+      line: string;
+    }>`FETCH FORWARD ${sql.raw(String(Math.max(1, Math.floor(chunkSize))))} FROM search_index_rows`.execute(trx);
     if (rows.length === 0) break;
     let text = rows[0]!.line;
     for (let i = 1; i < rows.length; i++) text += RECORD + rows[i]!.line;
@@ -189,13 +218,17 @@ export async function findRunChanges(db: RegistryExecutor, fromId: number, watch
 export async function readRunWatermark(db: RegistryExecutor): Promise<{ nextId: number; unfinished: RunState[] }> {
   const { rows } = await sql<{ max: number | null }>`SELECT max(id)::float8 AS max FROM daily_runs`.execute(db);
   const { rows: unfinished } = await sql<RunState>`
-    SELECT id::float8 AS id, status, attempts, import_identifier_type, import_identifier_value FROM daily_runs WHERE status <> 'completed' ORDER BY id`.execute(db);
+    SELECT id::float8 AS id, status, attempts, import_identifier_type, import_identifier_value FROM daily_runs WHERE status <> 'completed' ORDER BY id`.execute(
+    db,
+  );
   return { nextId: (rows[0]!.max ?? 0) + 1, unfinished };
 }
 
 /** The identifier an on-demand import's run (src/registry/import.ts) was for; null for any other run. */
 export function importedIdentifierOf(run: RunState): Identifier | null {
-  return run.import_identifier_type === null || run.import_identifier_value === null ? null : { type: run.import_identifier_type, value: run.import_identifier_value };
+  return run.import_identifier_type === null || run.import_identifier_value === null
+    ? null
+    : { type: run.import_identifier_type, value: run.import_identifier_value };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -211,7 +244,9 @@ export async function readDataAsOf(db: RegistryExecutor): Promise<string | null>
 }
 
 /** The date of the latest completed daily run (YYYY-MM-DD, or null), as a scalar subquery. */
-const DATA_AS_OF = sql<string | null>`(SELECT to_char(max(run_date), 'YYYY-MM-DD') FROM daily_runs WHERE status = 'completed' AND kind = 'daily')`;
+const DATA_AS_OF = sql<
+  string | null
+>`(SELECT to_char(max(run_date), 'YYYY-MM-DD') FROM daily_runs WHERE status = 'completed' AND kind = 'daily')`;
 
 /** A run as an index follower sees it. */
 export interface RunProgress extends RunState {
@@ -244,27 +279,35 @@ export async function findRunProgress(db: RegistryExecutor, fromId: number, watc
  * own transaction) has no row.
  */
 export async function readRunChangedRows(
-  db: RegistryExecutor, runIds: readonly number[], chunkSize: number, onChunk: (rows: IndexRow[]) => Promise<void>, except: readonly string[] = [],
+  db: RegistryExecutor,
+  runIds: readonly number[],
+  chunkSize: number,
+  onChunk: (rows: IndexRow[]) => Promise<void>,
+  except: readonly string[] = [],
 ): Promise<{ changeIds: string[]; companies: number }> {
   if (runIds.length === 0) return { changeIds: [], companies: 0 };
-  return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
-    const { rows } = await sql<{ change_ids: string | null; ids: string | null }>`
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const { rows } = await sql<{ change_ids: string | null; ids: string | null }>`
       SELECT string_agg(DISTINCT c.id::text, ',') AS change_ids, string_agg(DISTINCT x.id::text, ',') AS ids
       FROM daily_run_changes c CROSS JOIN LATERAL unnest(c.company_ids) AS x(id)
       WHERE c.run_id = ANY(${runIds.map(String)}::bigint[]) AND NOT (c.id = ANY(${except}::bigint[]))`.execute(trx);
-    const ids = rows[0]!.ids === null ? [] : rows[0]!.ids.split(',');
-    let companies = 0;
-    for (let i = 0; i < ids.length; i += chunkSize) {
-      const { rows: lines } = await sql<{ lines: string | null }>`
+      const ids = rows[0]!.ids === null ? [] : rows[0]!.ids.split(',');
+      let companies = 0;
+      for (let i = 0; i < ids.length; i += chunkSize) {
+        const { rows: lines } = await sql<{ lines: string | null }>`
         SELECT string_agg(${INDEX_LINE}, chr(30)) AS lines FROM companies c
         WHERE c.id = ANY(string_to_array(${ids.slice(i, i + chunkSize).join(',')}, ',')::bigint[])`.execute(trx);
-      const out: IndexRow[] = [];
-      parseLines(lines[0]!.lines, (r) => out.push(r));
-      companies += out.length;
-      await onChunk(out);
-    }
-    return { changeIds: rows[0]!.change_ids === null ? [] : rows[0]!.change_ids.split(','), companies };
-  });
+        const out: IndexRow[] = [];
+        parseLines(lines[0]!.lines, (r) => out.push(r));
+        companies += out.length;
+        await onChunk(out);
+      }
+      return { changeIds: rows[0]!.change_ids === null ? [] : rows[0]!.change_ids.split(','), companies };
+    });
 }
 
 /** The ids of the companies these runs wrote (for an index that reads its own columns). */

@@ -9,38 +9,56 @@ import type { CompaniesService } from './service.ts';
 export function companyRoutes(deps: { companies: CompaniesService }): FastifyPluginAsyncTypebox {
   const { companies } = deps;
   return async (app) => {
-    app.post('/companies/snapshot', {
-      // Charged by the service, in the statement that reads the company (one round trip).
-      config: { auth: 'any', price: 'companies.snapshot', chargedBy: 'service', tokenCheckedByCharge: true },
-      schema: {
-        tags: ['Companies'], summary: 'The full profile of one company', security: [{ bearer: [] }],
-        description: 'Identity, one profile per registry (with `source`, `vat_status` and `bank_accounts`), and persons. '
-          + 'A valid identifier of a company the service does not hold yet is looked up in the configured live registries first (on-demand import); '
-          + 'still unknown: 404 `{message: "Company not found"}`. A registry that could not be asked: 503.',
-        body: SnapshotBodySchema,
-        response: {
-          200: SnapshotResponseSchema,
-          503: Type.Ref(MessageSchema.$id!),
-          ...errorResponses({ auth: 'any', validation: true, notFound: true, priced: true }),
+    app.post(
+      '/companies/snapshot',
+      {
+        // Charged by the service, in the statement that reads the company (one round trip).
+        config: { auth: 'any', price: 'companies.snapshot', chargedBy: 'service', tokenCheckedByCharge: true },
+        schema: {
+          tags: ['Companies'],
+          summary: 'The full profile of one company',
+          security: [{ bearer: [] }],
+          description:
+            'Identity, one profile per registry (with `source`, `vat_status` and `bank_accounts`), and persons. ' +
+            'A valid identifier of a company the service does not hold yet is looked up in the configured live registries first (on-demand import); ' +
+            'still unknown: 404 `{message: "Company not found"}`. A registry that could not be asked: 503.',
+          body: SnapshotBodySchema,
+          response: {
+            200: SnapshotResponseSchema,
+            503: Type.Ref(MessageSchema.$id!),
+            ...errorResponses({ auth: 'any', validation: true, notFound: true, priced: true }),
+          },
         },
       },
-    }, async (req, reply) => {
-      const r = await companies.paidSnapshot(req.body.identifier_type, req.body.identifier_value, req.auth!);
-      reportCharge(reply, r.charged, r.balanceAfter);
-      return r.body;
-    });
-
-    app.get('/companies/search', {
-      config: { auth: 'any', price: 'companies.search' },
-      schema: {
-        tags: ['Companies'], summary: 'Search the registry', security: [{ bearer: [] }],
-        description: 'Every filter is optional and they combine (AND). 20 results a page, ordered by `activity_start` newest first, then primary identifier; '
-          + '`total` is exact. `status` defaults to ACTIVE. Unknown parameters are ignored. '
-          + `A page past the last one answers 200 with no results; pages beyond ${MAX_SEARCH_PAGE} are refused (422). `
-          + 'Just after the server starts, while its search index is built, a search runs in SQL; one that takes over 10 s answers 503. See docs/search.md.',
-        querystring: SearchQuerySchema,
-        response: { 200: SearchResponseSchema, 503: Type.Ref(MessageSchema.$id!), ...errorResponses({ auth: 'any', validation: true, priced: true }) },
+      async (req, reply) => {
+        const r = await companies.paidSnapshot(req.body.identifier_type, req.body.identifier_value, req.auth!);
+        reportCharge(reply, r.charged, r.balanceAfter);
+        return r.body;
       },
-    }, async (req) => companies.search(req.query));
+    );
+
+    app.get(
+      '/companies/search',
+      {
+        config: { auth: 'any', price: 'companies.search' },
+        schema: {
+          tags: ['Companies'],
+          summary: 'Search the registry',
+          security: [{ bearer: [] }],
+          description:
+            'Every filter is optional and they combine (AND). 20 results a page, ordered by `activity_start` newest first, then primary identifier; ' +
+            '`total` is exact. `status` defaults to ACTIVE. Unknown parameters are ignored. ' +
+            `A page past the last one answers 200 with no results; pages beyond ${MAX_SEARCH_PAGE} are refused (422). ` +
+            'Just after the server starts, while its search index is built, a search runs in SQL; one that takes over 10 s answers 503. See docs/search.md.',
+          querystring: SearchQuerySchema,
+          response: {
+            200: SearchResponseSchema,
+            503: Type.Ref(MessageSchema.$id!),
+            ...errorResponses({ auth: 'any', validation: true, priced: true }),
+          },
+        },
+      },
+      async (req) => companies.search(req.query),
+    );
   };
 }

@@ -146,10 +146,14 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     const started = Date.now();
     // One snapshot for the whole read: the index and its cursor describe the same state. The
     // transaction ends once the rows are read; the index is finished after.
-    const { cursor, finish } = await db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => ({
-      cursor: await readIndexCursor(trx),
-      finish: await (buildIn === 'worker' ? readInWorker(trx) : readInThread(trx)),
-    }));
+    const { cursor, finish } = await db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => ({
+        cursor: await readIndexCursor(trx),
+        finish: await (buildIn === 'worker' ? readInWorker(trx) : readInThread(trx)),
+      }));
     const index = await finish();
     return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started };
   }
@@ -159,7 +163,11 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
    * those runs are used and only their other batches read now (only for the serving index: rows
    * read ahead may be older than a fresh build).
    */
-  async function applyChanges(l: Loaded, step: Extract<FollowStep, { kind: 'changes' }>, ahead: boolean): Promise<{ next: Loaded; rows: IndexRow[] }> {
+  async function applyChanges(
+    l: Loaded,
+    step: Extract<FollowStep, { kind: 'changes' }>,
+    ahead: boolean,
+  ): Promise<{ next: Loaded; rows: IndexRow[] }> {
     if (step.runIds.length === 0) return { next: { ...l, cursor: step.next }, rows: [] };
     const rows: IndexRow[] = [];
     const except: string[] = [];
@@ -170,10 +178,16 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       for (const r of p.rows.values()) rows.push(r);
     }
     // Read after: a row read now replaces one read ahead (withChanges keeps a company's last row).
-    await readRunChangedRows(db, step.runIds, DELTA_CHUNK, async (chunk) => {
-      for (const r of chunk) rows.push(r);
-      await yieldToRequests();
-    }, except);
+    await readRunChangedRows(
+      db,
+      step.runIds,
+      DELTA_CHUNK,
+      async (chunk) => {
+        for (const r of chunk) rows.push(r);
+        await yieldToRequests();
+      },
+      except,
+    );
     return { next: { ...l, index: await l.index.withChanges(rows, yieldToRequests), cursor: step.next }, rows };
   }
 
@@ -204,10 +218,16 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
         if (p.rows.size > maxDelta) continue;
         const seen = generation;
         const rows: IndexRow[] = [];
-        const { changeIds } = await readRunChangedRows(db, [runId], DELTA_CHUNK, async (chunk) => {
-          for (const r of chunk) rows.push(r);
-          await yieldToRequests();
-        }, [...p.changeIds]);
+        const { changeIds } = await readRunChangedRows(
+          db,
+          [runId],
+          DELTA_CHUNK,
+          async (chunk) => {
+            for (const r of chunk) rows.push(r);
+            await yieldToRequests();
+          },
+          [...p.changeIds],
+        );
         if (seen !== generation || loaded !== current) return;
         for (const id of changeIds) p.changeIds.add(id);
         for (const r of rows) p.rows.set(r.id, r);
@@ -244,7 +264,16 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
           swapIn(next, null);
           holding = tooLarge;
           if (tooLarge) rebuildAgain = true;
-          logger.info({ companies: next.index.size, ms: next.buildMs, mb: Math.round(next.index.byteSize / 1e6), data_as_of: next.cursor.dataAsOf, in: buildIn }, 'search index built');
+          logger.info(
+            {
+              companies: next.index.size,
+              ms: next.buildMs,
+              mb: Math.round(next.index.byteSize / 1e6),
+              data_as_of: next.cursor.dataAsOf,
+              in: buildIn,
+            },
+            'search index built',
+          );
         } catch (e) {
           if (stopped) return;
           lastFailureAt = Date.now();
@@ -277,7 +306,10 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       if (step.kind === 'current') return;
       if (step.kind === 'rebuild') {
         holding = true;
-        logger.info({ changed: step.changed, reason: step.reason, data_as_of: current.cursor.dataAsOf }, 'search index: runs too large for a delta; rebuilding, answering as of before them');
+        logger.info(
+          { changed: step.changed, reason: step.reason, data_as_of: current.cursor.dataAsOf },
+          'search index: runs too large for a delta; rebuilding, answering as of before them',
+        );
         void startBuild();
         return;
       }
@@ -299,10 +331,12 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
   function syncFor(arrivedAt: number): Promise<void> {
     if (syncing && syncing.startedAt >= arrivedAt) return syncing.promise;
     if (syncing) {
-      queued ??= syncing.promise.catch(() => {}).then(() => {
-        queued = null;
-        return syncFor(arrivedAt);
-      });
+      queued ??= syncing.promise
+        .catch(() => {})
+        .then(() => {
+          queued = null;
+          return syncFor(arrivedAt);
+        });
       return queued;
     }
     const startedAt = ++clock;
@@ -317,7 +351,9 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     if (followEveryMs <= 0 || followTimer || stopped) return;
     followTimer = setInterval(() => {
       if (loaded === null || syncing || prefetching) return;
-      syncFor(clock + 1).then(readAhead).catch((e: unknown) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'search index: following the runs failed'));
+      syncFor(clock + 1)
+        .then(readAhead)
+        .catch((e: unknown) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'search index: following the runs failed'));
     }, followEveryMs);
     followTimer.unref?.();
   }

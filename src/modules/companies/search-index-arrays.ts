@@ -1,6 +1,5 @@
 /** Typed-array building blocks of the search index (docs/search.md): growable columns, dictionaries, posting lists and their set operations. */
 
-
 /** An append-only typed array that doubles when full. */
 export class Growable<T extends Uint32Array | Float64Array> {
   data: T;
@@ -57,9 +56,16 @@ export const noPause: Pause = () => {};
 /** Rows between pauses: a few milliseconds of work. */
 export const SLICE = 1 << 16;
 
-export async function postingsOf(keyCount: number, n: number, pause: Pause, keysOfRow: (r: number, emit: (k: number) => void) => void): Promise<Postings> {
+export async function postingsOf(
+  keyCount: number,
+  n: number,
+  pause: Pause,
+  keysOfRow: (r: number, emit: (k: number) => void) => void,
+): Promise<Postings> {
   const counts = new Uint32Array(keyCount + 1);
-  const count = (k: number) => { counts[k + 1]!++; };
+  const count = (k: number) => {
+    counts[k + 1]!++;
+  };
   for (let r = 0; r < n; r++) {
     keysOfRow(r, count);
     if ((r & (SLICE - 1)) === SLICE - 1) await pause();
@@ -69,7 +75,9 @@ export async function postingsOf(keyCount: number, n: number, pause: Pause, keys
   const fill = offsets.slice(0, keyCount);
   const rows = new Uint32Array(offsets[keyCount]!);
   let row = 0;
-  const put = (k: number) => { rows[fill[k]!++] = row; };
+  const put = (k: number) => {
+    rows[fill[k]!++] = row;
+  };
   for (let r = 0; r < n; r++) {
     row = r;
     keysOfRow(r, put);
@@ -218,7 +226,17 @@ export function mergeTwo(a: Uint32Array, b: Uint32Array): Uint32Array {
   while (i < a.length && j < b.length) {
     const x = a[i]!;
     const y = b[j]!;
-    if (x < y) { out[w++] = x; i++; } else if (y < x) { out[w++] = y; j++; } else { out[w++] = x; i++; j++; }
+    if (x < y) {
+      out[w++] = x;
+      i++;
+    } else if (y < x) {
+      out[w++] = y;
+      j++;
+    } else {
+      out[w++] = x;
+      i++;
+      j++;
+    }
   }
   while (i < a.length) out[w++] = a[i++]!;
   while (j < b.length) out[w++] = b[j++]!;
@@ -236,7 +254,11 @@ export function intersectTwo(a: Uint32Array, b: Uint32Array): Uint32Array {
     const y = b[j]!;
     if (x < y) i++;
     else if (y < x) j++;
-    else { out[w++] = x; i++; j++; }
+    else {
+      out[w++] = x;
+      i++;
+      j++;
+    }
   }
   return out.subarray(0, w);
 }
@@ -252,4 +274,3 @@ export function unionOf(lists: Uint32Array[]): Uint32Array {
   }
   return level[0]!;
 }
-

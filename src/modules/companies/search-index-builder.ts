@@ -121,7 +121,8 @@ export class SearchIndexBuilder {
       if ((r & (SLICE - 1)) === SLICE - 1) await pause();
     }
     return {
-      n, ...cols,
+      n,
+      ...cols,
       codes: { offsets: codeOffsets, values: codeValues },
       words: { offsets: wordOffsets, values: wordValues },
       voivodeships: this.voivodeships.ids,

@@ -105,7 +105,6 @@ export function compareRows(a: { day: number; key: number; id: number }, b: { da
   return b.day - a.day || a.key - b.key || a.id - b.id;
 }
 
-
 /** A company of the index's delta: its row with the order keys and name words worked out once. */
 export interface DeltaRow {
   row: IndexRow;
@@ -116,5 +115,11 @@ export interface DeltaRow {
 }
 
 export function deltaRowOf(row: IndexRow): DeltaRow {
-  return { row, day: dayOf(row.activityStart), key: identifierSortKey(row.primaryIdentifier), id: Number(row.id), words: nameWords(row.nameFolded) };
+  return {
+    row,
+    day: dayOf(row.activityStart),
+    key: identifierSortKey(row.primaryIdentifier),
+    id: Number(row.id),
+    words: nameWords(row.nameFolded),
+  };
 }

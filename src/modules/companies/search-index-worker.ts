@@ -26,8 +26,17 @@ type ToMain = { type: 'ack' } | { type: 'index'; index: WireIndex } | { type: 'f
 
 /** An index as it crosses threads: typed arrays (transferred), and each dictionary as one string of its values in id order. */
 interface WireIndex {
-  parts: Omit<IndexParts, 'voivodeships' | 'legalForms' | 'cities' | 'codeIds'> & { voivodeships: string; legalForms: string; cities: string; codeIds: string };
-  derived: Omit<IndexDerived, 'histogram' | 'prefix2Ids'> & { histogramKeys: Float64Array; histogramCounts: Float64Array; prefix2Ids: string };
+  parts: Omit<IndexParts, 'voivodeships' | 'legalForms' | 'cities' | 'codeIds'> & {
+    voivodeships: string;
+    legalForms: string;
+    cities: string;
+    codeIds: string;
+  };
+  derived: Omit<IndexDerived, 'histogram' | 'prefix2Ids'> & {
+    histogramKeys: Float64Array;
+    histogramCounts: Float64Array;
+    prefix2Ids: string;
+  };
 }
 
 /** Dictionary values in id order (ids are 1-based and dense). */
@@ -68,11 +77,18 @@ function toWire(index: SearchIndex): { wire: WireIndex; transfer: ArrayBuffer[] 
   const buffers = new Set<ArrayBuffer>();
   const add = (a: ArrayBufferView) => buffers.add(a.buffer as ArrayBuffer);
   const p = wire.parts;
-  for (const a of [p.ids, p.days, p.keys, p.status, p.voiv, p.legal, p.flags, p.city, p.postal, p.sortedWords.bytes, p.sortedWords.offsets]) add(a);
-  for (const c of [p.codes, p.words] as Csr[]) { add(c.offsets); add(c.values); }
+  for (const a of [p.ids, p.days, p.keys, p.status, p.voiv, p.legal, p.flags, p.city, p.postal, p.sortedWords.bytes, p.sortedWords.offsets])
+    add(a);
+  for (const c of [p.codes, p.words] as Csr[]) {
+    add(c.offsets);
+    add(c.values);
+  }
   const d = wire.derived;
   for (const a of [d.dims, d.histogramKeys, d.histogramCounts, d.lookup.ids, d.lookup.rows]) add(a);
-  for (const ps of [d.city, d.postal, d.code, d.prefix2, d.word] as Postings[]) { add(ps.offsets); add(ps.rows); }
+  for (const ps of [d.city, d.postal, d.code, d.prefix2, d.word] as Postings[]) {
+    add(ps.offsets);
+    add(ps.rows);
+  }
   return { wire, transfer: [...buffers] };
 }
 
@@ -127,7 +143,9 @@ export function startWorkerBuild(pause: Pause): WorkerBuild {
     } else fail(new Error(`search index worker: ${m.message}`));
   });
   worker.on('error', (e) => fail(e));
-  worker.on('exit', (code) => { if (!done) fail(new Error(`search index worker stopped (exit code ${code})`)); });
+  worker.on('exit', (code) => {
+    if (!done) fail(new Error(`search index worker stopped (exit code ${code})`));
+  });
   const send = (m: ToWorker) => worker.postMessage(m);
 
   return {
@@ -137,7 +155,9 @@ export function startWorkerBuild(pause: Pause): WorkerBuild {
       inFlight++;
       while (inFlight >= IN_FLIGHT) {
         if (failure) throw failure;
-        await new Promise<void>((resolve, reject) => { waiting = { resolve, reject }; });
+        await new Promise<void>((resolve, reject) => {
+          waiting = { resolve, reject };
+        });
       }
     },
     async finish() {
@@ -169,7 +189,9 @@ function runWorker(): void {
       const index = await builder.build();
       const { wire, transfer } = toWire(index);
       port.postMessage({ type: 'index', index: wire } satisfies ToMain, transfer);
-    })().catch((e: unknown) => port.postMessage({ type: 'fatal', message: e instanceof Error ? e.stack ?? e.message : String(e) } satisfies ToMain));
+    })().catch((e: unknown) =>
+      port.postMessage({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) } satisfies ToMain),
+    );
   });
 }
 

@@ -1,7 +1,19 @@
 import { isStoredPostalCode, type SearchFilters } from './filters.ts';
 import { type IndexRow, type IndexAnswer, STATUS_CODE, NO_DAY, dayOf, CONTACT_FLAG, compareRows } from './search-index-rows.ts';
 import {
-  type Csr, type IdLookup, type PackedWords, type Pause, type Postings, noPause, SLICE, postingsOf, intersectTwo, unionOf, idLookupOf, wordRange, wordCount,
+  type Csr,
+  type IdLookup,
+  type PackedWords,
+  type Pause,
+  type Postings,
+  noPause,
+  SLICE,
+  postingsOf,
+  intersectTwo,
+  unionOf,
+  idLookupOf,
+  wordRange,
+  wordCount,
 } from './search-index-arrays.ts';
 import { IndexOverlay } from './search-index-delta.ts';
 /**
@@ -78,7 +90,6 @@ interface Plan {
   impossible: boolean;
 }
 
-
 export class SearchIndex {
   private readonly p: IndexParts;
   private readonly derived: IndexDerived;
@@ -136,7 +147,11 @@ export class SearchIndex {
       }
     }
     for (let r = 0; r < p.n; r++) {
-      const packed = p.status[r]! | (p.flags[r]! << 2) | (Math.min(p.voiv[r]!, VOIV_MAX) << VOIV_SHIFT) | (Math.min(p.legal[r]!, LEGAL_MAX) << LEGAL_SHIFT);
+      const packed =
+        p.status[r]! |
+        (p.flags[r]! << 2) |
+        (Math.min(p.voiv[r]!, VOIV_MAX) << VOIV_SHIFT) |
+        (Math.min(p.legal[r]!, LEGAL_MAX) << LEGAL_SHIFT);
       histogram.set(packed, (histogram.get(packed) ?? 0) + 1);
       let digits = 0;
       for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) digits |= codeFirstDigit[p.codes.values[j]!]!;
@@ -150,8 +165,12 @@ export class SearchIndex {
       if (p.days[mid]! !== NO_DAY) lo = mid + 1;
       else hi = mid;
     }
-    const city = await postingsOf(p.cities.size + 1, p.n, pause, (r, emit) => { if (p.city[r]! !== 0) emit(p.city[r]!); });
-    const postal = await postingsOf(100_001, p.n, pause, (r, emit) => { if (p.postal[r]! !== 0) emit(p.postal[r]!); });
+    const city = await postingsOf(p.cities.size + 1, p.n, pause, (r, emit) => {
+      if (p.city[r]! !== 0) emit(p.city[r]!);
+    });
+    const postal = await postingsOf(100_001, p.n, pause, (r, emit) => {
+      if (p.postal[r]! !== 0) emit(p.postal[r]!);
+    });
     const code = await postingsOf(p.codeIds.size + 1, p.n, pause, (r, emit) => {
       for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) emit(p.codes.values[j]!);
     });
@@ -190,9 +209,29 @@ export class SearchIndex {
   /** Bytes held by the typed arrays (the bulk of the index). */
   get byteSize(): number {
     const p = this.p;
-    const arrays: ArrayBufferView[] = [p.ids, p.days, p.keys, p.status, p.voiv, p.legal, p.flags, p.city, p.postal, p.codes.offsets, p.codes.values,
-      p.words.offsets, p.words.values, p.sortedWords.bytes, p.sortedWords.offsets, this.overlay.masked, this.dims, this.derived.lookup.ids, this.derived.lookup.rows];
-    for (const ps of [this.cityPostings, this.postalPostings, this.codePostings, this.prefix2Postings, this.wordPostings]) arrays.push(ps.offsets, ps.rows);
+    const arrays: ArrayBufferView[] = [
+      p.ids,
+      p.days,
+      p.keys,
+      p.status,
+      p.voiv,
+      p.legal,
+      p.flags,
+      p.city,
+      p.postal,
+      p.codes.offsets,
+      p.codes.values,
+      p.words.offsets,
+      p.words.values,
+      p.sortedWords.bytes,
+      p.sortedWords.offsets,
+      this.overlay.masked,
+      this.dims,
+      this.derived.lookup.ids,
+      this.derived.lookup.rows,
+    ];
+    for (const ps of [this.cityPostings, this.postalPostings, this.codePostings, this.prefix2Postings, this.wordPostings])
+      arrays.push(ps.offsets, ps.rows);
     return arrays.reduce((n, a) => n + a.byteLength, 0);
   }
 
@@ -221,8 +260,19 @@ export class SearchIndex {
   private plan(f: SearchFilters): Plan {
     const p = this.p;
     const plan: Plan = {
-      mask: 3, want: STATUS_CODE[f.status], exactVoiv: 0, exactLegal: 0, city: 0, postal: 0,
-      codeMask: null, prefixMask: null, wordRanges: [], lo: 0, hi: p.n, dated: false, impossible: false,
+      mask: 3,
+      want: STATUS_CODE[f.status],
+      exactVoiv: 0,
+      exactLegal: 0,
+      city: 0,
+      postal: 0,
+      codeMask: null,
+      prefixMask: null,
+      wordRanges: [],
+      lo: 0,
+      hi: p.n,
+      dated: false,
+      impossible: false,
     };
     if (f.hasContact !== null) {
       plan.mask |= CONTACT_FLAG[f.hasContact] << 2;
@@ -379,8 +429,13 @@ export class SearchIndex {
       const mask = plan.mask;
       const want = plan.want;
       const masked = this.overlay.maskedCount > 0 ? this.overlay.masked : null;
-      const rowChecks = plan.city !== 0 || plan.postal !== 0 || plan.codeMask !== null || plan.wordRanges.length > 0
-        || plan.exactVoiv !== 0 || plan.exactLegal !== 0;
+      const rowChecks =
+        plan.city !== 0 ||
+        plan.postal !== 0 ||
+        plan.codeMask !== null ||
+        plan.wordRanges.length > 0 ||
+        plan.exactVoiv !== 0 ||
+        plan.exactLegal !== 0;
 
       if (!rowChecks && !plan.dated && (mask & ~HISTOGRAM_BITS) === 0) {
         // Only packed columns: the histogram counts, a scan from the top finds the page.
@@ -424,12 +479,20 @@ export class SearchIndex {
           if (exactLegal !== 0 && legal[r] !== exactLegal) return false;
           if (codeMask !== null) {
             let ok = false;
-            for (let k = codeOff[r]!, e = codeOff[r + 1]!; k < e; k++) if (codeMask[codeVal[k]!] !== 0) { ok = true; break; }
+            for (let k = codeOff[r]!, e = codeOff[r + 1]!; k < e; k++)
+              if (codeMask[codeVal[k]!] !== 0) {
+                ok = true;
+                break;
+              }
             if (!ok) return false;
           }
           if (prefixMask !== null) {
             let ok = false;
-            for (let k = codeOff[r]!, e = codeOff[r + 1]!; k < e; k++) if (prefixMask[codeVal[k]!] !== 0) { ok = true; break; }
+            for (let k = codeOff[r]!, e = codeOff[r + 1]!; k < e; k++)
+              if (prefixMask[codeVal[k]!] !== 0) {
+                ok = true;
+                break;
+              }
             if (!ok) return false;
           }
           for (let q = 0; q < wordRanges.length; q++) {
@@ -438,7 +501,10 @@ export class SearchIndex {
             let ok = false;
             for (let k = wordOff[r]!, e = wordOff[r + 1]!; k < e; k++) {
               const w = wordVal[k]!;
-              if (w >= a && w < b) { ok = true; break; }
+              if (w >= a && w < b) {
+                ok = true;
+                break;
+              }
             }
             if (!ok) return false;
           }
@@ -467,4 +533,3 @@ export class SearchIndex {
     return { total: position, ids };
   }
 }
-

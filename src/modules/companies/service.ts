@@ -1,7 +1,13 @@
 import type { Config } from '../../config.ts';
 import { pageMeta } from '../../lib/pagination.ts';
 import type { Log } from '../../logger.ts';
-import { InsufficientCreditsError, NotFoundError, TemporarilyUnavailableError, UnauthorizedError, ValidationError } from '../../lib/errors.ts';
+import {
+  InsufficientCreditsError,
+  NotFoundError,
+  TemporarilyUnavailableError,
+  UnauthorizedError,
+  ValidationError,
+} from '../../lib/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
@@ -79,7 +85,12 @@ function snapshotBody(company: StoredCompany, now: Date, dataAsOf: string | null
   return {
     status: 'success' as const,
     data: company.snapshot,
-    meta: { fetched_at: now.toISOString(), data_as_of: dataAsOf, first_seen_date: company.first_seen_date, last_changed_date: company.last_changed_date },
+    meta: {
+      fetched_at: now.toISOString(),
+      data_as_of: dataAsOf,
+      first_seen_date: company.first_seen_date,
+      last_changed_date: company.last_changed_date,
+    },
   };
 }
 
@@ -95,7 +106,8 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
     try {
       imported = await deps.importCompany(identifier);
     } catch (e) {
-      if (e instanceof ImportUnavailableError) throw new TemporarilyUnavailableError('The company registry could not be reached. Try again later.');
+      if (e instanceof ImportUnavailableError)
+        throw new TemporarilyUnavailableError('The company registry could not be reached. Try again later.');
       throw e;
     }
     const again = imported.found ? await find() : null;
@@ -126,16 +138,27 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
     async paidSnapshot(type: IdentifierType, rawValue: string, payer: Payer) {
       const identifier = parseOrThrow(type, rawValue);
       const now = clock.now();
-      const charge: ChargeArgs = { accountId: payer.accountId, operation: 'companies.snapshot', prices: deps.config.prices, ifTokenActive: { tokenId: payer.tokenId, now } };
-      const found = await findOrImport(identifier, () => findCompanyCharging(db, identifier, charge), async () => {
-        // An import costs a live lookup: not for a token revoked a moment ago (the cache may not know yet).
-        if (!(await isTokenActive(db, payer.tokenId, now))) throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
-        const required = priceOf(deps.config.prices, 'companies.snapshot');
-        const balance = required > 0 ? await readBalance(db, payer.accountId) : 0;
-        if (balance < required) throw new InsufficientCreditsError(balance, required);
-      });
+      const charge: ChargeArgs = {
+        accountId: payer.accountId,
+        operation: 'companies.snapshot',
+        prices: deps.config.prices,
+        ifTokenActive: { tokenId: payer.tokenId, now },
+      };
+      const found = await findOrImport(
+        identifier,
+        () => findCompanyCharging(db, identifier, charge),
+        async () => {
+          // An import costs a live lookup: not for a token revoked a moment ago (the cache may not know yet).
+          if (!(await isTokenActive(db, payer.tokenId, now)))
+            throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
+          const required = priceOf(deps.config.prices, 'companies.snapshot');
+          const balance = required > 0 ? await readBalance(db, payer.accountId) : 0;
+          if (balance < required) throw new InsufficientCreditsError(balance, required);
+        },
+      );
       const outcome = await chargeOutcome(db, charge, found.balanceAfter);
-      if (!outcome.taken && outcome.reason === 'inactive-token') throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
+      if (!outcome.taken && outcome.reason === 'inactive-token')
+        throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
       if (!outcome.taken) throw new InsufficientCreditsError(outcome.balance, outcome.required);
       return { charged: outcome.charged, balanceAfter: outcome.balanceAfter, body: snapshotBody(found.company, now, found.dataAsOf) };
     },
@@ -148,7 +171,8 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         answer = await deps.search.search(filters, offset, SEARCH_PAGE_SIZE);
       } catch (e) {
         // Only the SQL path can time out: a wide search while this process builds its index.
-        if ((e as { code?: string }).code === '57014') throw new TemporarilyUnavailableError('The search index is being built; this search took too long. Try again in a minute.');
+        if ((e as { code?: string }).code === '57014')
+          throw new TemporarilyUnavailableError('The search index is being built; this search took too long. Try again in a minute.');
         throw e;
       }
       const rows = await findResultRows(db, answer.ids);

@@ -35,7 +35,11 @@ const foldedNames = new WeakMap<readonly PkdEntry[], string[][]>();
 function wordsOfNames(entries: readonly PkdEntry[]): string[][] {
   let words = foldedNames.get(entries);
   if (!words) {
-    words = entries.map((e) => foldText(e.name).split(/[^a-z0-9]+/).filter(Boolean));
+    words = entries.map((e) =>
+      foldText(e.name)
+        .split(/[^a-z0-9]+/)
+        .filter(Boolean),
+    );
     foldedNames.set(entries, words);
   }
   return words;
@@ -58,7 +62,12 @@ export function listActivities(query: ActivityQuery) {
   const entries = pkdActivities({ version: query.version, level: query.level });
   const words = wordsOfNames(entries);
   const prefix = query.prefix === null ? null : normalizeActivityCode(query.prefix);
-  const qWords = query.q === null ? [] : foldText(query.q).split(/[^a-z0-9]+/).filter(Boolean);
+  const qWords =
+    query.q === null
+      ? []
+      : foldText(query.q)
+          .split(/[^a-z0-9]+/)
+          .filter(Boolean);
   const qCode = query.q === null ? null : normalizeActivityCode(query.q);
   const matches: ActivityItem[] = [];
   entries.forEach((e, i) => {

@@ -33,10 +33,17 @@ export function createMailJobs(deps: MailDeps): JobModule {
     const mail = await deps.db.selectFrom('mail_outbox').selectAll().where('id', '=', String(id)).executeTakeFirst();
     if (!mail || mail.sent_at) return;
     if (!transport) {
-      deps.logger.info({ mail: { id: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject }, text: mail.text_body }, 'mail kept in the outbox (SMTP_URL is not set)');
+      deps.logger.info(
+        { mail: { id: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject }, text: mail.text_body },
+        'mail kept in the outbox (SMTP_URL is not set)',
+      );
       return;
     }
-    await deps.db.updateTable('mail_outbox').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('id', '=', mail.id).execute();
+    await deps.db
+      .updateTable('mail_outbox')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', mail.id)
+      .execute();
     try {
       const info = await transport.sendMail({
         from: deps.mailFrom,
@@ -48,9 +55,17 @@ export function createMailJobs(deps: MailDeps): JobModule {
         // and recording makes the job run again.
         messageId: `<outbox-${mail.id}@regwatch>`,
       });
-      await deps.db.updateTable('mail_outbox').set({ sent_at: deps.clock.now(), message_id: info.messageId ?? null, last_error: null }).where('id', '=', mail.id).execute();
+      await deps.db
+        .updateTable('mail_outbox')
+        .set({ sent_at: deps.clock.now(), message_id: info.messageId ?? null, last_error: null })
+        .where('id', '=', mail.id)
+        .execute();
     } catch (e) {
-      await deps.db.updateTable('mail_outbox').set({ last_error: e instanceof Error ? e.message.slice(0, 500) : String(e) }).where('id', '=', mail.id).execute();
+      await deps.db
+        .updateTable('mail_outbox')
+        .set({ last_error: e instanceof Error ? e.message.slice(0, 500) : String(e) })
+        .where('id', '=', mail.id)
+        .execute();
       throw e;
     }
   };
@@ -60,6 +75,7 @@ export function createMailJobs(deps: MailDeps): JobModule {
 /** Queues a send job for every unsent mail (job keys dedupe the ones already queued). */
 export async function requeueUnsentMail(db: Db): Promise<number> {
   const rows = await db.selectFrom('mail_outbox').select('id').where('sent_at', 'is', null).orderBy('id').limit(10_000).execute();
-  for (const r of rows) await addJob(db, SEND_MAIL_TASK, { id: r.id }, { jobKey: `mail:${r.id}`, jobKeyMode: 'preserve_run_at', maxAttempts: 25 });
+  for (const r of rows)
+    await addJob(db, SEND_MAIL_TASK, { id: r.id }, { jobKey: `mail:${r.id}`, jobKeyMode: 'preserve_run_at', maxAttempts: 25 });
   return rows.length;
 }

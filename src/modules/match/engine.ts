@@ -47,7 +47,13 @@ interface Loaded {
   buildMs: number;
 }
 
-export function createMatchEngine(options: { db: RegistryExecutor; logger: Log; chunkSize?: number; maxDelta?: number; retryAfterMs?: number }): MatchEngine {
+export function createMatchEngine(options: {
+  db: RegistryExecutor;
+  logger: Log;
+  chunkSize?: number;
+  maxDelta?: number;
+  retryAfterMs?: number;
+}): MatchEngine {
   const { db, logger } = options;
   // A chunk's rows are parsed and tokenised without a pause: small chunks keep requests flowing.
   const chunkSize = options.chunkSize ?? 5_000;
@@ -63,18 +69,22 @@ export function createMatchEngine(options: { db: RegistryExecutor; logger: Log; 
   async function build(): Promise<Loaded> {
     const started = Date.now();
     // One snapshot: the rows and the run watermark describe the same state.
-    return db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (trx) => {
-      const { nextId, unfinished } = await readRunWatermark(trx);
-      const builder = new MatchIndexBuilder();
-      await readMatchRows(trx, chunkSize, async (rows) => {
-        if (stopped) throw new Error('match engine stopped');
-        for (const row of rows) builder.add(row);
-        await yieldToRequests();
+    return db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => {
+        const { nextId, unfinished } = await readRunWatermark(trx);
+        const builder = new MatchIndexBuilder();
+        await readMatchRows(trx, chunkSize, async (rows) => {
+          if (stopped) throw new Error('match engine stopped');
+          for (const row of rows) builder.add(row);
+          await yieldToRequests();
+        });
+        const index = await builder.build(yieldToRequests);
+        const watch = new Map(unfinished.map((r) => [r.id, r.status === 'running' ? 'running' : `${r.status}:${r.attempts}`] as const));
+        return { index, nextRunId: nextId, watch, buildMs: Date.now() - started };
       });
-      const index = await builder.build(yieldToRequests);
-      const watch = new Map(unfinished.map((r) => [r.id, r.status === 'running' ? 'running' : `${r.status}:${r.attempts}`] as const));
-      return { index, nextRunId: nextId, watch, buildMs: Date.now() - started };
-    });
   }
 
   function startBuild(): Promise<void> {
@@ -88,7 +98,10 @@ export function createMatchEngine(options: { db: RegistryExecutor; logger: Log; 
         again = false;
         try {
           loaded = await build();
-          logger.info({ companies: loaded.index.size, ms: loaded.buildMs, mb: Math.round(loaded.index.byteSize / 1e6) }, 'match index built');
+          logger.info(
+            { companies: loaded.index.size, ms: loaded.buildMs, mb: Math.round(loaded.index.byteSize / 1e6) },
+            'match index built',
+          );
         } catch (e) {
           if (stopped) return;
           logger.error({ err: e instanceof Error ? e.message : String(e) }, 'match index build failed; retrying later');
@@ -148,9 +161,12 @@ export function createMatchEngine(options: { db: RegistryExecutor; logger: Log; 
       if (loaded === null) {
         const pending = building ?? startBuild();
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([pending, new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, waitMs);
-        })]);
+        await Promise.race([
+          pending,
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, waitMs);
+          }),
+        ]);
         clearTimeout(timer);
       }
       const current = loaded;
@@ -168,7 +184,13 @@ export function createMatchEngine(options: { db: RegistryExecutor; logger: Log; 
       }
     },
     status() {
-      return { ready: loaded !== null, companies: loaded?.index.companies ?? null, bytes: loaded?.index.byteSize ?? null, buildMs: loaded?.buildMs ?? null, rebuilding: building !== null };
+      return {
+        ready: loaded !== null,
+        companies: loaded?.index.companies ?? null,
+        bytes: loaded?.index.byteSize ?? null,
+        buildMs: loaded?.buildMs ?? null,
+        rebuilding: building !== null,
+      };
     },
     async stop() {
       stopped = true;

@@ -45,7 +45,8 @@ export class MatchIndexBuilder {
   add(row: MatchRow): void {
     const index = this.ids.length;
     if (index >= 2 ** Number(COMPANY_BITS)) throw new Error('match index: too many companies');
-    if (index > 0 && row.id <= this.ids[index - 1]!) throw new Error(`match index: rows must come in ascending id order (${row.id} after ${this.ids[index - 1]})`);
+    if (index > 0 && row.id <= this.ids[index - 1]!)
+      throw new Error(`match index: rows must come in ascending id order (${row.id} after ${this.ids[index - 1]})`);
     this.ids.push(row.id);
     this.status.push(STATUS_CODES.indexOf(row.status));
     this.city.push(this.place(row.city));

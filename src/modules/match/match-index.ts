@@ -107,8 +107,22 @@ export class MatchIndex {
 
   get byteSize(): number {
     const p = this.p;
-    return [p.ids, p.status, p.city, p.street, p.postal, p.tokenStart, p.tokenIds, p.df, p.postingStart, p.postings, p.identifierKeys, p.identifierCompanies, p.trigramStart, p.trigramTokens]
-      .reduce((n, a) => n + a.byteLength, 0);
+    return [
+      p.ids,
+      p.status,
+      p.city,
+      p.street,
+      p.postal,
+      p.tokenStart,
+      p.tokenIds,
+      p.df,
+      p.postingStart,
+      p.postings,
+      p.identifierKeys,
+      p.identifierCompanies,
+      p.trigramStart,
+      p.trigramTokens,
+    ].reduce((n, a) => n + a.byteLength, 0);
   }
 
   /** Inverse document frequency of a word: rare words weigh more. Unknown words weigh as the rarest. */

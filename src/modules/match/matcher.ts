@@ -41,15 +41,18 @@ function scratchOf(index: MatchIndex): Scratch {
 
 /** Built companies worth scoring: by the weight of the query words they hold, then a little address agreement. */
 function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWords: Set<string>): MatchCandidate[] {
-  const groups = [...new Set(q.tokens)].map((token) => {
-    let variants = index.variantsOf(token).filter((v) => v.id >= 0);
-    for (const v of variants) variantWords.add(v.token);
-    // A common word spelt as in the registry: its misspellings (often other common words,
-    // `kowalski`/`kowalska`) would multiply the walk; the full score still compares them.
-    if (variants[0]?.distance === 0 && index.documentFrequency(variants[0].id) >= COMMON_WORD_DF) variants = variants.slice(0, 1);
-    const cost = variants.reduce((n, v) => n + index.documentFrequency(v.id), 0);
-    return { variants, cost };
-  }).filter((g) => g.variants.length > 0).sort((a, b) => a.cost - b.cost);
+  const groups = [...new Set(q.tokens)]
+    .map((token) => {
+      let variants = index.variantsOf(token).filter((v) => v.id >= 0);
+      for (const v of variants) variantWords.add(v.token);
+      // A common word spelt as in the registry: its misspellings (often other common words,
+      // `kowalski`/`kowalska`) would multiply the walk; the full score still compares them.
+      if (variants[0]?.distance === 0 && index.documentFrequency(variants[0].id) >= COMMON_WORD_DF) variants = variants.slice(0, 1);
+      const cost = variants.reduce((n, v) => n + index.documentFrequency(v.id), 0);
+      return { variants, cost };
+    })
+    .filter((g) => g.variants.length > 0)
+    .sort((a, b) => a.cost - b.cost);
   if (groups.length === 0) return [];
 
   const { acc, touched } = scratchOf(index);

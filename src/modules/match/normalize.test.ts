@@ -39,21 +39,26 @@ describe('nameTokens', () => {
     ['', []],
     ['2000 Plus', ['2000', 'plus']],
   ];
-  for (const [input, tokens] of table) test(`${JSON.stringify(input)} → ${tokens.join(' ')}`, () => assert.deepEqual(nameTokens(input), tokens));
+  for (const [input, tokens] of table)
+    test(`${JSON.stringify(input)} → ${tokens.join(' ')}`, () => assert.deepEqual(nameTokens(input), tokens));
 
   test('tokens are lower-case a-z0-9 words; a single character only when a digit', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 60 }), (s) => {
-      for (const t of nameTokens(s)) assert.match(t, /^(?:[a-z0-9]{2,}|[0-9])$/);
-    }));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (s) => {
+        for (const t of nameTokens(s)) assert.match(t, /^(?:[a-z0-9]{2,}|[0-9])$/);
+      }),
+    );
   });
 
   test('case and word order do not matter', () => {
     const word = fc.stringMatching(/^[A-Za-zĄĆĘŁŃÓŚŹŻąćęłńóśźż]{3,10}$/);
-    fc.assert(fc.property(fc.array(word, { minLength: 1, maxLength: 5 }), (words) => {
-      const a = nameTokens(words.join(' ')).sort();
-      const b = nameTokens([...words].reverse().join(' ').toUpperCase()).sort();
-      assert.deepEqual(b, a);
-    }));
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 1, maxLength: 5 }), (words) => {
+        const a = nameTokens(words.join(' ')).sort();
+        const b = nameTokens([...words].reverse().join(' ').toUpperCase()).sort();
+        assert.deepEqual(b, a);
+      }),
+    );
   });
 });
 
@@ -92,21 +97,25 @@ describe('editDistanceWithin', () => {
   for (const [a, b, max, d] of table) test(`${a} ~ ${b} (max ${max}) = ${d}`, () => assert.equal(editDistanceWithin(a, b, max), d));
 
   test('symmetric, zero only for equal strings, never over max + 1', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 }), fc.integer({ min: 0, max: 3 }), (a, b, max) => {
-      const d = editDistanceWithin(a, b, max);
-      assert.equal(d, editDistanceWithin(b, a, max));
-      assert.equal(d === 0, a === b);
-      assert.ok(d <= max + 1);
-    }));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 }), fc.integer({ min: 0, max: 3 }), (a, b, max) => {
+        const d = editDistanceWithin(a, b, max);
+        assert.equal(d, editDistanceWithin(b, a, max));
+        assert.equal(d === 0, a === b);
+        assert.ok(d <= max + 1);
+      }),
+    );
   });
 
   test('one edit is distance 1 when allowed', () => {
-    fc.assert(fc.property(fc.stringMatching(/^[a-z]{2,12}$/), fc.nat(), fc.constantFrom('a', 'q'), (s, at, c) => {
-      const i = at % s.length;
-      const deleted = s.slice(0, i) + s.slice(i + 1);
-      assert.ok(editDistanceWithin(s, deleted, 1) <= 1);
-      assert.ok(editDistanceWithin(s, s.slice(0, i) + c + s.slice(i), 1) <= 1);
-    }));
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z]{2,12}$/), fc.nat(), fc.constantFrom('a', 'q'), (s, at, c) => {
+        const i = at % s.length;
+        const deleted = s.slice(0, i) + s.slice(i + 1);
+        assert.ok(editDistanceWithin(s, deleted, 1) <= 1);
+        assert.ok(editDistanceWithin(s, s.slice(0, i) + c + s.slice(i), 1) <= 1);
+      }),
+    );
   });
 
   test('allowedTypos grows with the word', () => {

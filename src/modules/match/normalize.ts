@@ -16,7 +16,20 @@ const STOP_WORDS: ReadonlySet<string> = new Set(['i', 'oraz', 'and', 'the', 'der
  * (`spółka z odpowiedzialnością ograniczoną`), misspelt (`spólka z ograniczoną odpowiedzialnoscią`)
  * or split (`sp. o.o. z`). Dropped from every name, misspelt ones included (allowedTypos).
  */
-const LEGAL_FORM_WORDS = ['spolka', 'ograniczona', 'odpowiedzialnoscia', 'akcyjna', 'jawna', 'komandytowa', 'komandytowo', 'partnerska', 'cywilna', 'likwidacji', 'upadlosci', 'restrukturyzacji'];
+const LEGAL_FORM_WORDS = [
+  'spolka',
+  'ograniczona',
+  'odpowiedzialnoscia',
+  'akcyjna',
+  'jawna',
+  'komandytowa',
+  'komandytowo',
+  'partnerska',
+  'cywilna',
+  'likwidacji',
+  'upadlosci',
+  'restrukturyzacji',
+];
 const LEGAL_FORM_ABBREVIATIONS: ReadonlySet<string> = new Set(['sp', 'oo', 'zoo', 'ooz', 'spzoo', 'spz']);
 
 function isLegalFormWord(w: string): boolean {
@@ -59,7 +72,20 @@ export function cityKey(raw: string | null | undefined): string | null {
   return key === '' ? null : key;
 }
 
-const STREET_TYPES: ReadonlySet<string> = new Set(['ul', 'ulica', 'al', 'aleja', 'aleje', 'pl', 'plac', 'os', 'osiedle', 'rondo', 'skwer', 'bulwar']);
+const STREET_TYPES: ReadonlySet<string> = new Set([
+  'ul',
+  'ulica',
+  'al',
+  'aleja',
+  'aleje',
+  'pl',
+  'plac',
+  'os',
+  'osiedle',
+  'rondo',
+  'skwer',
+  'bulwar',
+]);
 
 /**
  * `ul. Jana Pawła II 12/4` → `jana pawla ii`: the street's words without its type (`ul.`, `al.`,

@@ -27,24 +27,32 @@ function parseLines(text: string | null, onRow: (row: MatchRow) => void): void {
   for (const line of text.split(RECORD)) {
     const f = line.split(FIELD);
     if (f.length !== 7) throw new Error(`match index: unexpected row shape (${f.length} fields)`);
-    onRow(matchRowOf({
-      id: Number(f[0]),
-      status: f[1] as CompanyStatus,
-      name: f[2]!,
-      city: f[3] || null,
-      postalCode: f[4] || null,
-      street: f[5] || null,
-      identifierKeys: f[6] === '' ? [] : f[6]!.split(',').map(Number),
-    }));
+    onRow(
+      matchRowOf({
+        id: Number(f[0]),
+        status: f[1] as CompanyStatus,
+        name: f[2]!,
+        city: f[3] || null,
+        postalCode: f[4] || null,
+        street: f[5] || null,
+        identifierKeys: f[6] === '' ? [] : f[6]!.split(',').map(Number),
+      }),
+    );
   }
 }
 
 /** Every company's match row in id order, in chunks. Run it inside a transaction: the rows come through a cursor. */
-export async function readMatchRows(trx: RegistryExecutor, chunkSize: number, onChunk: (rows: MatchRow[]) => Promise<void>): Promise<number> {
+export async function readMatchRows(
+  trx: RegistryExecutor,
+  chunkSize: number,
+  onChunk: (rows: MatchRow[]) => Promise<void>,
+): Promise<number> {
   await sql`DECLARE match_index_rows NO SCROLL CURSOR FOR SELECT ${MATCH_LINE} AS line FROM companies c ORDER BY c.id`.execute(trx);
   let total = 0;
   for (;;) {
-    const { rows } = await sql<{ line: string }>`FETCH FORWARD ${sql.raw(String(Math.max(1, Math.floor(chunkSize))))} FROM match_index_rows`.execute(trx);
+    const { rows } = await sql<{
+      line: string;
+    }>`FETCH FORWARD ${sql.raw(String(Math.max(1, Math.floor(chunkSize))))} FROM match_index_rows`.execute(trx);
     if (rows.length === 0) break;
     const out: MatchRow[] = [];
     for (const r of rows) parseLines(r.line, (row) => out.push(row));
@@ -80,9 +88,12 @@ export async function findMatchDisplayRows(db: RegistryExecutor, ids: readonly n
   const out = new Map<number, MatchDisplayRow>();
   if (ids.length === 0) return out;
   const { rows } = await sql<{ id: string; name: string; status: CompanyStatus; snapshot: CompanySnapshot }>`
-    SELECT c.id::text AS id, c.name, c.status, c.snapshot::json AS snapshot FROM companies c WHERE c.id = ANY(${ids.map(String)}::bigint[])`.execute(db);
+    SELECT c.id::text AS id, c.name, c.status, c.snapshot::json AS snapshot FROM companies c WHERE c.id = ANY(${ids.map(String)}::bigint[])`.execute(
+    db,
+  );
   for (const r of rows) {
-    const address = byDisplayOrder(r.snapshot.profiles ?? []).find((p) => p.address && (p.address.city || p.address.postal_code))?.address ?? null;
+    const address =
+      byDisplayOrder(r.snapshot.profiles ?? []).find((p) => p.address && (p.address.city || p.address.postal_code))?.address ?? null;
     out.set(Number(r.id), {
       identifiers: (r.snapshot.identity?.identifiers ?? []).map((i) => ({ type: i.type, value: i.value })),
       name: r.name,

@@ -38,6 +38,17 @@ export function matchRowOf(c: StoredMatchColumns): MatchRow {
 export function matchRowOfSnapshot(id: number, snapshot: CompanySnapshot): MatchRow {
   const columns = deriveCompanyColumns(snapshot);
   const street = snapshot.profiles.map((p) => p.address?.street ?? '').find((s) => s !== '') ?? null;
-  const keys = snapshot.identity.identifiers.map((i) => identifierKey(i.type, i.value)).filter((k) => k !== null).map(Number);
-  return matchRowOf({ id, status: columns.status, name: columns.name, city: columns.city_folded, postalCode: columns.postal_code, street, identifierKeys: keys });
+  const keys = snapshot.identity.identifiers
+    .map((i) => identifierKey(i.type, i.value))
+    .filter((k) => k !== null)
+    .map(Number);
+  return matchRowOf({
+    id,
+    status: columns.status,
+    name: columns.name,
+    city: columns.city_folded,
+    postalCode: columns.postal_code,
+    street,
+    identifierKeys: keys,
+  });
 }

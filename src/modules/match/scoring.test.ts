@@ -5,10 +5,27 @@ import type { MatchCandidate } from './match-index.ts';
 import { MatchIndexBuilder } from './match-index-builder.ts';
 import { matchQuery } from './matcher.ts';
 import { nameTokens } from './normalize.ts';
-import { chooseMatch, MATCH_MARGIN, MATCH_THRESHOLD, nameSimilarity, prepareQuery, scoreCandidate, wordSimilarity, type ScoredCandidate } from './scoring.ts';
+import {
+  chooseMatch,
+  MATCH_MARGIN,
+  MATCH_THRESHOLD,
+  nameSimilarity,
+  prepareQuery,
+  scoreCandidate,
+  wordSimilarity,
+  type ScoredCandidate,
+} from './scoring.ts';
 
 const flat = () => 1;
-const company = (name: string, over: Partial<MatchCandidate> = {}): MatchCandidate => ({ id: 1, status: 'ACTIVE', tokens: nameTokens(name), city: 'lodz', street: 'piotrkowska', postal: 90001, ...over });
+const company = (name: string, over: Partial<MatchCandidate> = {}): MatchCandidate => ({
+  id: 1,
+  status: 'ACTIVE',
+  tokens: nameTokens(name),
+  city: 'lodz',
+  street: 'piotrkowska',
+  postal: 90001,
+  ...over,
+});
 
 describe('wordSimilarity', () => {
   const table: [string, string, number][] = [
@@ -35,11 +52,13 @@ describe('nameSimilarity', () => {
   });
   test('in [0, 1]; 1 only for the same bag of words', () => {
     const words = fc.array(fc.constantFrom('alfa', 'beta', 'gamma', 'delta', 'betta', 'alpha', 'omega'), { maxLength: 5 });
-    fc.assert(fc.property(words, words, (a, b) => {
-      const s = nameSimilarity(a, b, flat);
-      assert.ok(s >= 0 && s <= 1);
-      if (s === 1) assert.deepEqual([...a].sort(), [...b].sort());
-    }));
+    fc.assert(
+      fc.property(words, words, (a, b) => {
+        const s = nameSimilarity(a, b, flat);
+        assert.ok(s >= 0 && s <= 1);
+        if (s === 1) assert.deepEqual([...a].sort(), [...b].sort());
+      }),
+    );
   });
 });
 
@@ -51,7 +70,13 @@ describe('scoreCandidate', () => {
     ['same name, other city', { city: 'Kraków' }, {}, 0.85, ['name']],
     ['same name, city unknown to the registry', { city: 'Kraków' }, { city: null }, 0.925, ['name']],
     ['same name, city agrees, postal code not', { city: 'Lodz', postal_code: '90-002' }, {}, 0.925, ['name', 'city']],
-    ['every address part agrees', { city: 'Lodz', postal_code: '90001', street: 'ul. Piotrkowska 1' }, {}, 1, ['name', 'city', 'postal_code', 'street']],
+    [
+      'every address part agrees',
+      { city: 'Lodz', postal_code: '90001', street: 'ul. Piotrkowska 1' },
+      {},
+      1,
+      ['name', 'city', 'postal_code', 'street'],
+    ],
     ['deleted', {}, { status: 'DELETED' }, 0.97, ['name']],
     ['suspended', {}, { status: 'SUSPENDED' }, 0.99, ['name']],
   ];
@@ -68,17 +93,25 @@ describe('scoreCandidate', () => {
     assert.deepEqual(r.features, ['identifier']);
   });
   test('agreement of an address part never lowers the score', () => {
-    fc.assert(fc.property(fc.constantFrom('Łódź', 'Kraków'), fc.constantFrom('90-001', '30-001'), (city, postal) => {
-      const base = scoreCandidate(q({ city }), company('Zakłady Mięsne Koło'), flat, false).score;
-      const more = scoreCandidate(q({ city, postal_code: postal }), company('Zakłady Mięsne Koło'), flat, false).score;
-      if (postal === '90-001') assert.ok(more >= base);
-      else assert.ok(more <= base);
-    }));
+    fc.assert(
+      fc.property(fc.constantFrom('Łódź', 'Kraków'), fc.constantFrom('90-001', '30-001'), (city, postal) => {
+        const base = scoreCandidate(q({ city }), company('Zakłady Mięsne Koło'), flat, false).score;
+        const more = scoreCandidate(q({ city, postal_code: postal }), company('Zakłady Mięsne Koło'), flat, false).score;
+        if (postal === '90-001') assert.ok(more >= base);
+        else assert.ok(more <= base);
+      }),
+    );
   });
 });
 
 describe('chooseMatch', () => {
-  const r = (score: number, identifier = false): ScoredCandidate => ({ candidate: company('x'), score, nameScore: score, identifier, features: [] });
+  const r = (score: number, identifier = false): ScoredCandidate => ({
+    candidate: company('x'),
+    score,
+    nameScore: score,
+    identifier,
+    features: [],
+  });
   const table: [string, ScoredCandidate[], number][] = [
     ['none', [], -1],
     ['one good', [r(0.9)], 0],
@@ -95,15 +128,27 @@ describe('matchQuery', () => {
   test('at most one match, at most five candidates, best first', async () => {
     const b = new MatchIndexBuilder();
     const names = ['Alfa Beta', 'Alfa Gamma', 'Alfa Delta', 'Alfa Beta Gamma', 'Alfa', 'Alfa Omega', 'Alfa Beta', 'Beta Gamma'];
-    names.forEach((name, i) => b.add({ id: i + 1, status: 'ACTIVE', tokens: nameTokens(name), city: i === 6 ? 'lodz' : 'krakow', street: null, postal: null, identifierKeys: [10_000_000_000 + i] }));
+    names.forEach((name, i) =>
+      b.add({
+        id: i + 1,
+        status: 'ACTIVE',
+        tokens: nameTokens(name),
+        city: i === 6 ? 'lodz' : 'krakow',
+        street: null,
+        postal: null,
+        identifierKeys: [10_000_000_000 + i],
+      }),
+    );
     const index = await b.build();
     const word = fc.constantFrom('alfa', 'beta', 'gamma', 'delta', 'omega', 'alpha', 'btea', 'zeta');
-    fc.assert(fc.property(fc.array(word, { minLength: 1, maxLength: 4 }), fc.constantFrom(undefined, 'Łódź', 'Kraków'), (words, city) => {
-      const o = matchQuery(index, prepareQuery({ name: words.join(' '), city }));
-      assert.ok(o.candidates.length <= 5);
-      assert.ok(o.match < o.candidates.length);
-      for (let i = 1; i < o.candidates.length; i++) assert.ok(o.candidates[i - 1]!.score >= o.candidates[i]!.score);
-    }));
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 1, maxLength: 4 }), fc.constantFrom(undefined, 'Łódź', 'Kraków'), (words, city) => {
+        const o = matchQuery(index, prepareQuery({ name: words.join(' '), city }));
+        assert.ok(o.candidates.length <= 5);
+        assert.ok(o.match < o.candidates.length);
+        for (let i = 1; i < o.candidates.length; i++) assert.ok(o.candidates[i - 1]!.score >= o.candidates[i]!.score);
+      }),
+    );
     // Two companies named `Alfa Beta`: the city decides.
     const lodz = matchQuery(index, prepareQuery({ name: 'beta alfa', city: 'Lodz' }));
     assert.equal(lodz.candidates[lodz.match]?.candidate.id, 7);

@@ -31,7 +31,11 @@ export interface PreparedQuery {
   identifierKeys: number[];
 }
 
-const IDENTIFIER_FIELDS: ReadonlyArray<readonly ['nip' | 'regon' | 'krs', IdentifierType]> = [['nip', 'NIP'], ['regon', 'REGON9'], ['krs', 'KRS']];
+const IDENTIFIER_FIELDS: ReadonlyArray<readonly ['nip' | 'regon' | 'krs', IdentifierType]> = [
+  ['nip', 'NIP'],
+  ['regon', 'REGON9'],
+  ['krs', 'KRS'],
+];
 
 export function prepareQuery(q: MatchQuery): PreparedQuery {
   const identifierKeys: number[] = [];
@@ -43,7 +47,13 @@ export function prepareQuery(q: MatchQuery): PreparedQuery {
     const key = identifierKey(type, parsed.value);
     if (key !== null) identifierKeys.push(Number(key));
   }
-  return { tokens: q.name ? nameTokens(q.name) : [], city: cityKey(q.city), street: streetKey(q.street), postal: postalKey(q.postal_code), identifierKeys };
+  return {
+    tokens: q.name ? nameTokens(q.name) : [],
+    city: cityKey(q.city),
+    street: streetKey(q.street),
+    postal: postalKey(q.postal_code),
+    identifierKeys,
+  };
 }
 
 /** What one typo costs a word's agreement. */
@@ -128,7 +138,12 @@ export interface ScoredCandidate {
   features: Feature[];
 }
 
-export function scoreCandidate(q: PreparedQuery, c: MatchCandidate, weightOf: (word: string) => number, identifierAgrees: boolean): ScoredCandidate {
+export function scoreCandidate(
+  q: PreparedQuery,
+  c: MatchCandidate,
+  weightOf: (word: string) => number,
+  identifierAgrees: boolean,
+): ScoredCandidate {
   const features: Feature[] = [];
   if (identifierAgrees) features.push('identifier');
   const nameScore = nameSimilarity(q.tokens, c.tokens, weightOf);

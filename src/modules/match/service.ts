@@ -21,12 +21,14 @@ export interface MatchServiceDeps {
 
 function checkQueries(queries: readonly MatchQueryBody[]): void {
   if (queries.length === 0) throw new ValidationError({ queries: ['The queries field must have at least 1 item.'] });
-  if (queries.length > MAX_MATCH_QUERIES) throw new ValidationError({ queries: [`The queries field must not have more than ${MAX_MATCH_QUERIES} items.`] });
+  if (queries.length > MAX_MATCH_QUERIES)
+    throw new ValidationError({ queries: [`The queries field must not have more than ${MAX_MATCH_QUERIES} items.`] });
   const errors: Record<string, string[]> = {};
   queries.forEach((q, i) => {
     const hasName = (q.name ?? '').trim() !== '';
     const hasIdentifier = [q.nip, q.regon, q.krs].some((v) => (v ?? '').trim() !== '');
-    if (!hasName && !hasIdentifier) errors[`queries.${i}`] = [`The queries item ${i} must have a name or an identifier (nip, regon or krs).`];
+    if (!hasName && !hasIdentifier)
+      errors[`queries.${i}`] = [`The queries item ${i} must have a name or an identifier (nip, regon or krs).`];
   });
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
 }

@@ -21,8 +21,21 @@ describe('endpointOf: REGWATCH_URL as the base or the endpoint itself', () => {
 describe('remoteError: the REST message behind a failed exchange', () => {
   const endpoint = new URL('http://h:1/api/v1/mcp');
   const http = (status: number, body: string) => new StreamableHTTPError(status, `Error POSTing to endpoint: ${body}`);
-  it('401 body: `error`', () => assert.deepEqual(remoteError(http(401, '{"error":"Token revoked","code":"UNAUTHORIZED"}'), endpoint), { status: 401, message: 'Token revoked' }));
-  it('429 body: `message`', () => assert.deepEqual(remoteError(http(429, '{"message":"Too Many Attempts."}'), endpoint), { status: 429, message: 'Too Many Attempts.' }));
-  it('a body that is not regwatch\'s', () => assert.deepEqual(remoteError(http(502, '<html>Bad gateway</html>'), endpoint), { status: 502, message: 'The regwatch server at http://h:1 answered HTTP 502.' }));
-  it('no answer at all', () => assert.deepEqual(remoteError(new TypeError('fetch failed'), endpoint), { status: 502, message: 'The regwatch server at http://h:1 could not be reached: fetch failed' }));
+  it('401 body: `error`', () =>
+    assert.deepEqual(remoteError(http(401, '{"error":"Token revoked","code":"UNAUTHORIZED"}'), endpoint), {
+      status: 401,
+      message: 'Token revoked',
+    }));
+  it('429 body: `message`', () =>
+    assert.deepEqual(remoteError(http(429, '{"message":"Too Many Attempts."}'), endpoint), { status: 429, message: 'Too Many Attempts.' }));
+  it("a body that is not regwatch's", () =>
+    assert.deepEqual(remoteError(http(502, '<html>Bad gateway</html>'), endpoint), {
+      status: 502,
+      message: 'The regwatch server at http://h:1 answered HTTP 502.',
+    }));
+  it('no answer at all', () =>
+    assert.deepEqual(remoteError(new TypeError('fetch failed'), endpoint), {
+      status: 502,
+      message: 'The regwatch server at http://h:1 could not be reached: fetch failed',
+    }));
 });

@@ -48,7 +48,10 @@ export function remoteError(e: unknown, endpoint: URL): { status: number; messag
     }
     return { status: e.code ?? 502, message: `The regwatch server at ${endpoint.origin} answered HTTP ${e.code}.` };
   }
-  return { status: 502, message: `The regwatch server at ${endpoint.origin} could not be reached: ${e instanceof Error ? e.message : String(e)}` };
+  return {
+    status: 502,
+    message: `The regwatch server at ${endpoint.origin} could not be reached: ${e instanceof Error ? e.message : String(e)}`,
+  };
 }
 
 /** Serves until stdin ends; resolves with the exit code. */
@@ -59,7 +62,9 @@ export async function runStdioBridge(options: BridgeOptions): Promise<number> {
   const connectRemote = (): Promise<Client> => {
     remote ??= (async () => {
       const client = new Client({ name: 'regwatch-stdio-bridge', version: SERVER_INFO.version });
-      await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${options.token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${options.token}` } } }),
+      );
       return client;
     })().catch((e: unknown) => {
       remote = null;

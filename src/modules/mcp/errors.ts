@@ -1,6 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
-  ForbiddenError, InsufficientCreditsError, NotFoundError, TemporarilyUnavailableError, UnauthorizedError, UpstreamError, ValidationError,
+  ForbiddenError,
+  InsufficientCreditsError,
+  NotFoundError,
+  TemporarilyUnavailableError,
+  UnauthorizedError,
+  UpstreamError,
+  ValidationError,
 } from '../../lib/errors.ts';
 import { plural } from './summaries.ts';
 
@@ -24,7 +30,8 @@ export function toolErrorBody(e: unknown): ToolErrorBody | null {
   if (e instanceof ValidationError) return { status: 422, message: e.message, errors: e.errors };
   if (e instanceof UnauthorizedError) return { status: 401, message: e.message, code: 'UNAUTHORIZED' };
   if (e instanceof ForbiddenError) return { status: 403, message: e.message, code: 'FORBIDDEN' };
-  if (e instanceof InsufficientCreditsError) return { status: 402, message: e.message, code: 'INSUFFICIENT_CREDITS', balance: e.balance, required: e.required };
+  if (e instanceof InsufficientCreditsError)
+    return { status: 402, message: e.message, code: 'INSUFFICIENT_CREDITS', balance: e.balance, required: e.required };
   if (e instanceof NotFoundError) return { status: 404, message: e.message };
   if (e instanceof TemporarilyUnavailableError) return { status: 503, message: e.message };
   if (e instanceof UpstreamError) return { status: 502, message: e.message };
@@ -32,8 +39,12 @@ export function toolErrorBody(e: unknown): ToolErrorBody | null {
 }
 
 function errorDetail(body: ToolErrorBody): string | null {
-  if (body.status === 402) return `Balance: ${plural(body.balance ?? 0, 'credit')}; this call needs ${plural(body.required ?? 0, 'credit')}. Top up the wallet (POST /api/v1/wallet/topup) and call again.`;
-  if (body.errors) return Object.entries(body.errors).map(([field, texts]) => `${field}: ${texts.join(' ')}`).join('\n');
+  if (body.status === 402)
+    return `Balance: ${plural(body.balance ?? 0, 'credit')}; this call needs ${plural(body.required ?? 0, 'credit')}. Top up the wallet (POST /api/v1/wallet/topup) and call again.`;
+  if (body.errors)
+    return Object.entries(body.errors)
+      .map(([field, texts]) => `${field}: ${texts.join(' ')}`)
+      .join('\n');
   return null;
 }
 
@@ -45,4 +56,3 @@ export function toolError(body: ToolErrorBody): CallToolResult {
     structuredContent: { error: body },
   };
 }
-

@@ -19,7 +19,9 @@ export function createMcpModule(deps: McpServices & { db: Db; prices: PriceTable
     name: 'mcp',
     tools,
     routes: async (api) => {
-      await api.register(mcpRoutes({ createServer: (principal, log) => createMcpServer(serverDeps, definitions, { accountId: principal.accountId }, log) }));
+      await api.register(
+        mcpRoutes({ createServer: (principal, log) => createMcpServer(serverDeps, definitions, { accountId: principal.accountId }, log) }),
+      );
     },
   } satisfies AppModule & { tools: unknown };
 }

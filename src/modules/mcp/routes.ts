@@ -29,26 +29,30 @@ function transportRequest(req: FastifyRequest): Request {
  */
 export function mcpRoutes(deps: { createServer: (principal: Principal, log: Log) => Server }) {
   return async (app: FastifyInstance) => {
-    app.post('/mcp', {
-      // The text guard's rule applies to the tool arguments (mcp/schema.ts), answered as a tool error.
-      config: { auth: 'any', guardBodyText: false },
-      // JSON-RPC, not REST: described in docs/mcp.md rather than in the OpenAPI document.
-      schema: { hide: true },
-    }, async (req, reply) => {
-      const server = deps.createServer(req.auth!, req.log);
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      try {
-        await server.connect(transport);
-        const response = await transport.handleRequest(transportRequest(req), { parsedBody: req.body });
-        const body = await response.text();
-        reply.code(response.status);
-        response.headers.forEach((value, name) => {
-          reply.header(name, value);
-        });
-        return reply.send(body === '' ? undefined : body);
-      } finally {
-        await server.close();
-      }
-    });
+    app.post(
+      '/mcp',
+      {
+        // The text guard's rule applies to the tool arguments (mcp/schema.ts), answered as a tool error.
+        config: { auth: 'any', guardBodyText: false },
+        // JSON-RPC, not REST: described in docs/mcp.md rather than in the OpenAPI document.
+        schema: { hide: true },
+      },
+      async (req, reply) => {
+        const server = deps.createServer(req.auth!, req.log);
+        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        try {
+          await server.connect(transport);
+          const response = await transport.handleRequest(transportRequest(req), { parsedBody: req.body });
+          const body = await response.text();
+          reply.code(response.status);
+          response.headers.forEach((value, name) => {
+            reply.header(name, value);
+          });
+          return reply.send(body === '' ? undefined : body);
+        } finally {
+          await server.close();
+        }
+      },
+    );
   };
 }

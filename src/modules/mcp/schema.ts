@@ -17,17 +17,27 @@ import { MAX_IDENTIFIERS, MAX_VALUE_LENGTH } from '../watchlist/identifier-list.
  * as is, so the service keeps one schema language instead of restating each route in zod.
  */
 
-const DryRun = Type.Optional(Type.Boolean({ description: 'true: answer what the call would cost (and the balance) without doing it or charging anything.' }));
+const DryRun = Type.Optional(
+  Type.Boolean({ description: 'true: answer what the call would cost (and the balance) without doing it or charging anything.' }),
+);
 const Page = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number (1-based).' }));
 const PerPage = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items a page, 1 to 100.' }));
 const IdentifierType = StringEnum(IDENTIFIER_TYPES, { description: 'NIP, REGON9 or KRS.' });
 const IdentifierValues = Type.Array(Type.String({ maxLength: MAX_VALUE_LENGTH }), {
-  minItems: 1, maxItems: MAX_IDENTIFIERS,
+  minItems: 1,
+  maxItems: MAX_IDENTIFIERS,
   description: `1 to ${MAX_IDENTIFIERS} identifier values of that type. NIP with or without spaces, dashes or a PL prefix; KRS with or without leading zeros. Duplicates collapse.`,
 });
 const EventFilters = {
-  event_type: Type.Optional(Type.String({ maxLength: 1000, description: `One event type or a comma list (any of): ${EVENT_TYPES.join(', ')}.` })),
-  scope: Type.Optional(Type.String({ maxLength: 200, description: `An event group or a comma list: ${Object.keys(EVENT_SCOPES).join(', ')}. With event_type, both must match.` })),
+  event_type: Type.Optional(
+    Type.String({ maxLength: 1000, description: `One event type or a comma list (any of): ${EVENT_TYPES.join(', ')}.` }),
+  ),
+  scope: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description: `An event group or a comma list: ${Object.keys(EVENT_SCOPES).join(', ')}. With event_type, both must match.`,
+    }),
+  ),
   from_date: Type.Optional(Type.String({ ...DateSchema, description: 'Events dated on or after (YYYY-MM-DD).' })),
   to_date: Type.Optional(Type.String({ ...DateSchema, description: 'Events dated on or before (YYYY-MM-DD).' })),
 };
@@ -45,17 +55,27 @@ export const WatchInput = tool({ identifier_type: IdentifierType, identifier_val
 export const ListWatchedInput = tool({ page: Page, per_page: PerPage });
 export const CompanyEventsInput = tool({
   identifier_type: IdentifierType,
-  identifier_value: Type.String({ minLength: 1, maxLength: MAX_VALUE_LENGTH, description: 'The identifier value (NIP with or without spaces, dashes or a PL prefix).' }),
+  identifier_value: Type.String({
+    minLength: 1,
+    maxLength: MAX_VALUE_LENGTH,
+    description: 'The identifier value (NIP with or without spaces, dashes or a PL prefix).',
+  }),
   ...EventFilters,
-  page: Page, per_page: PerPage,
+  page: Page,
+  per_page: PerPage,
 });
 export const WatchlistEventsInput = tool({
   ...EventFilters,
-  page: Page, per_page: PerPage,
-  after_id: Type.Optional(Type.Integer({
-    minimum: 0, maximum: Number.MAX_SAFE_INTEGER,
-    description: 'Polling mode: only events with a greater id, oldest first; pass the previous answer\'s meta.next_after_id to see every event once.',
-  })),
+  page: Page,
+  per_page: PerPage,
+  after_id: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description:
+        "Polling mode: only events with a greater id, oldest first; pass the previous answer's meta.next_after_id to see every event once.",
+    }),
+  ),
 });
 export const GetWalletInput = tool({});
 
@@ -75,7 +95,14 @@ export function validateArguments<T extends TObject>(schema: T, args: unknown): 
   const value = args ?? {};
   const unstorable = unstorableTextFields(value);
   if (unstorable.length > 0) {
-    throw new ValidationError(Object.fromEntries(unstorable.map((f) => [f || 'arguments', [`The ${fieldLabel(f || 'arguments')} field must not contain NUL characters or unpaired surrogates.`]])));
+    throw new ValidationError(
+      Object.fromEntries(
+        unstorable.map((f) => [
+          f || 'arguments',
+          [`The ${fieldLabel(f || 'arguments')} field must not contain NUL characters or unpaired surrogates.`],
+        ]),
+      ),
+    );
   }
   let validate = validators.get(schema);
   if (!validate) validators.set(schema, (validate = compileJsonValidator(schema)));

@@ -1,6 +1,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as ToolDefinition } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool as ToolDefinition,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Db } from '../../db/database.ts';
 import { DomainError, InsufficientCreditsError, UnauthorizedError } from '../../lib/errors.ts';
 import type { Log } from '../../logger.ts';
@@ -42,12 +49,24 @@ export function toolDefinitions(tools: readonly Tool[], prices: PriceTable): Too
     description: `${tool.description}\n\n${priceSentence(tool, prices)} Pass \`dry_run: true\` to get the price of this call and the balance without doing it.`,
     // TypeBox schemas are JSON Schema; the round trip drops TypeBox's symbol keys.
     inputSchema: JSON.parse(JSON.stringify(tool.input)) as ToolDefinition['inputSchema'],
-    annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: false, idempotentHint: tool.readOnly, openWorldHint: false },
+    annotations: {
+      title: tool.title,
+      readOnlyHint: tool.readOnly,
+      destructiveHint: false,
+      idempotentHint: tool.readOnly,
+      openWorldHint: false,
+    },
   }));
 }
 
 function answer(structured: Record<string, unknown>, summary: string): CallToolResult {
-  return { content: [{ type: 'text', text: summary }, { type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  return {
+    content: [
+      { type: 'text', text: summary },
+      { type: 'text', text: JSON.stringify(structured) },
+    ],
+    structuredContent: structured,
+  };
 }
 
 /** One tool call: validate, then dry_run or (check, run, charge). Throws domain errors for the caller to turn into tool errors. */
@@ -60,9 +79,21 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
     const quote = await tool.quote(args, ctx);
     const credits = price ? priceOf(prices, price.operation, quote.units) : 0;
     const balance = await readBalance(db, ctx.accountId);
-    const structured = { dry_run: true, tool: tool.name, operation: price?.operation ?? null, units: quote.units, credits, balance, sufficient: balance >= credits, ...(quote.detail ? { detail: quote.detail } : {}) };
+    const structured = {
+      dry_run: true,
+      tool: tool.name,
+      operation: price?.operation ?? null,
+      units: quote.units,
+      credits,
+      balance,
+      sufficient: balance >= credits,
+      ...(quote.detail ? { detail: quote.detail } : {}),
+    };
     const verdict = credits === 0 ? 'It would cost nothing' : `It would cost ${plural(credits, 'credit')}`;
-    return answer(structured, `Dry run of ${tool.name}: nothing was done or charged. ${verdict}; balance ${plural(balance, 'credit')}${balance >= credits ? '' : ' (not enough)'}.`);
+    return answer(
+      structured,
+      `Dry run of ${tool.name}: nothing was done or charged. ${verdict}; balance ${plural(balance, 'credit')}${balance >= credits ? '' : ' (not enough)'}.`,
+    );
   }
 
   const chargedHere = price?.chargedBy === 'call';
@@ -80,14 +111,21 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
     // No ifTokenActive here (the MCP request looked its token up), so only a short balance refuses.
     if (!r.taken && r.reason === 'inactive-token') throw new UnauthorizedError('Token revoked');
     if (!r.taken) {
-      deps.logger.info({ tool: tool.name, balance: r.balance, required: r.required }, 'mcp: charge lost to a concurrent request: answering 402');
+      deps.logger.info(
+        { tool: tool.name, balance: r.balance, required: r.required },
+        'mcp: charge lost to a concurrent request: answering 402',
+      );
       throw new InsufficientCreditsError(r.balance, r.required);
     }
     if (r.charged > 0) {
       charge = `\nCharged ${plural(r.charged, 'credit')}; balance ${plural(r.balanceAfter ?? 0, 'credit')}.`;
       result.structured = { ...result.structured, credits: { charged: r.charged, balance: r.balanceAfter } };
     }
-  } else if (price?.chargedBy === 'service' && typeof result.structured.credits_charged === 'number' && result.structured.credits_charged > 0) {
+  } else if (
+    price?.chargedBy === 'service' &&
+    typeof result.structured.credits_charged === 'number' &&
+    result.structured.credits_charged > 0
+  ) {
     charge = `\nCharged ${plural(result.structured.credits_charged, 'credit')}.`;
   }
   return answer(result.structured, result.summary + charge);
@@ -105,7 +143,11 @@ const elicitationValidator = new AjvJsonSchemaValidator();
 
 export function createMcpServer(deps: McpServerDeps, definitions: readonly ToolDefinition[], ctx: ToolContext, log: Log): Server {
   // The low-level Server on purpose: it takes the tools' JSON Schema (TypeBox) as is.
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: elicitationValidator });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: elicitationValidator,
+  });
   const byName = new Map(deps.tools.map((t) => [t.name, t]));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...definitions] }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {

@@ -11,7 +11,14 @@ import type { EventsService } from '../watchlist/feed.ts';
 import { parseIdentifierList } from '../watchlist/identifier-list.ts';
 import { addMessage, type WatchlistService } from '../watchlist/service.ts';
 import {
-  CompanyEventsInput, GetCompanyInput, GetWalletInput, ListWatchedInput, MatchCompaniesInput, SearchCompaniesInput, WatchInput, WatchlistEventsInput,
+  CompanyEventsInput,
+  GetCompanyInput,
+  GetWalletInput,
+  ListWatchedInput,
+  MatchCompaniesInput,
+  SearchCompaniesInput,
+  WatchInput,
+  WatchlistEventsInput,
   type MatchQueryInput,
 } from './schema.ts';
 import { companyLine, eventLines, matchLines, pageLine, plural, searchLines, watchedLines, type MatchAnswer } from './summaries.ts';
@@ -86,9 +93,13 @@ export function createTools(services: McpServices): Tool[] {
   const { companies, watchlist, events, wallet } = services;
 
   const searchCompanies: Tool<typeof SearchCompaniesInput> = {
-    name: 'search_companies', title: 'Search Polish companies', readOnly: true, input: SearchCompaniesInput,
-    description: 'Search the Polish business registries (KRS, REGON/BIR, CEIDG) by name words (`q`), city, voivodeship, postal code, activity (PKD) code or prefix, legal form, contact type and activity start dates. '
-      + 'All filters are optional and combine; status defaults to ACTIVE. 20 results a page, newest activity start first.',
+    name: 'search_companies',
+    title: 'Search Polish companies',
+    readOnly: true,
+    input: SearchCompaniesInput,
+    description:
+      'Search the Polish business registries (KRS, REGON/BIR, CEIDG) by name words (`q`), city, voivodeship, postal code, activity (PKD) code or prefix, legal form, contact type and activity start dates. ' +
+      'All filters are optional and combine; status defaults to ACTIVE. 20 results a page, newest activity start first.',
     price: PER_CALL('companies.search'),
     quote: async (args) => {
       parseSearchQuery(withoutDryRun(args));
@@ -97,14 +108,21 @@ export function createTools(services: McpServices): Tool[] {
     run: async (args) => {
       const r = await companies.search(withoutDryRun(args));
       const d = r.data;
-      return { structured: r, summary: `${pageLine(d.total, 'company', 'companies', d.current_page, d.last_page)}${searchLines(d.results)}` };
+      return {
+        structured: r,
+        summary: `${pageLine(d.total, 'company', 'companies', d.current_page, d.last_page)}${searchLines(d.results)}`,
+      };
     },
   };
 
   const getCompany: Tool<typeof GetCompanyInput> = {
-    name: 'get_company', title: 'Company profile', readOnly: true, input: GetCompanyInput,
-    description: 'The full profile of one company by NIP, REGON9 or KRS: names, identifiers, one profile per registry (status, legal form, address, activities, dates, contacts, VAT status, bank accounts) and persons. '
-      + 'A company the service does not hold yet is looked up in the live registries first.',
+    name: 'get_company',
+    title: 'Company profile',
+    readOnly: true,
+    input: GetCompanyInput,
+    description:
+      'The full profile of one company by NIP, REGON9 or KRS: names, identifiers, one profile per registry (status, legal form, address, activities, dates, contacts, VAT status, bank accounts) and persons. ' +
+      'A company the service does not hold yet is looked up in the live registries first.',
     price: PER_CALL('companies.snapshot'),
     quote: async (args) => {
       checkIdentifier(args.identifier_type, args.identifier_value);
@@ -117,10 +135,18 @@ export function createTools(services: McpServices): Tool[] {
   };
 
   const watchCompanies: Tool<typeof WatchInput> = {
-    name: 'watch_companies', title: 'Watch companies', readOnly: false, input: WatchInput,
-    description: 'Add companies to the account\'s watchlist, so that their registry changes appear in `watchlist_events` (and webhooks). Asynchronous: known companies are watched within moments, unknown ones after a lookup in the live registries; '
-      + 'an e-mail confirms which identifiers are watched.',
-    price: { operation: 'companies.add', chargedBy: 'service', unit: 'per identifier newly queued (already watched or queued ones are free; one not found in any registry is refunded)' },
+    name: 'watch_companies',
+    title: 'Watch companies',
+    readOnly: false,
+    input: WatchInput,
+    description:
+      "Add companies to the account's watchlist, so that their registry changes appear in `watchlist_events` (and webhooks). Asynchronous: known companies are watched within moments, unknown ones after a lookup in the live registries; " +
+      'an e-mail confirms which identifiers are watched.',
+    price: {
+      operation: 'companies.add',
+      chargedBy: 'service',
+      unit: 'per identifier newly queued (already watched or queued ones are free; one not found in any registry is refunded)',
+    },
     quote: async (args, ctx) => {
       const quote = await watchlist.quoteAdd(ctx.accountId, parseIdentifierList(args));
       return { units: quote.queued, detail: { ...quote } };
@@ -128,13 +154,20 @@ export function createTools(services: McpServices): Tool[] {
     run: async (args, ctx) => {
       const r = await watchlist.add(ctx.accountId, parseIdentifierList(args));
       const message = addMessage(r);
-      return { structured: { success: true, message, ...r }, summary: `${message}\nRequest ${r.request_id}${r.duplicates > 0 ? `; ${plural(r.duplicates, 'duplicate')} collapsed` : ''}.` };
+      return {
+        structured: { success: true, message, ...r },
+        summary: `${message}\nRequest ${r.request_id}${r.duplicates > 0 ? `; ${plural(r.duplicates, 'duplicate')} collapsed` : ''}.`,
+      };
     },
   };
 
   const unwatchCompanies: Tool<typeof WatchInput> = {
-    name: 'unwatch_companies', title: 'Stop watching companies', readOnly: false, input: WatchInput,
-    description: 'Remove companies from the watchlist; monitoring stops at once. Each value ends in `removed`, `not_watched` (a known company not on the list) or `not_found` (no such company).',
+    name: 'unwatch_companies',
+    title: 'Stop watching companies',
+    readOnly: false,
+    input: WatchInput,
+    description:
+      'Remove companies from the watchlist; monitoring stops at once. Each value ends in `removed`, `not_watched` (a known company not on the list) or `not_found` (no such company).',
     quote: async (args) => {
       parseIdentifierList(args);
       return { units: 0 };
@@ -145,30 +178,48 @@ export function createTools(services: McpServices): Tool[] {
         structured: {
           success: true,
           data: { removed: r.removed, not_found: r.not_found, not_watched: r.not_watched },
-          meta: { total: r.removed.length + r.not_found.length + r.not_watched.length, removed: r.removed.length, not_found: r.not_found.length, not_watched: r.not_watched.length, removed_at: r.removed_at },
+          meta: {
+            total: r.removed.length + r.not_found.length + r.not_watched.length,
+            removed: r.removed.length,
+            not_found: r.not_found.length,
+            not_watched: r.not_watched.length,
+            removed_at: r.removed_at,
+          },
         },
-        summary: `Removed ${r.removed.length}; not watched ${r.not_watched.length}; not found ${r.not_found.length}.`
-          + (r.removed.length > 0 ? `\nRemoved: ${r.removed.join(', ')}` : '')
-          + (r.not_watched.length > 0 ? `\nNot watched: ${r.not_watched.join(', ')}` : '')
-          + (r.not_found.length > 0 ? `\nNot found: ${r.not_found.join(', ')}` : ''),
+        summary:
+          `Removed ${r.removed.length}; not watched ${r.not_watched.length}; not found ${r.not_found.length}.` +
+          (r.removed.length > 0 ? `\nRemoved: ${r.removed.join(', ')}` : '') +
+          (r.not_watched.length > 0 ? `\nNot watched: ${r.not_watched.join(', ')}` : '') +
+          (r.not_found.length > 0 ? `\nNot found: ${r.not_found.join(', ')}` : ''),
       };
     },
   };
 
   const listWatched: Tool<typeof ListWatchedInput> = {
-    name: 'list_watched', title: 'Watched companies', readOnly: true, input: ListWatchedInput,
-    description: 'The companies on the watchlist, newest watch first, with how many events the feed shows for each and the date of the latest.',
+    name: 'list_watched',
+    title: 'Watched companies',
+    readOnly: true,
+    input: ListWatchedInput,
+    description:
+      'The companies on the watchlist, newest watch first, with how many events the feed shows for each and the date of the latest.',
     quote: free,
     run: async (args, ctx) => {
       const page = args.page ?? 1;
       const { data, meta } = await watchlist.listWatched(ctx.accountId, page, args.per_page ?? 20);
-      return { structured: { success: true, data, meta }, summary: `${pageLine(meta.total, 'watched company', 'watched companies', meta.current_page, meta.last_page)}${watchedLines(data)}` };
+      return {
+        structured: { success: true, data, meta },
+        summary: `${pageLine(meta.total, 'watched company', 'watched companies', meta.current_page, meta.last_page)}${watchedLines(data)}`,
+      };
     },
   };
 
   const companyEvents: Tool<typeof CompanyEventsInput> = {
-    name: 'company_events', title: 'A company\'s registry changes', readOnly: true, input: CompanyEventsInput,
-    description: 'Every change detected in the registries for one company (watched or not), newest first: name, address, activities, status, insolvency, contacts, persons, tax. Filter by event type, scope and dates.',
+    name: 'company_events',
+    title: "A company's registry changes",
+    readOnly: true,
+    input: CompanyEventsInput,
+    description:
+      'Every change detected in the registries for one company (watched or not), newest first: name, address, activities, status, insolvency, contacts, persons, tax. Filter by event type, scope and dates.',
     price: PER_CALL('companies.events'),
     quote: async (args) => {
       checkIdentifier(args.identifier_type, args.identifier_value);
@@ -186,9 +237,13 @@ export function createTools(services: McpServices): Tool[] {
   };
 
   const watchlistEvents: Tool<typeof WatchlistEventsInput> = {
-    name: 'watchlist_events', title: 'Changes of the watched companies', readOnly: true, input: WatchlistEventsInput,
-    description: 'The feed: registry changes of the watched companies, from the day each was watched. By default newest first, page-numbered; with `after_id`, the events after that id, oldest first, '
-      + 'so that an agent polling with `meta.next_after_id` sees every event exactly once.',
+    name: 'watchlist_events',
+    title: 'Changes of the watched companies',
+    readOnly: true,
+    input: WatchlistEventsInput,
+    description:
+      'The feed: registry changes of the watched companies, from the day each was watched. By default newest first, page-numbered; with `after_id`, the events after that id, oldest first, ' +
+      'so that an agent polling with `meta.next_after_id` sees every event exactly once.',
     price: PER_CALL('watchlist.events'),
     quote: async (args) => {
       parseEventFilters(args);
@@ -196,20 +251,27 @@ export function createTools(services: McpServices): Tool[] {
     },
     run: async (args, ctx) => {
       const r = await events.feed(ctx.accountId, { ...withoutDryRun(args), page: args.page ?? 1, per_page: args.per_page ?? 20 });
-      const head = 'after_id' in r.meta
-        ? `${plural(r.data.length, 'event')} after id ${r.meta.after_id}${r.meta.has_more ? ' (more follow)' : ''}; next after_id: ${r.meta.next_after_id}.`
-        : pageLine(r.meta.total, 'event', 'events', r.meta.current_page, r.meta.last_page);
+      const head =
+        'after_id' in r.meta
+          ? `${plural(r.data.length, 'event')} after id ${r.meta.after_id}${r.meta.has_more ? ' (more follow)' : ''}; next after_id: ${r.meta.next_after_id}.`
+          : pageLine(r.meta.total, 'event', 'events', r.meta.current_page, r.meta.last_page);
       return { structured: { status: 'success', data: r.data, meta: r.meta }, summary: `${head}${eventLines(r.data)}` };
     },
   };
 
   const getWallet: Tool<typeof GetWalletInput> = {
-    name: 'get_wallet', title: 'Credit balance', readOnly: true, input: GetWalletInput,
-    description: 'The account\'s credit balance and the credits purchased to date.',
+    name: 'get_wallet',
+    title: 'Credit balance',
+    readOnly: true,
+    input: GetWalletInput,
+    description: "The account's credit balance and the credits purchased to date.",
     quote: free,
     run: async (_args, ctx) => {
       const data = await wallet.getWallet(ctx.accountId);
-      return { structured: { status: 'success', data }, summary: `Balance: ${plural(data.balance, 'credit')} (purchased to date: ${data.total_purchased}).` };
+      return {
+        structured: { status: 'success', data },
+        summary: `Balance: ${plural(data.balance, 'credit')} (purchased to date: ${data.total_purchased}).`,
+      };
     },
   };
 
@@ -217,9 +279,13 @@ export function createTools(services: McpServices): Tool[] {
   if (services.match) {
     const { service, operation } = services.match;
     const matchCompanies: Tool<typeof MatchCompaniesInput> = {
-      name: 'match_companies', title: 'Match records to companies', readOnly: true, input: MatchCompaniesInput,
-      description: 'Entity resolution: for each of up to 100 records (a name and/or NIP, REGON, KRS, with city, postal code, street), up to 5 candidate companies, best first, with a score from 0 to 1 '
-        + 'and `match: true` on the one candidate the service would bet on. Names match ignoring case, diacritics, punctuation and legal-form words.',
+      name: 'match_companies',
+      title: 'Match records to companies',
+      readOnly: true,
+      input: MatchCompaniesInput,
+      description:
+        'Entity resolution: for each of up to 100 records (a name and/or NIP, REGON, KRS, with city, postal code, street), up to 5 candidate companies, best first, with a score from 0 to 1 ' +
+        'and `match: true` on the one candidate the service would bet on. Names match ignoring case, diacritics, punctuation and legal-form words.',
       price: { operation, chargedBy: 'call', unit: 'per query' },
       unitsOf: (args) => args.queries.length,
       quote: async (args) => ({ units: args.queries.length }),

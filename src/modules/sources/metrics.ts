@@ -10,9 +10,14 @@ export function installSourceMetrics(registry: client.Registry, service: Sources
   let pending: Promise<SourceStatus[]> | null = null;
   // The gauges are collected one after another in a scrape; they share one reading.
   const read = () => {
-    pending ??= service.list().catch(() => [] as SourceStatus[]).finally(() => {
-      setImmediate(() => { pending = null; });
-    });
+    pending ??= service
+      .list()
+      .catch(() => [] as SourceStatus[])
+      .finally(() => {
+        setImmediate(() => {
+          pending = null;
+        });
+      });
     return pending;
   };
   new client.Gauge({
@@ -22,7 +27,8 @@ export function installSourceMetrics(registry: client.Registry, service: Sources
     registers: [registry],
     async collect() {
       this.reset();
-      for (const s of await read()) if (s.last_completed_date) this.set({ source: s.source }, Date.parse(`${s.last_completed_date}T00:00:00Z`) / 1000);
+      for (const s of await read())
+        if (s.last_completed_date) this.set({ source: s.source }, Date.parse(`${s.last_completed_date}T00:00:00Z`) / 1000);
     },
   });
   new client.Gauge({
@@ -37,12 +43,14 @@ export function installSourceMetrics(registry: client.Registry, service: Sources
   });
   new client.Gauge({
     name: 'regwatch_source_health',
-    help: 'A source\'s health as on GET /api/v1/sources: 1 for the current one (ok, degraded, down, unconfigured), 0 for the others',
+    help: "A source's health as on GET /api/v1/sources: 1 for the current one (ok, degraded, down, unconfigured), 0 for the others",
     labelNames: ['source', 'health'] as const,
     registers: [registry],
     async collect() {
       this.reset();
-      for (const s of await read()) for (const health of ['ok', 'degraded', 'down', 'unconfigured']) this.set({ source: s.source, health }, s.health === health ? 1 : 0);
+      for (const s of await read())
+        for (const health of ['ok', 'degraded', 'down', 'unconfigured'])
+          this.set({ source: s.source, health }, s.health === health ? 1 : 0);
     },
   });
 }

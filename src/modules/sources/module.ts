@@ -6,7 +6,11 @@ import { sourcesRoutes } from './routes.ts';
 import { createSourcesService, type SourcesService } from './service.ts';
 
 /** Registry sources' freshness and health (docs/sources.md); its metrics are in ./metrics.ts. */
-export function createSourcesModule(deps: { db: Db; config: Pick<Config, 'registrySources'>; clock: Clock }): AppModule & { service: SourcesService } {
+export function createSourcesModule(deps: {
+  db: Db;
+  config: Pick<Config, 'registrySources'>;
+  clock: Clock;
+}): AppModule & { service: SourcesService } {
   const service = createSourcesService(deps);
   return {
     name: 'sources',

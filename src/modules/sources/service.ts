@@ -26,7 +26,11 @@ export interface SourcesService {
   list(): Promise<SourceStatus[]>;
 }
 
-export function createSourcesService(deps: { db: RegistryExecutor; config: Pick<Config, 'registrySources'>; clock: Clock }): SourcesService {
+export function createSourcesService(deps: {
+  db: RegistryExecutor;
+  config: Pick<Config, 'registrySources'>;
+  clock: Clock;
+}): SourcesService {
   const configured = new Set(deps.config.registrySources.map(sourceNameOf));
   let counts: { daily: string; any: string; at: number; value: Map<string, number> } | null = null;
   let counting: Promise<void> | null = null;
@@ -42,11 +46,16 @@ export function createSourcesService(deps: { db: RegistryExecutor; config: Pick<
     const stale = !counts || counts.daily !== marks.daily || (counts.any !== marks.any && Math.abs(at - counts.at) > IMPORTS_STALE_MS);
     if (stale && !counting) {
       counting = companiesPerSource(deps.db)
-        .then((value) => { counts = { ...marks, at, value }; })
-        .finally(() => { counting = null; });
+        .then((value) => {
+          counts = { ...marks, at, value };
+        })
+        .finally(() => {
+          counting = null;
+        });
     }
     if (!counts) await counting;
-    else if (counting) await Promise.race([counting.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, RECOUNT_WAIT_MS).unref())]);
+    else if (counting)
+      await Promise.race([counting.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, RECOUNT_WAIT_MS).unref())]);
     return counts!.value;
   }
 
@@ -82,8 +91,14 @@ export function createSourcesService(deps: { db: RegistryExecutor; config: Pick<
           last_completed_date: span?.last_completed_date ?? null,
           last_run: run
             ? {
-                date: run.date, status: run.status, started_at: run.started_at.toISOString(), finished_at: run.finished_at?.toISOString() ?? null,
-                new: run.new, updated: run.updated, deleted: run.deleted, events: run.events,
+                date: run.date,
+                status: run.status,
+                started_at: run.started_at.toISOString(),
+                finished_at: run.finished_at?.toISOString() ?? null,
+                new: run.new,
+                updated: run.updated,
+                deleted: run.deleted,
+                events: run.events,
               }
             : null,
           gaps: coverage.gaps,

@@ -42,16 +42,35 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; usage: UsageTr
       const row = await deps.db
         .selectFrom('api_tokens as t')
         .innerJoin('accounts as a', 'a.id', 't.account_id')
-        .select(['t.id', 't.token_ref', 't.name', 't.kind', 't.expires_at', 't.revoked_at', 't.last_used_at', 'a.id as account_id', 'a.user_ref', 'a.name as user_name', 'a.email'])
+        .select([
+          't.id',
+          't.token_ref',
+          't.name',
+          't.kind',
+          't.expires_at',
+          't.revoked_at',
+          't.last_used_at',
+          'a.id as account_id',
+          'a.user_ref',
+          'a.name as user_name',
+          'a.email',
+        ])
         .where('t.secret_hash', '=', hash)
         .executeTakeFirst();
       if (!row) return { ok: false, error: new UnauthorizedError('Invalid API token') };
       if (row.revoked_at) return { ok: false, error: new UnauthorizedError('Token revoked') };
       if (row.expires_at && row.expires_at <= now) return { ok: false, error: new UnauthorizedError('Token expired') };
       const principal: Principal = {
-        accountId: row.account_id, userRef: row.user_ref, userName: row.user_name, email: row.email,
-        tokenId: row.id, tokenRef: row.token_ref, tokenName: row.name, kind: row.kind,
-        expiresAt: row.expires_at, lastUsedAt: row.last_used_at,
+        accountId: row.account_id,
+        userRef: row.user_ref,
+        userName: row.user_name,
+        email: row.email,
+        tokenId: row.id,
+        tokenRef: row.token_ref,
+        tokenName: row.name,
+        kind: row.kind,
+        expiresAt: row.expires_at,
+        lastUsedAt: row.last_used_at,
       };
       deps.cache.put(ticket, hash, principal);
       return { ok: true, principal, cached: false };
@@ -67,7 +86,12 @@ export type Authenticator = ReturnType<typeof createAuthenticator>;
 
 /** Whether a token is still usable at `now`: neither revoked nor expired (nor gone). */
 export async function isTokenActive(db: DbOrTrx, tokenId: string, now: Date): Promise<boolean> {
-  const row = await db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).where('revoked_at', 'is', null)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).executeTakeFirst();
+  const row = await db
+    .selectFrom('api_tokens')
+    .select('id')
+    .where('id', '=', tokenId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirst();
   return row !== undefined;
 }

@@ -34,104 +34,194 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
   const { tokens, clock } = deps;
   const meta = () => ({ timestamp: clock.now().toISOString() });
   return async (app) => {
-    app.post('/tokens', {
-      config: { auth: 'master' },
-      schema: {
-        tags: ['Tokens'], summary: 'Create an API token', security: [{ bearer: [] }],
-        description: 'The plaintext (`sk_api_…`) is returned once. Without `expires_in_days` the token never expires.',
-        body: Type.Object({ name: NameSchema, expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })) }),
-        response: { 201: Type.Object({ success: Type.Boolean(), data: NewTokenSchema, meta: Meta }), ...errorResponses({ auth: 'master', validation: true }) },
-      },
-    }, async (req, reply) => {
-      const data = await tokens.create(req.auth!.accountId, req.body.name.trim(), req.body.expires_in_days);
-      return reply.code(201).send({ success: true, data, meta: meta() });
-    });
-
-    app.get('/tokens', {
-      config: { auth: 'master' },
-      schema: {
-        tags: ['Tokens'], summary: 'List the tokens of the account (Master Token included)', security: [{ bearer: [] }],
-        response: { 200: Type.Object({ success: Type.Boolean(), data: Type.Array(TokenSchema), meta: Type.Object({ total: Type.Integer(), timestamp: TimestampSchema }) }), ...errorResponses({ auth: 'master' }) },
-      },
-    }, async (req) => {
-      const data = await tokens.list(req.auth!.accountId);
-      return { success: true, data, meta: { total: data.length, ...meta() } };
-    });
-
-    app.post('/tokens/verify', {
-      config: { auth: 'any' },
-      schema: {
-        tags: ['Tokens'], summary: 'Verify the token in the Authorization header', security: [{ bearer: [] }],
-        response: {
-          200: Type.Object({
-            success: Type.Boolean(),
-            data: Type.Object({
-              valid: Type.Boolean(), token_ref: Type.String(), token_name: Type.String(), kind: Type.String(), user_ref: Type.String(), user_name: Type.String(),
-              expires_at: NullableTimestampSchema, is_active: Type.Boolean(), last_used_at: NullableTimestampSchema,
-            }),
-            meta: Meta,
-          }),
-          ...errorResponses({ auth: 'any' }),
+    app.post(
+      '/tokens',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags: ['Tokens'],
+          summary: 'Create an API token',
+          security: [{ bearer: [] }],
+          description: 'The plaintext (`sk_api_…`) is returned once. Without `expires_in_days` the token never expires.',
+          body: Type.Object({ name: NameSchema, expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })) }),
+          response: {
+            201: Type.Object({ success: Type.Boolean(), data: NewTokenSchema, meta: Meta }),
+            ...errorResponses({ auth: 'master', validation: true }),
+          },
         },
       },
-    }, async (req) => {
-      const a = req.auth!;
-      return {
+      async (req, reply) => {
+        const data = await tokens.create(req.auth!.accountId, req.body.name.trim(), req.body.expires_in_days);
+        return reply.code(201).send({ success: true, data, meta: meta() });
+      },
+    );
+
+    app.get(
+      '/tokens',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags: ['Tokens'],
+          summary: 'List the tokens of the account (Master Token included)',
+          security: [{ bearer: [] }],
+          response: {
+            200: Type.Object({
+              success: Type.Boolean(),
+              data: Type.Array(TokenSchema),
+              meta: Type.Object({ total: Type.Integer(), timestamp: TimestampSchema }),
+            }),
+            ...errorResponses({ auth: 'master' }),
+          },
+        },
+      },
+      async (req) => {
+        const data = await tokens.list(req.auth!.accountId);
+        return { success: true, data, meta: { total: data.length, ...meta() } };
+      },
+    );
+
+    app.post(
+      '/tokens/verify',
+      {
+        config: { auth: 'any' },
+        schema: {
+          tags: ['Tokens'],
+          summary: 'Verify the token in the Authorization header',
+          security: [{ bearer: [] }],
+          response: {
+            200: Type.Object({
+              success: Type.Boolean(),
+              data: Type.Object({
+                valid: Type.Boolean(),
+                token_ref: Type.String(),
+                token_name: Type.String(),
+                kind: Type.String(),
+                user_ref: Type.String(),
+                user_name: Type.String(),
+                expires_at: NullableTimestampSchema,
+                is_active: Type.Boolean(),
+                last_used_at: NullableTimestampSchema,
+              }),
+              meta: Meta,
+            }),
+            ...errorResponses({ auth: 'any' }),
+          },
+        },
+      },
+      async (req) => {
+        const a = req.auth!;
+        return {
+          success: true,
+          data: {
+            valid: true,
+            token_ref: a.tokenRef,
+            token_name: a.tokenName,
+            kind: a.kind,
+            user_ref: a.userRef,
+            user_name: a.userName,
+            expires_at: a.expiresAt?.toISOString() ?? null,
+            is_active: true,
+            last_used_at: a.lastUsedAt?.toISOString() ?? null,
+          },
+          meta: meta(),
+        };
+      },
+    );
+
+    app.get(
+      '/tokens/:token_ref',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags: ['Tokens'],
+          summary: 'Get one token',
+          security: [{ bearer: [] }],
+          params: RefParams,
+          response: {
+            200: Type.Object({ success: Type.Boolean(), data: TokenSchema, meta: Meta }),
+            ...errorResponses({ auth: 'master', notFound: true }),
+          },
+        },
+      },
+      async (req) => ({ success: true, data: await tokens.get(req.auth!.accountId, req.params.token_ref), meta: meta() }),
+    );
+
+    app.put(
+      '/tokens/:token_ref',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags: ['Tokens'],
+          summary: 'Rename a token',
+          security: [{ bearer: [] }],
+          params: RefParams,
+          body: Type.Object({ name: NameSchema }),
+          response: {
+            200: Type.Object({ success: Type.Boolean(), data: TokenSchema, meta: Meta }),
+            ...errorResponses({ auth: 'master', notFound: true, validation: true }),
+          },
+        },
+      },
+      async (req) => ({
         success: true,
-        data: {
-          valid: true, token_ref: a.tokenRef, token_name: a.tokenName, kind: a.kind, user_ref: a.userRef, user_name: a.userName,
-          expires_at: a.expiresAt?.toISOString() ?? null, is_active: true, last_used_at: a.lastUsedAt?.toISOString() ?? null,
-        },
+        data: await tokens.rename(req.auth!.accountId, req.params.token_ref, req.body.name.trim()),
         meta: meta(),
-      };
-    });
+      }),
+    );
 
-    app.get('/tokens/:token_ref', {
-      config: { auth: 'master' },
-      schema: {
-        tags: ['Tokens'], summary: 'Get one token', security: [{ bearer: [] }], params: RefParams,
-        response: { 200: Type.Object({ success: Type.Boolean(), data: TokenSchema, meta: Meta }), ...errorResponses({ auth: 'master', notFound: true }) },
-      },
-    }, async (req) => ({ success: true, data: await tokens.get(req.auth!.accountId, req.params.token_ref), meta: meta() }));
-
-    app.put('/tokens/:token_ref', {
-      config: { auth: 'master' },
-      schema: {
-        tags: ['Tokens'], summary: 'Rename a token', security: [{ bearer: [] }], params: RefParams,
-        body: Type.Object({ name: NameSchema }),
-        response: { 200: Type.Object({ success: Type.Boolean(), data: TokenSchema, meta: Meta }), ...errorResponses({ auth: 'master', notFound: true, validation: true }) },
-      },
-    }, async (req) => ({ success: true, data: await tokens.rename(req.auth!.accountId, req.params.token_ref, req.body.name.trim()), meta: meta() }));
-
-    app.delete('/tokens/:token_ref', {
-      config: { auth: 'master' },
-      schema: {
-        tags: ['Tokens'], summary: 'Revoke an API token (irreversible)', security: [{ bearer: [] }], params: RefParams,
-        description: 'The Master Token cannot be revoked (422): rotate it or recover the account. Revoking an already revoked token answers 200 with its original revoked_at.',
-        response: { 200: Type.Object({ success: Type.Boolean(), message: Type.String(), meta: Type.Object({ revoked_at: TimestampSchema }) }), ...errorResponses({ auth: 'master', notFound: true, validation: true }) },
-      },
-    }, async (req) => {
-      const r = await tokens.revoke(req.auth!.accountId, req.params.token_ref);
-      return { success: true, message: `Token ${r.token_ref} has been revoked.`, meta: { revoked_at: r.revoked_at } };
-    });
-
-    app.post('/tokens/:token_ref/rotate', {
-      config: { auth: 'master' },
-      schema: {
-        tags: ['Tokens'], summary: 'Rotate a token', security: [{ bearer: [] }], params: RefParams,
-        description: 'Revokes the token and creates a new one named `<name> (rotated)` with the same lifetime counted from now. The Master Token can be rotated too.',
-        response: {
-          200: Type.Object({
-            success: Type.Boolean(),
-            data: Type.Object({
-              old_token: Type.Object({ token_ref: Type.String(), name: Type.String(), revoked_at: TimestampSchema, is_active: Type.Boolean() }),
-              new_token: NewTokenSchema,
-            }),
-            meta: Meta,
-          }),
-          ...errorResponses({ auth: 'master', notFound: true, validation: true }),
+    app.delete(
+      '/tokens/:token_ref',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags: ['Tokens'],
+          summary: 'Revoke an API token (irreversible)',
+          security: [{ bearer: [] }],
+          params: RefParams,
+          description:
+            'The Master Token cannot be revoked (422): rotate it or recover the account. Revoking an already revoked token answers 200 with its original revoked_at.',
+          response: {
+            200: Type.Object({ success: Type.Boolean(), message: Type.String(), meta: Type.Object({ revoked_at: TimestampSchema }) }),
+            ...errorResponses({ auth: 'master', notFound: true, validation: true }),
+          },
         },
       },
-    }, async (req) => ({ success: true, data: await tokens.rotate(req.auth!.accountId, req.params.token_ref), meta: meta() }));
+      async (req) => {
+        const r = await tokens.revoke(req.auth!.accountId, req.params.token_ref);
+        return { success: true, message: `Token ${r.token_ref} has been revoked.`, meta: { revoked_at: r.revoked_at } };
+      },
+    );
+
+    app.post(
+      '/tokens/:token_ref/rotate',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags: ['Tokens'],
+          summary: 'Rotate a token',
+          security: [{ bearer: [] }],
+          params: RefParams,
+          description:
+            'Revokes the token and creates a new one named `<name> (rotated)` with the same lifetime counted from now. The Master Token can be rotated too.',
+          response: {
+            200: Type.Object({
+              success: Type.Boolean(),
+              data: Type.Object({
+                old_token: Type.Object({
+                  token_ref: Type.String(),
+                  name: Type.String(),
+                  revoked_at: TimestampSchema,
+                  is_active: Type.Boolean(),
+                }),
+                new_token: NewTokenSchema,
+              }),
+              meta: Meta,
+            }),
+            ...errorResponses({ auth: 'master', notFound: true, validation: true }),
+          },
+        },
+      },
+      async (req) => ({ success: true, data: await tokens.rotate(req.auth!.accountId, req.params.token_ref), meta: meta() }),
+    );
   };
 }

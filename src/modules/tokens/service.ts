@@ -69,7 +69,12 @@ export interface TokensDeps {
 }
 
 async function findOwnToken(db: DbOrTrx, accountId: string, tokenRef: string): Promise<TokenRow> {
-  const row = await db.selectFrom('api_tokens').selectAll().where('account_id', '=', accountId).where('token_ref', '=', tokenRef).executeTakeFirst();
+  const row = await db
+    .selectFrom('api_tokens')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('token_ref', '=', tokenRef)
+    .executeTakeFirst();
   // Another account's token is indistinguishable from a missing one.
   if (!row) throw new NotFoundError('Token not found');
   return row;
@@ -86,7 +91,13 @@ export function createTokensService(deps: TokensDeps) {
 
     async list(accountId: string) {
       await deps.usage.flush();
-      const rows = await db.selectFrom('api_tokens').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+      const rows = await db
+        .selectFrom('api_tokens')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute();
       const now = clock.now();
       return rows.map((r) => toTokenView(r, now));
     },
@@ -98,7 +109,13 @@ export function createTokensService(deps: TokensDeps) {
 
     async rename(accountId: string, tokenRef: string, name: string) {
       await findOwnToken(db, accountId, tokenRef);
-      const row = await db.updateTable('api_tokens').set({ name }).where('account_id', '=', accountId).where('token_ref', '=', tokenRef).returningAll().executeTakeFirstOrThrow();
+      const row = await db
+        .updateTable('api_tokens')
+        .set({ name })
+        .where('account_id', '=', accountId)
+        .where('token_ref', '=', tokenRef)
+        .returningAll()
+        .executeTakeFirstOrThrow();
       return toTokenView(row, clock.now());
     },
 
@@ -133,10 +150,18 @@ export function createTokensService(deps: TokensDeps) {
           .executeTakeFirst();
         if (!old) {
           const existing = await findOwnToken(trx, accountId, tokenRef); // 404 when not ours
-          throw new ValidationError({ token_ref: [existing.revoked_at ? 'A revoked token cannot be rotated.' : 'The token could not be rotated.'] });
+          throw new ValidationError({
+            token_ref: [existing.revoked_at ? 'A revoked token cannot be rotated.' : 'The token could not be rotated.'],
+          });
         }
         const rotatedName = `${old.name} (rotated)`.slice(0, 255);
-        const { row, plaintext } = await issueToken(trx, { accountId, kind: old.kind, name: rotatedName, lifetimeDays: old.lifetime_days, now });
+        const { row, plaintext } = await issueToken(trx, {
+          accountId,
+          kind: old.kind,
+          name: rotatedName,
+          lifetimeDays: old.lifetime_days,
+          now,
+        });
         return {
           old_token: { token_ref: old.token_ref, name: old.name, revoked_at: now.toISOString(), is_active: false as const },
           new_token: { ...toTokenView(row, now), plaintext, warning: PLAINTEXT_WARNING },

@@ -19,7 +19,10 @@ export interface TokenCache {
   stop(): Promise<void>;
 }
 
-interface Entry { principal: Principal; storedAt: number }
+interface Entry {
+  principal: Principal;
+  storedAt: number;
+}
 
 /**
  * The tokens this process has looked up, so that a priced request does not pay a database round
@@ -46,10 +49,17 @@ export function createTokenCache(deps: { db: Db; maxEntries: number; ttlMs?: num
     generation++;
     const [kind, id] = payload.split(':');
     for (const [hash, e] of entries) {
-      if ((kind === 't' && e.principal.tokenId === id) || (kind === 'a' && e.principal.accountId === id) || (kind !== 't' && kind !== 'a')) entries.delete(hash);
+      if ((kind === 't' && e.principal.tokenId === id) || (kind === 'a' && e.principal.accountId === id) || (kind !== 't' && kind !== 'a'))
+        entries.delete(hash);
     }
   };
-  const listener = createNotificationListener({ db: deps.db, channel: AUTH_CHANNEL, onNotify: forget, onState: reset, onError: deps.onError });
+  const listener = createNotificationListener({
+    db: deps.db,
+    channel: AUTH_CHANNEL,
+    onNotify: forget,
+    onState: reset,
+    onError: deps.onError,
+  });
 
   return {
     get active() {

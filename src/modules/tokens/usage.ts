@@ -1,7 +1,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 
-interface Pending { count: number; at: Date; ip: string | null }
+interface Pending {
+  count: number;
+  at: Date;
+  ip: string | null;
+}
 
 /**
  * Token usage (`usage_count`, `last_used_at`, `last_used_ip`) is counted in memory and written
@@ -22,8 +26,16 @@ export function createUsageTracker(db: Db, options: { intervalMs?: number; onErr
     if (pending.size === 0) return;
     const batch = pending;
     pending = new Map();
-    const ids: string[] = [], counts: number[] = [], ats: Date[] = [], ips: (string | null)[] = [];
-    for (const [id, p] of batch) { ids.push(id); counts.push(p.count); ats.push(p.at); ips.push(p.ip); }
+    const ids: string[] = [],
+      counts: number[] = [],
+      ats: Date[] = [],
+      ips: (string | null)[] = [];
+    for (const [id, p] of batch) {
+      ids.push(id);
+      counts.push(p.count);
+      ats.push(p.at);
+      ips.push(p.ip);
+    }
     try {
       await sql`
         UPDATE api_tokens t
@@ -36,8 +48,13 @@ export function createUsageTracker(db: Db, options: { intervalMs?: number; onErr
       // Put the counts back so a passing database hiccup loses nothing.
       for (const [id, p] of batch) {
         const cur = pending.get(id);
-        if (cur) { cur.count += p.count; if (p.at > cur.at) { cur.at = p.at; cur.ip = p.ip; } }
-        else pending.set(id, p);
+        if (cur) {
+          cur.count += p.count;
+          if (p.at > cur.at) {
+            cur.at = p.at;
+            cur.ip = p.ip;
+          }
+        } else pending.set(id, p);
       }
       options.onError?.(e);
     }
@@ -51,7 +68,10 @@ export function createUsageTracker(db: Db, options: { intervalMs?: number; onErr
       const cur = pending.get(tokenId);
       if (cur) {
         cur.count += 1;
-        if (at >= cur.at) { cur.at = at; cur.ip = ip; }
+        if (at >= cur.at) {
+          cur.at = at;
+          cur.ip = ip;
+        }
       } else {
         pending.set(tokenId, { count: 1, at, ip });
       }

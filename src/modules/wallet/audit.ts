@@ -20,7 +20,15 @@ export interface AuditFinding {
 export async function auditWallets(db: DbOrTrx): Promise<{ wallets: number; transactions: number; findings: AuditFinding[] }> {
   const findings: AuditFinding[] = [];
 
-  const sums = await sql<{ account_id: string; user_ref: string | null; balance: string; total_purchased: string; ledger_sum: string; deposits: string; last_after: string | null }>`
+  const sums = await sql<{
+    account_id: string;
+    user_ref: string | null;
+    balance: string;
+    total_purchased: string;
+    ledger_sum: string;
+    deposits: string;
+    last_after: string | null;
+  }>`
     SELECT w.account_id, a.user_ref, w.balance, w.total_purchased,
            COALESCE(SUM(t.amount), 0) AS ledger_sum,
            COALESCE(SUM(t.amount) FILTER (WHERE t.type = 'deposit'), 0) AS deposits,
@@ -33,11 +41,20 @@ export async function auditWallets(db: DbOrTrx): Promise<{ wallets: number; tran
   for (const r of sums.rows) {
     const at = { userRef: r.user_ref, accountId: r.account_id };
     if (r.balance !== r.ledger_sum) findings.push({ ...at, problem: `balance ${r.balance} but the ledger sums to ${r.ledger_sum}` });
-    if (r.total_purchased !== r.deposits) findings.push({ ...at, problem: `total_purchased ${r.total_purchased} but deposits sum to ${r.deposits}` });
-    if ((r.last_after ?? '0') !== r.balance) findings.push({ ...at, problem: `balance ${r.balance} but the last balance_after is ${r.last_after ?? 'absent (no rows)'}` });
+    if (r.total_purchased !== r.deposits)
+      findings.push({ ...at, problem: `total_purchased ${r.total_purchased} but deposits sum to ${r.deposits}` });
+    if ((r.last_after ?? '0') !== r.balance)
+      findings.push({ ...at, problem: `balance ${r.balance} but the last balance_after is ${r.last_after ?? 'absent (no rows)'}` });
   }
 
-  const chain = await sql<{ account_id: string; user_ref: string | null; id: string; amount: string; balance_after: string; previous: string }>`
+  const chain = await sql<{
+    account_id: string;
+    user_ref: string | null;
+    id: string;
+    amount: string;
+    balance_after: string;
+    previous: string;
+  }>`
     SELECT c.account_id, a.user_ref, c.id, c.amount, c.balance_after, c.previous
       FROM (SELECT t.account_id, t.id, t.amount, t.balance_after,
                    LAG(t.balance_after, 1, 0::bigint) OVER (PARTITION BY t.account_id ORDER BY t.id) AS previous
@@ -47,10 +64,23 @@ export async function auditWallets(db: DbOrTrx): Promise<{ wallets: number; tran
      ORDER BY c.account_id, c.id
      LIMIT 1000`.execute(db);
   for (const r of chain.rows) {
-    findings.push({ userRef: r.user_ref, accountId: r.account_id, problem: `transaction ${r.id}: balance_after ${r.balance_after} but the previous ${r.previous} plus amount ${r.amount} is ${BigInt(r.previous) + BigInt(r.amount)}` });
+    findings.push({
+      userRef: r.user_ref,
+      accountId: r.account_id,
+      problem: `transaction ${r.id}: balance_after ${r.balance_after} but the previous ${r.previous} plus amount ${r.amount} is ${BigInt(r.previous) + BigInt(r.amount)}`,
+    });
   }
 
-  const payments = await sql<{ account_id: string; user_ref: string | null; payment_ref: string | null; reference: string | null; status: string | null; credits: number | null; deposits: number; deposited: string | null }>`
+  const payments = await sql<{
+    account_id: string;
+    user_ref: string | null;
+    payment_ref: string | null;
+    reference: string | null;
+    status: string | null;
+    credits: number | null;
+    deposits: number;
+    deposited: string | null;
+  }>`
     SELECT COALESCE(p.account_id, d.account_id) AS account_id, a.user_ref, p.payment_ref, d.reference, p.status, p.credits,
            COUNT(d.id)::int AS deposits, SUM(d.amount) AS deposited
       FROM (SELECT * FROM payments WHERE status = 'confirmed') p
@@ -63,7 +93,8 @@ export async function auditWallets(db: DbOrTrx): Promise<{ wallets: number; tran
   for (const r of payments.rows) {
     const at = { userRef: r.user_ref, accountId: r.account_id };
     if (!r.payment_ref) findings.push({ ...at, problem: `deposit ${r.reference ?? '(no reference)'} belongs to no confirmed payment` });
-    else if (r.deposits !== 1) findings.push({ ...at, problem: `confirmed payment ${r.payment_ref} has ${r.deposits} deposits (expected 1)` });
+    else if (r.deposits !== 1)
+      findings.push({ ...at, problem: `confirmed payment ${r.payment_ref} has ${r.deposits} deposits (expected 1)` });
     else findings.push({ ...at, problem: `confirmed payment ${r.payment_ref} of ${r.credits} credits was deposited as ${r.deposited}` });
   }
 

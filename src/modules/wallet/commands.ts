@@ -16,10 +16,16 @@ export interface WalletCommandContext {
 
 /** Runs the audit in one snapshot and reports it; 0 when clean, 1 when any mismatch exists. */
 export async function runWalletAudit(db: Db, out: (line: string) => void): Promise<number> {
-  const report = await db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute((trx) => auditWallets(trx));
+  const report = await db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute((trx) => auditWallets(trx));
   for (const f of report.findings) out(formatFinding(f));
   const n = report.findings.length;
-  out(`Audited ${report.wallets} wallet(s) and ${report.transactions} transaction(s): ${n === 0 ? 'every ledger matches its balance.' : `${n} mismatch${n === 1 ? '' : 'es'}.`}`);
+  out(
+    `Audited ${report.wallets} wallet(s) and ${report.transactions} transaction(s): ${n === 0 ? 'every ledger matches its balance.' : `${n} mismatch${n === 1 ? '' : 'es'}.`}`,
+  );
   return n === 0 ? 0 : 1;
 }
 

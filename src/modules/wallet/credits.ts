@@ -52,7 +52,14 @@ export type ChargeAttempt =
 function usageEntry(args: ChargeArgs): LedgerEntry | null {
   const amount = priceOf(args.prices, args.operation, args.units ?? 1);
   if (amount === 0) return null;
-  return { accountId: args.accountId, type: 'usage', amount: -amount, description: args.operation, reference: args.reference, ifTokenActive: args.ifTokenActive };
+  return {
+    accountId: args.accountId,
+    type: 'usage',
+    amount: -amount,
+    description: args.operation,
+    reference: args.reference,
+    ifTokenActive: args.ifTokenActive,
+  };
 }
 
 function attemptOf(r: LedgerResult, amount: number): ChargeAttempt {
@@ -119,7 +126,11 @@ export async function refundCredits(trx: DbOrTrx, args: RefundArgs): Promise<{ r
   const amount = priceOf(args.prices, args.operation, args.units ?? 1);
   if (amount === 0) return { refunded: 0 };
   const r = await applyLedgerEntry(trx, {
-    accountId: args.accountId, type: 'refund', amount, description: args.description ?? `${args.operation} refund`, reference: args.reference,
+    accountId: args.accountId,
+    type: 'refund',
+    amount,
+    description: args.description ?? `${args.operation} refund`,
+    reference: args.reference,
   });
   if (r.applied) return { refunded: amount };
   if (r.reason === 'duplicate') return { refunded: 0 };

@@ -16,7 +16,8 @@ export function createWalletJobs(deps: { wallet: WalletService; logger: Logger }
   const { wallet } = deps;
   const expire: Task = async () => {
     const counts = await wallet.expireStalePayments();
-    if (counts.expired + counts.confirmed + counts.failed + counts.left > 0) deps.logger.info({ payments: counts }, 'stale payments handled');
+    if (counts.expired + counts.confirmed + counts.failed + counts.left > 0)
+      deps.logger.info({ payments: counts }, 'stale payments handled');
   };
   return {
     tasks: { [EXPIRE_PAYMENTS_TASK]: expire },

@@ -8,7 +8,11 @@ export type TransactionType = 'start' | 'deposit' | 'usage' | 'refund';
 export const WELCOME_CREDITS = 100;
 
 export async function createWallet(trx: DbOrTrx, accountId: string): Promise<void> {
-  await trx.insertInto('wallets').values({ account_id: accountId, balance: 0, total_purchased: 0 }).onConflict((oc) => oc.column('account_id').doNothing()).execute();
+  await trx
+    .insertInto('wallets')
+    .values({ account_id: accountId, balance: 0, total_purchased: 0 })
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .execute();
 }
 
 export interface LedgerEntry {
@@ -86,7 +90,12 @@ export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<Led
 /** Why an entry whose statement applied nothing was refused (its gate aside). */
 export async function whyNotApplied(db: DbOrTrx, e: LedgerEntry): Promise<Extract<LedgerResult, { applied: false }>> {
   if (e.reference) {
-    const dup = await db.selectFrom('wallet_transactions').select('id').where('account_id', '=', e.accountId).where('reference', '=', e.reference).executeTakeFirst();
+    const dup = await db
+      .selectFrom('wallet_transactions')
+      .select('id')
+      .where('account_id', '=', e.accountId)
+      .where('reference', '=', e.reference)
+      .executeTakeFirst();
     if (dup) return { applied: false, reason: 'duplicate' };
   }
   const token = e.ifTokenActive;

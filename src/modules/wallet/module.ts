@@ -17,7 +17,13 @@ export function createWalletModule(deps: { db: Db; clock: Clock; logger: Logger;
     service,
     routes: async (api) => {
       await api.register(walletRoutes({ wallet: service }));
-      await api.register(checkoutRoutes({ wallet: service, devCheckout: deps.config.paymentProvider === 'dev', stripeWebhook: deps.payments.stripe !== null }));
+      await api.register(
+        checkoutRoutes({
+          wallet: service,
+          devCheckout: deps.config.paymentProvider === 'dev',
+          stripeWebhook: deps.payments.stripe !== null,
+        }),
+      );
     },
     jobs: createWalletJobs({ wallet: service, logger: deps.logger }),
   } satisfies AppModule & { service: unknown };

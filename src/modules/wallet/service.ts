@@ -28,8 +28,6 @@ export function formatMoney(amount: number): string {
   return (amount / 100).toFixed(2);
 }
 
-
-
 export function packageView(p: CreditPackage) {
   return { slug: p.slug, credits: p.credits, price: formatMoney(p.amount), currency: p.currency.toUpperCase() };
 }
@@ -71,7 +69,11 @@ export function createWalletService(deps: WalletDeps) {
     return (await db.selectFrom('payments').selectAll().where('payment_ref', '=', paymentRef).executeTakeFirst()) ?? null;
   }
 
-  async function settle(p: Pick<PaymentRow, 'payment_ref' | 'provider'>, outcome: 'paid' | 'failed' | 'expired', extra: { sessionId?: string; onlyBeforeExpiry?: boolean } = {}): Promise<SettleOutcome> {
+  async function settle(
+    p: Pick<PaymentRow, 'payment_ref' | 'provider'>,
+    outcome: 'paid' | 'failed' | 'expired',
+    extra: { sessionId?: string; onlyBeforeExpiry?: boolean } = {},
+  ): Promise<SettleOutcome> {
     const target = { paymentRef: p.payment_ref, provider: p.provider, now: clock.now(), ...extra };
     const r = outcome === 'paid' ? await confirmPayment(db, target) : await closePayment(db, { ...target, status: outcome });
     if (r.changed) logger.info({ payment_ref: p.payment_ref, status: r.payment.status, credits: r.payment.credits }, 'payment settled');
@@ -80,7 +82,11 @@ export function createWalletService(deps: WalletDeps) {
 
   return {
     async getWallet(accountId: string) {
-      const w = await db.selectFrom('wallets').select(['balance', 'total_purchased']).where('account_id', '=', accountId).executeTakeFirst();
+      const w = await db
+        .selectFrom('wallets')
+        .select(['balance', 'total_purchased'])
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
       return { balance: Number(w?.balance ?? 0), total_purchased: Number(w?.total_purchased ?? 0) };
     },
 
@@ -101,7 +107,11 @@ export function createWalletService(deps: WalletDeps) {
           .limit(perPage)
           .offset((page - 1) * perPage)
           .execute(),
-        db.selectFrom('wallet_transactions').select((eb) => eb.fn.countAll<string>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
+        db
+          .selectFrom('wallet_transactions')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow(),
       ]);
       return { data: rows, meta: pageMetaWithLinks(Number(count.n), page, perPage) };
     },
@@ -113,21 +123,38 @@ export function createWalletService(deps: WalletDeps) {
     async topup(account: { accountId: string; email: string }, packageSlug: string) {
       const pkg = config.packages.find((p) => p.slug === packageSlug);
       if (!pkg) {
-        throw new ValidationError({ package_slug: [`The selected package slug is invalid. Available packages: ${config.packages.map((p) => p.slug).join(', ')}.`] });
+        throw new ValidationError({
+          package_slug: [`The selected package slug is invalid. Available packages: ${config.packages.map((p) => p.slug).join(', ')}.`],
+        });
       }
       const provider = payments.active;
       const now = clock.now();
       const paymentRef = newPaymentRef();
-      await db.insertInto('payments').values({
-        payment_ref: paymentRef, account_id: account.accountId, provider: provider.name, package_slug: pkg.slug, credits: pkg.credits,
-        amount: pkg.amount, currency: pkg.currency, status: 'pending', created_at: now, updated_at: now, expires_at: new Date(now.getTime() + CHECKOUT_TTL_MS),
-      }).execute();
+      await db
+        .insertInto('payments')
+        .values({
+          payment_ref: paymentRef,
+          account_id: account.accountId,
+          provider: provider.name,
+          package_slug: pkg.slug,
+          credits: pkg.credits,
+          amount: pkg.amount,
+          currency: pkg.currency,
+          status: 'pending',
+          created_at: now,
+          updated_at: now,
+          expires_at: new Date(now.getTime() + CHECKOUT_TTL_MS),
+        })
+        .execute();
       let session;
       try {
         // Outside any transaction: the pending row exists before the provider hears of it, so a
         // notification can always find its payment.
         session = await provider.createCheckout({
-          paymentRef, package: pkg, email: account.email, expiresAt: new Date(now.getTime() + CHECKOUT_TTL_MS),
+          paymentRef,
+          package: pkg,
+          email: account.email,
+          expiresAt: new Date(now.getTime() + CHECKOUT_TTL_MS),
           successUrl: checkoutPageUrl(config.publicBaseUrl, paymentRef, 'success'),
           cancelUrl: checkoutPageUrl(config.publicBaseUrl, paymentRef, 'cancel'),
         });
@@ -143,7 +170,15 @@ export function createWalletService(deps: WalletDeps) {
         .where('payment_ref', '=', paymentRef)
         .returningAll()
         .executeTakeFirstOrThrow();
-      return { checkout_url: session.url, package: pkg.slug, credits: pkg.credits, payment_ref: paymentRef, price: formatMoney(pkg.amount), currency: pkg.currency.toUpperCase(), expires_at: payment.expires_at.toISOString() };
+      return {
+        checkout_url: session.url,
+        package: pkg.slug,
+        credits: pkg.credits,
+        payment_ref: paymentRef,
+        price: formatMoney(pkg.amount),
+        currency: pkg.currency.toUpperCase(),
+        expires_at: payment.expires_at.toISOString(),
+      };
     },
 
     async getPayment(accountId: string, paymentRef: string): Promise<PaymentView> {
@@ -182,14 +217,21 @@ export function createWalletService(deps: WalletDeps) {
      * A Stripe webhook: verified, then applied. Returns what was done, for the log and the answer;
      * throws WebhookSignatureError for a bad signature.
      */
-    async handleStripeWebhook(rawBody: Buffer, signature: string | undefined): Promise<{ result: 'ignored' | 'unknown-payment' | 'applied' | 'no-change'; status?: string }> {
+    async handleStripeWebhook(
+      rawBody: Buffer,
+      signature: string | undefined,
+    ): Promise<{ result: 'ignored' | 'unknown-payment' | 'applied' | 'no-change'; status?: string }> {
       const stripe = payments.stripe;
       if (!stripe) throw new WebhookSignatureError('Stripe is not configured');
       const n = stripe.readWebhook(rawBody, signature, clock.now().getTime());
       if (!n) return { result: 'ignored' };
       let ref = n.paymentRef;
       if (!ref) {
-        const bySession = await db.selectFrom('payments').select('payment_ref').where('provider_session_id', '=', n.sessionId).executeTakeFirst();
+        const bySession = await db
+          .selectFrom('payments')
+          .select('payment_ref')
+          .where('provider_session_id', '=', n.sessionId)
+          .executeTakeFirst();
         ref = bySession?.payment_ref ?? null;
       }
       if (!ref) {
@@ -221,7 +263,10 @@ export function createWalletService(deps: WalletDeps) {
       for (const p of stale) {
         const provider = payments.byName(p.provider);
         if (!provider) {
-          logger.warn({ payment_ref: p.payment_ref, provider: p.provider }, 'stale payment of a provider that is not configured: left pending');
+          logger.warn(
+            { payment_ref: p.payment_ref, provider: p.provider },
+            'stale payment of a provider that is not configured: left pending',
+          );
           counts.left++;
           continue;
         }

@@ -14,7 +14,10 @@ test('event_type: one or a comma list, case-insensitive, in the model order; sco
     [{ event_type: 'COMPANY_NAME_CHANGED' }, ['COMPANY_NAME_CHANGED']],
     [{ event_type: 'company_phone_changed, COMPANY_NAME_CHANGED,' }, ['COMPANY_NAME_CHANGED', 'COMPANY_PHONE_CHANGED']],
     [{ scope: 'insolvency' }, [...EVENT_SCOPES.insolvency]],
-    [{ scope: 'Tax,persons' }, [...EVENT_SCOPES.persons, ...EVENT_SCOPES.tax].sort((a, b) => EVENT_TYPES.indexOf(a) - EVENT_TYPES.indexOf(b))],
+    [
+      { scope: 'Tax,persons' },
+      [...EVENT_SCOPES.persons, ...EVENT_SCOPES.tax].sort((a, b) => EVENT_TYPES.indexOf(a) - EVENT_TYPES.indexOf(b)),
+    ],
     [{ scope: 'identity', event_type: 'COMPANY_NAME_CHANGED,COMPANY_PHONE_CHANGED' }, ['COMPANY_NAME_CHANGED']],
     [{ scope: 'identity', event_type: 'COMPANY_PHONE_CHANGED' }, []],
   ];
@@ -28,7 +31,11 @@ test('every scope names event types of the model, and every type is in exactly o
 });
 
 test('dates are inclusive calendar dates; to before from, an unknown type or scope: 422 naming each', () => {
-  assert.deepEqual(parseEventFilters({ from_date: '2026-11-01', to_date: '2026-11-01' }), { types: null, fromDate: '2026-11-01', toDate: '2026-11-01' });
+  assert.deepEqual(parseEventFilters({ from_date: '2026-11-01', to_date: '2026-11-01' }), {
+    types: null,
+    fromDate: '2026-11-01',
+    toDate: '2026-11-01',
+  });
   try {
     parseEventFilters({ event_type: 'NOPE', scope: 'weather', from_date: '2026-02-30', to_date: '2026-1-1' });
     assert.fail('expected a ValidationError');
@@ -36,5 +43,8 @@ test('dates are inclusive calendar dates; to before from, an unknown type or sco
     assert.ok(e instanceof ValidationError);
     assert.deepEqual(Object.keys(e.errors), ['event_type', 'scope', 'from_date', 'to_date']);
   }
-  assert.throws(() => parseEventFilters({ from_date: '2026-11-02', to_date: '2026-11-01' }), (e: unknown) => e instanceof ValidationError && 'to_date' in e.errors);
+  assert.throws(
+    () => parseEventFilters({ from_date: '2026-11-02', to_date: '2026-11-01' }),
+    (e: unknown) => e instanceof ValidationError && 'to_date' in e.errors,
+  );
 });

@@ -22,7 +22,10 @@ const SCOPES = Object.keys(EVENT_SCOPES) as EventScope[];
 
 function commaList(raw: string | readonly string[]): string[] {
   const items = typeof raw === 'string' ? [raw] : raw;
-  return items.flatMap((item) => item.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  return items
+    .flatMap((item) => item.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /**
@@ -62,7 +65,8 @@ export function parseEventFilters(q: EventFilterQuery): EventFilters {
   };
   const fromDate = date('from_date');
   const toDate = date('to_date');
-  if (fromDate !== null && toDate !== null && toDate < fromDate) fail('to_date', 'The to date field must be a date after or equal to from date.');
+  if (fromDate !== null && toDate !== null && toDate < fromDate)
+    fail('to_date', 'The to date field must be a date after or equal to from date.');
 
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
   return { types: types === null ? null : EVENT_TYPES.filter((t) => types!.has(t)), fromDate, toDate };

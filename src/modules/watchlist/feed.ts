@@ -7,10 +7,17 @@ import { ImportUnavailableError, type ImportCompany } from '../../registry/impor
 import type { IdentifierType } from '../../registry/model.ts';
 import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
 import {
-  countCompanyEvents, countFeed, findCompanyRef, inSnapshot, isLockTimeout, listCompanyEventsPage, listFeedAfter, listFeedPage,
-  type EventRow, type FeedEventRow,
+  countCompanyEvents,
+  countFeed,
+  findCompanyRef,
+  inSnapshot,
+  isLockTimeout,
+  listCompanyEventsPage,
+  listFeedAfter,
+  listFeedPage,
+  type EventRow,
+  type FeedEventRow,
 } from './repo.ts';
-
 
 export interface FeedQuery extends EventFilterQuery {
   page: number;
@@ -38,7 +45,12 @@ export interface CompanyEventsQuery extends EventFilterQuery {
 
 export interface EventsService {
   feed(accountId: string, q: FeedQuery): Promise<{ data: FeedEventRow[]; meta: EventPageMeta | CursorMeta }>;
-  companyEvents(q: CompanyEventsQuery): Promise<{ data: { company: { primary_identifier: string; identifier_type: IdentifierType; name: string }; events: EventRow[] }; meta: EventPageMeta }>;
+  companyEvents(
+    q: CompanyEventsQuery,
+  ): Promise<{
+    data: { company: { primary_identifier: string; identifier_type: IdentifierType; name: string }; events: EventRow[] };
+    meta: EventPageMeta;
+  }>;
 }
 
 function eventPageMeta(total: number, page: number, perPage: number, fetchedAt: Date): EventPageMeta {
@@ -65,8 +77,11 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
         return {
           data,
           meta: {
-            per_page: q.per_page, after_id: q.after_id, next_after_id: data.length > 0 ? data[data.length - 1]!.id : q.after_id,
-            has_more: hasMore, fetched_at: fetchedAt.toISOString(),
+            per_page: q.per_page,
+            after_id: q.after_id,
+            next_after_id: data.length > 0 ? data[data.length - 1]!.id : q.after_id,
+            has_more: hasMore,
+            fetched_at: fetchedAt.toISOString(),
           },
         };
       }
@@ -86,7 +101,8 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
       let company = await findCompanyRef(db, identifier.type, identifier.value);
       if (!company) {
         const imported = await deps.importCompany(identifier).catch((e: unknown) => {
-          if (e instanceof ImportUnavailableError) throw new TemporarilyUnavailableError('The registries could not be reached to look the company up. Try again later.');
+          if (e instanceof ImportUnavailableError)
+            throw new TemporarilyUnavailableError('The registries could not be reached to look the company up. Try again later.');
           throw e;
         });
         if (imported.found) company = await findCompanyRef(db, identifier.type, identifier.value);
@@ -99,7 +115,10 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
         events: await listCompanyEventsPage(trx, companyId, filters, q.per_page, (q.page - 1) * q.per_page),
       }));
       return {
-        data: { company: { primary_identifier: company.primary_identifier, identifier_type: company.primary_identifier_type, name: company.name }, events },
+        data: {
+          company: { primary_identifier: company.primary_identifier, identifier_type: company.primary_identifier_type, name: company.name },
+          events,
+        },
         meta: eventPageMeta(total, q.page, q.per_page, fetchedAt),
       };
     },

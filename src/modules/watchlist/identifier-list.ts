@@ -60,7 +60,8 @@ export function parseIdentifierList(body: unknown): IdentifierList {
   raw.forEach((item, i) => {
     const key = `${v.field}.${i}`;
     if (typeof item !== 'string') return fail(key, `The ${label(v.field)} item ${i} must be a string.`);
-    if (item.length > MAX_VALUE_LENGTH) return fail(key, `The ${label(v.field)} item ${i} must not be greater than ${MAX_VALUE_LENGTH} characters.`);
+    if (item.length > MAX_VALUE_LENGTH)
+      return fail(key, `The ${label(v.field)} item ${i} must not be greater than ${MAX_VALUE_LENGTH} characters.`);
     // Without a valid type the values cannot be checked; the type's error says why.
     if (type === null) return;
     const parsed = parseIdentifier(type, item);

@@ -7,7 +7,15 @@ import type { JobModule } from '../../jobs/queue.ts';
 import { parseJobPayload } from '../../jobs/payload.ts';
 import { WatchlistAddPayload } from '../../jobs/tasks.ts';
 import { ImportUnavailableError, type ImportCompany } from '../../registry/import.ts';
-import { claimQueuedItems, findCompanyIds, findRequestById, listRequestItems, settleItems, watchCompanies, type Settlement } from './repo.ts';
+import {
+  claimQueuedItems,
+  findCompanyIds,
+  findRequestById,
+  listRequestItems,
+  settleItems,
+  watchCompanies,
+  type Settlement,
+} from './repo.ts';
 import { completeSettledRequest, WATCH_ADD_TASK } from './service.ts';
 
 export interface WatchlistJobDeps {
@@ -32,7 +40,11 @@ export interface SettleOptions {
  * not watched (idempotent by reference) and queues the confirmation mail: a request completes,
  * refunds and mails exactly once, however often it runs.
  */
-export async function settleWatchRequest(deps: WatchlistJobDeps, requestId: string, options: SettleOptions = {}): Promise<'completed' | 'already_completed' | 'missing'> {
+export async function settleWatchRequest(
+  deps: WatchlistJobDeps,
+  requestId: string,
+  options: SettleOptions = {},
+): Promise<'completed' | 'already_completed' | 'missing'> {
   const { db, clock, logger } = deps;
   const request = await findRequestById(db, requestId);
   if (!request) return 'missing';
@@ -40,11 +52,19 @@ export async function settleWatchRequest(deps: WatchlistJobDeps, requestId: stri
   const type = request.identifier_type;
 
   const pending = (await listRequestItems(db, requestId)).filter((i) => i.status === 'queued');
-  const known = await findCompanyIds(db, type, pending.map((i) => i.identifier_value));
+  const known = await findCompanyIds(
+    db,
+    type,
+    pending.map((i) => i.identifier_value),
+  );
   const settleWatched = async (wanted: { position: number; companyId: string }[]) => {
     await db.transaction().execute(async (trx) => {
       // Only items still queued once locked: a removal may have cancelled some meanwhile.
-      const open = await claimQueuedItems(trx, requestId, wanted.map((i) => i.position));
+      const open = await claimQueuedItems(
+        trx,
+        requestId,
+        wanted.map((i) => i.position),
+      );
       const items = wanted.filter((i) => open.has(i.position));
       if (items.length === 0) return;
       const started = await watchCompanies(trx, request.account_id, [...new Set(items.map((i) => i.companyId))], clock.now());
@@ -60,7 +80,9 @@ export async function settleWatchRequest(deps: WatchlistJobDeps, requestId: stri
     });
   };
 
-  const atOnce = pending.filter((i) => known.has(i.identifier_value)).map((i) => ({ position: i.position, companyId: known.get(i.identifier_value)! }));
+  const atOnce = pending
+    .filter((i) => known.has(i.identifier_value))
+    .map((i) => ({ position: i.position, companyId: known.get(i.identifier_value)! }));
   if (atOnce.length > 0) await settleWatched(atOnce);
 
   for (const item of pending.filter((i) => !known.has(i.identifier_value))) {
@@ -73,12 +95,20 @@ export async function settleWatchRequest(deps: WatchlistJobDeps, requestId: stri
       result = await deps.importCompany(identifier);
     } catch (e) {
       if (!(e instanceof ImportUnavailableError) || !options.finalAttempt) throw e;
-      logger.warn({ request_id: request.request_ref, identifier }, 'watchlist add: the registries could not be asked on the last attempt; the identifier counts as not found');
+      logger.warn(
+        { request_id: request.request_ref, identifier },
+        'watchlist add: the registries could not be asked on the last attempt; the identifier counts as not found',
+      );
       result = { found: false };
     }
-    const companyId = result.found ? (result.companyId ?? (await findCompanyIds(db, type, [item.identifier_value])).get(item.identifier_value)) : undefined;
+    const companyId = result.found
+      ? (result.companyId ?? (await findCompanyIds(db, type, [item.identifier_value])).get(item.identifier_value))
+      : undefined;
     if (companyId) await settleWatched([{ position: item.position, companyId }]);
-    else await db.transaction().execute((trx) => settleItems(trx, requestId, [{ position: item.position, status: 'not_found', companyId: null }], clock.now()));
+    else
+      await db
+        .transaction()
+        .execute((trx) => settleItems(trx, requestId, [{ position: item.position, status: 'not_found', companyId: null }], clock.now()));
   }
 
   const completed = await db.transaction().execute((trx) => completeSettledRequest(trx, deps.config, request, clock.now()));

@@ -17,7 +17,12 @@ export interface WatchlistMail {
   text: string;
 }
 
-export function composeWatchlistMail(args: { requestRef: string; type: IdentifierType; items: readonly MailItem[]; refunded: number }): WatchlistMail {
+export function composeWatchlistMail(args: {
+  requestRef: string;
+  type: IdentifierType;
+  items: readonly MailItem[];
+  refunded: number;
+}): WatchlistMail {
   const { type, items } = args;
   const watched = items.filter((i) => i.status === 'watched' || i.status === 'already_watched');
   const queuedElsewhere = items.filter((i) => i.status === 'already_queued');
@@ -49,12 +54,17 @@ export function composeWatchlistMail(args: { requestRef: string; type: Identifie
     lines.push('', `Removed before they were watched (${removed.length}; not watched, refunded):`, ...removed.map(line));
   }
   if (queuedElsewhere.length > 0) {
-    lines.push('', `Already being added by an earlier request (${queuedElsewhere.length}; its own confirmation follows):`, ...queuedElsewhere.map(line));
+    lines.push(
+      '',
+      `Already being added by an earlier request (${queuedElsewhere.length}; its own confirmation follows):`,
+      ...queuedElsewhere.map(line),
+    );
   }
   lines.push('', 'Daily changes of watched companies appear in GET /api/v1/watchlist/events.', '', '-- regwatch');
 
-  const subject = notFound.length === 0
-    ? `Watchlist updated: ${watched.length} ${watched.length === 1 ? 'company' : 'companies'} watched`
-    : `Watchlist updated: ${watched.length} watched, ${notFound.length} not found`;
+  const subject =
+    notFound.length === 0
+      ? `Watchlist updated: ${watched.length} ${watched.length === 1 ? 'company' : 'companies'} watched`
+      : `Watchlist updated: ${watched.length} watched, ${notFound.length} not found`;
   return { subject, text: lines.join('\n') + '\n' };
 }

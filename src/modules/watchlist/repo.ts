@@ -44,7 +44,12 @@ export async function findActiveWatches(db: Executor, accountId: string, company
 }
 
 /** Values of this type still queued in the account's open requests. */
-export async function findQueuedValues(db: Executor, accountId: string, type: IdentifierType, values: readonly string[]): Promise<Set<string>> {
+export async function findQueuedValues(
+  db: Executor,
+  accountId: string,
+  type: IdentifierType,
+  values: readonly string[],
+): Promise<Set<string>> {
   if (values.length === 0) return new Set();
   const { rows } = await sql<{ identifier_value: string }>`
     SELECT i.identifier_value FROM watch_requests r JOIN watch_request_items i ON i.request_id = r.id
@@ -77,7 +82,11 @@ export interface WatchRequestRow {
   completed_at: Date | null;
 }
 
-export async function insertRequest(trx: Executor, r: { ref: string; accountId: string; type: IdentifierType; submitted: number; queued: number; charged: number; createdAt: Date }, items: readonly NewRequestItem[]): Promise<string> {
+export async function insertRequest(
+  trx: Executor,
+  r: { ref: string; accountId: string; type: IdentifierType; submitted: number; queued: number; charged: number; createdAt: Date },
+  items: readonly NewRequestItem[],
+): Promise<string> {
   const { rows } = await sql<{ id: string }>`
     INSERT INTO watch_requests (request_ref, account_id, identifier_type, submitted_count, queued_count, charged_credits, created_at)
     VALUES (${r.ref}, ${r.accountId}, ${r.type}, ${r.submitted}, ${r.queued}, ${r.charged}, ${r.createdAt})
@@ -100,7 +109,10 @@ export async function findRequestById(db: Executor, id: string): Promise<WatchRe
 
 /** The account's own request only: another account's reference is as unknown as a made-up one. */
 export async function findRequestByRef(db: Executor, accountId: string, ref: string): Promise<WatchRequestRow | null> {
-  const { rows } = await sql<WatchRequestRow>`SELECT ${REQUEST_COLUMNS} FROM watch_requests WHERE request_ref = ${ref} AND account_id = ${accountId}`.execute(db);
+  const { rows } =
+    await sql<WatchRequestRow>`SELECT ${REQUEST_COLUMNS} FROM watch_requests WHERE request_ref = ${ref} AND account_id = ${accountId}`.execute(
+      db,
+    );
   return rows[0] ?? null;
 }
 
@@ -168,7 +180,14 @@ export interface CancelledItem {
  * that names one of `values` (of `type`), or under any type one of the companies `companyIds`,
  * ends 'removed' and will not be watched. Returns the items cancelled.
  */
-export async function cancelQueuedItems(trx: Executor, accountId: string, type: IdentifierType, values: readonly string[], companyIds: readonly string[], at: Date): Promise<CancelledItem[]> {
+export async function cancelQueuedItems(
+  trx: Executor,
+  accountId: string,
+  type: IdentifierType,
+  values: readonly string[],
+  companyIds: readonly string[],
+  at: Date,
+): Promise<CancelledItem[]> {
   if (values.length === 0) return [];
   const { rows } = await sql<{ request_id: string; identifier_type: IdentifierType; identifier_value: string; company_id: string | null }>`
     WITH target AS (
@@ -185,7 +204,12 @@ export async function cancelQueuedItems(trx: Executor, accountId: string, type: 
     FROM target t
     WHERE i.request_id = t.request_id AND i.position = t.position AND i.status = 'queued'
     RETURNING t.request_id, t.identifier_type, t.identifier_value, t.company_id`.execute(trx);
-  return rows.map((r) => ({ requestId: r.request_id, identifierType: r.identifier_type, identifierValue: r.identifier_value, companyId: r.company_id }));
+  return rows.map((r) => ({
+    requestId: r.request_id,
+    identifierType: r.identifier_type,
+    identifierValue: r.identifier_value,
+    companyId: r.company_id,
+  }));
 }
 
 /**
@@ -280,7 +304,9 @@ export interface WatchedRow {
 }
 
 export async function countWatched(db: Executor, accountId: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist WHERE account_id = ${accountId} AND removed_at IS NULL`.execute(db);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM watchlist WHERE account_id = ${accountId} AND removed_at IS NULL`.execute(db);
   return rows[0]!.n;
 }
 
@@ -323,20 +349,25 @@ export interface FeedEventRow extends EventRow {
 
 function filterSql(f: EventFilters, alias: string) {
   const col = (c: string) => sql.ref(`${alias}.${c}`);
-  return sql.join([
-    sql`true`,
-    // An enum column: the parameter is a text array literal cast to the enum's array type.
-    ...(f.types === null ? [] : [sql`${col('event_type')} = ANY(${f.types}::event_type[])`]),
-    ...(f.fromDate === null ? [] : [sql`${col('event_date')} >= ${f.fromDate}::date`]),
-    ...(f.toDate === null ? [] : [sql`${col('event_date')} <= ${f.toDate}::date`]),
-  ], sql` AND `);
+  return sql.join(
+    [
+      sql`true`,
+      // An enum column: the parameter is a text array literal cast to the enum's array type.
+      ...(f.types === null ? [] : [sql`${col('event_type')} = ANY(${f.types}::event_type[])`]),
+      ...(f.fromDate === null ? [] : [sql`${col('event_date')} >= ${f.fromDate}::date`]),
+      ...(f.toDate === null ? [] : [sql`${col('event_date')} <= ${f.toDate}::date`]),
+    ],
+    sql` AND `,
+  );
 }
 
 /** From the per-day counters: a sum over at most days x types rows, whatever the feed's size. */
 export async function countFeed(db: Executor, accountId: string, f: EventFilters): Promise<number> {
   if (f.types?.length === 0) return 0;
   const { rows } = await sql<{ n: number }>`
-    SELECT coalesce(sum(c.n), 0)::int AS n FROM watchlist_feed_counts c WHERE c.account_id = ${accountId} AND ${filterSql(f, 'c')}`.execute(db);
+    SELECT coalesce(sum(c.n), 0)::int AS n FROM watchlist_feed_counts c WHERE c.account_id = ${accountId} AND ${filterSql(f, 'c')}`.execute(
+    db,
+  );
   return rows[0]!.n;
 }
 
@@ -348,7 +379,14 @@ const FEED_COLUMNS = sql`f.event_id::float8 AS id, f.event_type, e.old_value, e.
  * same snapshot) lets a page in the older half be read from the other end of the index, so the
  * last page costs what the first does.
  */
-export async function listFeedPage(db: Executor, accountId: string, f: EventFilters, limit: number, offset: number, total: number): Promise<FeedEventRow[]> {
+export async function listFeedPage(
+  db: Executor,
+  accountId: string,
+  f: EventFilters,
+  limit: number,
+  offset: number,
+  total: number,
+): Promise<FeedEventRow[]> {
   if (f.types?.length === 0 || offset >= total) return [];
   const fromEnd = offset > total / 2;
   const { rows } = fromEnd
@@ -385,7 +423,13 @@ export async function inSnapshot<T>(db: Executor, fn: (trx: Executor) => Promise
  * in shared mode: no event-writing transaction is in flight while the rows are read, so every id
  * at or below the last one returned is already visible (docs/watchlist.md gives the argument).
  */
-export async function listFeedAfter(db: Executor, accountId: string, f: EventFilters, afterId: number, limit: number): Promise<FeedEventRow[]> {
+export async function listFeedAfter(
+  db: Executor,
+  accountId: string,
+  f: EventFilters,
+  afterId: number,
+  limit: number,
+): Promise<FeedEventRow[]> {
   if (f.types?.length === 0) return [];
   return db.transaction().execute(async (trx) => {
     // A writer's transaction holds the lock for the few milliseconds of its event inserts and
@@ -419,7 +463,13 @@ export async function countCompanyEvents(db: Executor, companyId: string, f: Eve
 }
 
 /** All of a company's events, newest first (event_date, then id). */
-export async function listCompanyEventsPage(db: Executor, companyId: string, f: EventFilters, limit: number, offset: number): Promise<EventRow[]> {
+export async function listCompanyEventsPage(
+  db: Executor,
+  companyId: string,
+  f: EventFilters,
+  limit: number,
+  offset: number,
+): Promise<EventRow[]> {
   if (f.types?.length === 0) return [];
   const { rows } = await sql<EventRow>`
     SELECT e.id::float8 AS id, e.event_type, e.old_value, e.new_value, e.event_date::text AS event_date, e.severity

@@ -12,9 +12,24 @@ import { enqueueMail } from '../mail/outbox.ts';
 import type { IdentifierList } from './identifier-list.ts';
 import { composeWatchlistMail } from './mail.ts';
 import {
-  accountEmail, cancelQueuedItems, completeRequest, countWatched, findActiveWatches, findCompanyIds, findQueuedValues, findRequestById,
-  findRequestByRef, insertRequest, listRequestItems, listWatched, lockAccountWatchlist, unwatchCompanies, type Executor, type NewRequestItem,
-  type WatchedRow, type WatchRequestRow,
+  accountEmail,
+  cancelQueuedItems,
+  completeRequest,
+  countWatched,
+  findActiveWatches,
+  findCompanyIds,
+  findQueuedValues,
+  findRequestById,
+  findRequestByRef,
+  insertRequest,
+  listRequestItems,
+  listWatched,
+  lockAccountWatchlist,
+  unwatchCompanies,
+  type Executor,
+  type NewRequestItem,
+  type WatchedRow,
+  type WatchRequestRow,
 } from './repo.ts';
 import type { WatchItemStatus, WatchRequestStatus } from './tables.ts';
 
@@ -103,8 +118,18 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
         await lockAccountWatchlist(trx, accountId);
         const items = await classifyAddItems(trx, accountId, list);
         const queued = items.filter((i) => i.charged).length;
-        const { charged } = await chargeCredits(trx, { accountId, operation: 'companies.add', units: queued, prices: config.prices, reference: chargeReference(ref) });
-        const requestId = await insertRequest(trx, { ref, accountId, type: list.type, submitted: list.submitted, queued, charged, createdAt: now }, items);
+        const { charged } = await chargeCredits(trx, {
+          accountId,
+          operation: 'companies.add',
+          units: queued,
+          prices: config.prices,
+          reference: chargeReference(ref),
+        });
+        const requestId = await insertRequest(
+          trx,
+          { ref, accountId, type: list.type, submitted: list.submitted, queued, charged, createdAt: now },
+          items,
+        );
         await addJob(trx, WATCH_ADD_TASK, { request_id: requestId }, { jobKey: watchAddJobKey(ref), maxAttempts: WATCH_ADD_MAX_ATTEMPTS });
         return { request_id: ref, ...addCounts(list, items), credits_charged: charged };
       });
@@ -135,7 +160,8 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
         const out: RemoveOutcome = { removed: [], not_found: [], not_watched: [], removed_at: at.toISOString() };
         for (const value of list.values) {
           const companyId = known.get(value);
-          if (cancelledValues.has(value) || (companyId !== undefined && (stopped.has(companyId) || cancelledCompanies.has(companyId)))) out.removed.push(value);
+          if (cancelledValues.has(value) || (companyId !== undefined && (stopped.has(companyId) || cancelledCompanies.has(companyId))))
+            out.removed.push(value);
           else if (companyId === undefined) out.not_found.push(value);
           else out.not_watched.push(value);
         }
@@ -168,7 +194,12 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
         credits_refunded: r.refunded_credits,
         created_at: r.created_at.toISOString(),
         completed_at: r.completed_at?.toISOString() ?? null,
-        items: items.map((i) => ({ identifier_value: i.identifier_value, status: i.status, primary_identifier: i.primary_identifier, name: i.company_name })),
+        items: items.map((i) => ({
+          identifier_value: i.identifier_value,
+          status: i.status,
+          primary_identifier: i.primary_identifier,
+          name: i.company_name,
+        })),
       };
     },
   };
@@ -209,7 +240,10 @@ export async function completeSettledRequest(trx: Executor, config: Config, requ
   if (!done) return false;
   if (done.refundUnits > 0) {
     await refundCredits(trx, {
-      accountId: request.account_id, operation: 'companies.add', units: done.refundUnits, prices: config.prices,
+      accountId: request.account_id,
+      operation: 'companies.add',
+      units: done.refundUnits,
+      prices: config.prices,
       reference: refundReference(request.request_ref),
       description: `companies.add refund: ${done.refundUnits} identifier${done.refundUnits === 1 ? '' : 's'} not watched (request ${request.request_ref})`,
     });
@@ -217,7 +251,12 @@ export async function completeSettledRequest(trx: Executor, config: Config, requ
   const email = await accountEmail(trx, request.account_id);
   if (email) {
     const items = await listRequestItems(trx, request.id);
-    const mail = composeWatchlistMail({ requestRef: request.request_ref, type: request.identifier_type, items, refunded: done.refundUnits * config.prices['companies.add'] });
+    const mail = composeWatchlistMail({
+      requestRef: request.request_ref,
+      type: request.identifier_type,
+      items,
+      refunded: done.refundUnits * config.prices['companies.add'],
+    });
     await enqueueMail(trx, { kind: 'watchlist', to: email, subject: mail.subject, text: mail.text });
   }
   return true;

@@ -74,7 +74,11 @@ export function createSender(opts: { allowPrivate: boolean; resolve: ResolveHost
         return { ok, status: res.statusCode, body: text, error: ok ? null : `HTTP ${res.statusCode}`, retryAfter, seconds: seconds() };
       } catch (e) {
         const err = e as Error & { code?: string };
-        const timedOut = err.name === 'TimeoutError' || err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT' || err.code === 'UND_ERR_CONNECT_TIMEOUT';
+        const timedOut =
+          err.name === 'TimeoutError' ||
+          err.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+          err.code === 'UND_ERR_BODY_TIMEOUT' ||
+          err.code === 'UND_ERR_CONNECT_TIMEOUT';
         const error = timedOut ? `No answer within ${timeoutMs / 1000} s` : `${err.code ?? err.name}: ${err.message}`.slice(0, 500);
         return { ok: false, status: null, body: null, error, retryAfter: null, seconds: seconds() };
       }

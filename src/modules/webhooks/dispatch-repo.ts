@@ -25,7 +25,10 @@ export interface LeasedEndpoint {
  * oldest due message is oldest first. Endpoint rows another run is taking at the same moment are
  * skipped (SKIP LOCKED); the UPDATE re-checks the lease under the row lock.
  */
-export async function acquireEndpoints(db: Executor, r: { owner: string; now: Date; leaseUntil: Date; limit: number }): Promise<LeasedEndpoint[]> {
+export async function acquireEndpoints(
+  db: Executor,
+  r: { owner: string; now: Date; leaseUntil: Date; limit: number },
+): Promise<LeasedEndpoint[]> {
   const { rows } = await sql<LeasedEndpoint>`
     WITH free AS (
       SELECT ep.id, f.due FROM webhook_endpoints ep CROSS JOIN LATERAL (SELECT ${FIRST_DUE} AS due) f
@@ -40,7 +43,10 @@ export async function acquireEndpoints(db: Executor, r: { owner: string; now: Da
 }
 
 /** Extends this run's leases; returns the endpoints still its own and enabled, with their current URL. */
-export async function renewEndpoints(db: Executor, r: { owner: string; ids: readonly string[]; leaseUntil: Date }): Promise<LeasedEndpoint[]> {
+export async function renewEndpoints(
+  db: Executor,
+  r: { owner: string; ids: readonly string[]; leaseUntil: Date },
+): Promise<LeasedEndpoint[]> {
   if (r.ids.length === 0) return [];
   const { rows } = await sql<LeasedEndpoint>`
     UPDATE webhook_endpoints SET lease_until = ${r.leaseUntil}
@@ -67,7 +73,10 @@ export interface DueDelivery {
  * that is still enabled), in the order they fell due, leaving out `held` (messages this run has
  * in memory: queued, in flight, or with an outcome not yet recorded). One index range each.
  */
-export async function readDueDeliveries(db: Executor, r: { owner: string; now: Date; want: readonly { endpointId: string; count: number }[]; held: readonly string[] }): Promise<DueDelivery[]> {
+export async function readDueDeliveries(
+  db: Executor,
+  r: { owner: string; now: Date; want: readonly { endpointId: string; count: number }[]; held: readonly string[] },
+): Promise<DueDelivery[]> {
   if (r.want.length === 0) return [];
   const { rows } = await sql<DueDelivery>`
     SELECT d.id, d.endpoint_id, ep.url, s.secrets, d.event_type, d.payload::text AS payload, d.created_at, d.attempts
@@ -116,7 +125,12 @@ export const FAILING_DAYS = 5;
  * (the caller mails the account in the same transaction). Gives back `release` (endpoints the
  * run is done with) in the same transaction. A batch of 2xx only is one statement.
  */
-export async function recordAttempts(trx: Executor, attempts: readonly RecordedAttempt[], now: Date, release: { owner: string; ids: readonly string[] }): Promise<DisabledEndpoint[]> {
+export async function recordAttempts(
+  trx: Executor,
+  attempts: readonly RecordedAttempt[],
+  now: Date,
+  release: { owner: string; ids: readonly string[] },
+): Promise<DisabledEndpoint[]> {
   const col = <T>(f: (a: RecordedAttempt) => T) => attempts.map(f);
   const failed = [...new Set(attempts.filter((a) => !a.ok).map((a) => a.endpointId))];
   const ok = [...new Set(attempts.filter((a) => a.ok).map((a) => a.endpointId))];
@@ -153,7 +167,9 @@ export async function recordAttempts(trx: Executor, attempts: readonly RecordedA
     FROM accounts a
     WHERE a.id = ep.account_id AND ep.status = 'enabled'
       AND (ep.id = ANY(${gone}::bigint[]) OR (ep.id = ANY(${failed}::bigint[]) AND ep.failing_since <= ${streakStart}))
-    RETURNING ep.id, ep.account_id, ep.url, a.email, CASE WHEN ep.id = ANY(${gone}::bigint[]) THEN 'gone' ELSE 'failing' END AS reason`.execute(trx);
+    RETURNING ep.id, ep.account_id, ep.url, a.email, CASE WHEN ep.id = ANY(${gone}::bigint[]) THEN 'gone' ELSE 'failing' END AS reason`.execute(
+    trx,
+  );
   return rows;
 }
 
@@ -170,7 +186,9 @@ export async function findNextDueAt(db: Executor): Promise<Date | null> {
 
 /** Pending messages already due (the metrics' queue depth). */
 export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}`.execute(db);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}`.execute(db);
   return rows[0]!.n;
 }
 

@@ -6,8 +6,14 @@ import { addJob } from '../../jobs/queue.ts';
 import { enqueueMail } from '../mail/outbox.ts';
 import type { Sender } from './delivery.ts';
 import {
-  acquireEndpoints, findNextDueAt, readDueDeliveries, recordAttempts, renewEndpoints,
-  type DisabledEndpoint, type DueDelivery, type RecordedAttempt,
+  acquireEndpoints,
+  findNextDueAt,
+  readDueDeliveries,
+  recordAttempts,
+  renewEndpoints,
+  type DisabledEndpoint,
+  type DueDelivery,
+  type RecordedAttempt,
 } from './dispatch-repo.ts';
 import { attemptOutcomes, attemptSeconds, endpointsDisabled } from './metrics.ts';
 import { signatureHeaders } from './signing.ts';
@@ -54,9 +60,10 @@ function describeDisabling(e: DisabledEndpoint): { subject: string; text: string
   const why = e.reason === 'gone' ? 'it answered 410 Gone' : 'every attempt to deliver to it failed for 5 days';
   return {
     subject: 'A webhook endpoint was disabled',
-    text: `Your webhook endpoint ep_${e.id} (${e.url}) was disabled because ${why}.\n\n`
-      + 'Nothing more is sent to it until you enable it again (PATCH /api/v1/webhooks/{id} with {"status": "enabled"}).\n'
-      + 'The events it missed can be sent again with POST /api/v1/webhooks/{id}/replay, or read from the feed with after_id.\n',
+    text:
+      `Your webhook endpoint ep_${e.id} (${e.url}) was disabled because ${why}.\n\n` +
+      'Nothing more is sent to it until you enable it again (PATCH /api/v1/webhooks/{id} with {"status": "enabled"}).\n' +
+      'The events it missed can be sent again with POST /api/v1/webhooks/{id}/replay, or read from the feed with after_id.\n',
   };
 }
 
@@ -104,15 +111,18 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     woken = true;
     wakeUp?.();
   };
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    if (woken) return resolve();
-    const timer = setTimeout(() => wakeUp?.(), ms);
-    wakeUp = () => {
-      clearTimeout(timer);
-      wakeUp = null;
-      resolve();
-    };
-  }).finally(() => { woken = false; });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (woken) return resolve();
+      const timer = setTimeout(() => wakeUp?.(), ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        wakeUp = null;
+        resolve();
+      };
+    }).finally(() => {
+      woken = false;
+    });
 
   /** Nothing of it in memory, and nothing more to read: to be given back once its attempts are recorded. */
   const idle = (e: Held) => e.inFlight === 0 && (e.stopped || (e.drained && e.queue.length === 0));
@@ -155,7 +165,9 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
   };
   const startFlush = () => {
     flushing = flush()
-      .catch((err: unknown) => { flushError = err; })
+      .catch((err: unknown) => {
+        flushError = err;
+      })
       .finally(() => {
         flushing = null;
         wake();
@@ -165,7 +177,9 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
   const renew = async () => {
     const now = o.clock.now();
     const until = now.getTime() + o.leaseMs;
-    const kept = new Map((await renewEndpoints(o.db, { owner, ids: [...held.keys()], leaseUntil: new Date(until) })).map((r) => [r.id, r.url]));
+    const kept = new Map(
+      (await renewEndpoints(o.db, { owner, ids: [...held.keys()], leaseUntil: new Date(until) })).map((r) => [r.id, r.url]),
+    );
     for (const e of held.values()) {
       const url = kept.get(e.id);
       if (url === undefined) {
@@ -183,7 +197,8 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     const now = o.clock.now();
     const until = now.getTime() + o.leaseMs;
     const got = await acquireEndpoints(o.db, { owner, now, leaseUntil: new Date(until), limit: maxEndpoints - held.size });
-    for (const r of got) held.set(r.id, { id: r.id, leaseUntil: until, queue: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false });
+    for (const r of got)
+      held.set(r.id, { id: r.id, leaseUntil: until, queue: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false });
     return got.length;
   };
 
@@ -216,7 +231,17 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     const r = await o.sender.send(d.url, signatureHeaders(d.secrets, messageId(d.id), at, body), body, at);
     attemptSeconds.observe(r.seconds);
     const gone = r.status === 410;
-    attemptOutcomes.inc({ outcome: r.ok ? 'delivered' : gone ? 'gone' : r.error?.startsWith('No answer') ? 'timeout' : r.error?.includes('BLOCKED') || r.error?.includes('not a public') ? 'blocked' : 'failed' });
+    attemptOutcomes.inc({
+      outcome: r.ok
+        ? 'delivered'
+        : gone
+          ? 'gone'
+          : r.error?.startsWith('No answer')
+            ? 'timeout'
+            : r.error?.includes('BLOCKED') || r.error?.includes('not a public')
+              ? 'blocked'
+              : 'failed',
+    });
     let nextAttemptAt: Date | null = null;
     const made = d.attempts + 1;
     if (!r.ok && !gone && made <= o.retrySchedule.length) {
@@ -228,7 +253,17 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       e.queue = [];
     }
     e.unrecorded++;
-    pending.push({ id: d.id, endpointId: d.endpoint_id, ok: r.ok, gone, status: r.status, error: r.error, body: r.body, nextAttemptAt, at });
+    pending.push({
+      id: d.id,
+      endpointId: d.endpoint_id,
+      ok: r.ok,
+      gone,
+      status: r.status,
+      error: r.error,
+      body: r.body,
+      nextAttemptAt,
+      at,
+    });
   };
 
   // Starts attempts round the endpoints, one at a time each, while slots are free.
@@ -271,11 +306,16 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       }
       if (renewDue) await renew();
       let found = -1;
-      if (held.size < maxEndpoints && queued < o.concurrency && (held.size === 0 || Date.now() - lastAcquire >= ACQUIRE_MS)) found = await acquire();
+      if (held.size < maxEndpoints && queued < o.concurrency && (held.size === 0 || Date.now() - lastAcquire >= ACQUIRE_MS))
+        found = await acquire();
       if (queued < o.concurrency) await refill();
       startAttempts();
-      if (flushing === null && (pending.length > 0 || [...held.values()].some(idle))
-        && (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS || inFlightIds.size === 0)) startFlush();
+      if (
+        flushing === null &&
+        (pending.length > 0 || [...held.values()].some(idle)) &&
+        (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS || inFlightIds.size === 0)
+      )
+        startFlush();
       if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0) break;
       await sleep(FLUSH_MS);
     }

@@ -23,8 +23,16 @@ export interface FanoutPayload {
 
 function parseFanoutPayload(p: unknown): FanoutPayload {
   const o = p as Partial<FanoutPayload> | null;
-  if (!o || !Number.isSafeInteger(o.from_id) || !Number.isSafeInteger(o.to_id) || o.from_id! > o.to_id!
-    || typeof o.from_date !== 'string' || !isIsoDate(o.from_date) || typeof o.to_date !== 'string' || !isIsoDate(o.to_date)) {
+  if (
+    !o ||
+    !Number.isSafeInteger(o.from_id) ||
+    !Number.isSafeInteger(o.to_id) ||
+    o.from_id! > o.to_id! ||
+    typeof o.from_date !== 'string' ||
+    !isIsoDate(o.from_date) ||
+    typeof o.to_date !== 'string' ||
+    !isIsoDate(o.to_date)
+  ) {
     throw new Error(`${FANOUT_TASK}: invalid payload ${JSON.stringify(p)}`);
   }
   return o as FanoutPayload;
@@ -46,7 +54,13 @@ export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
     const p = parseFanoutPayload(payload);
     // The messages and the run that sends them commit together; a second run inserts nothing.
     await deps.db.transaction().execute(async (trx) => {
-      const n = await fanOutEvents(trx, { fromId: p.from_id, toId: p.to_id, fromDate: p.from_date, toDate: p.to_date, at: deps.clock.now() });
+      const n = await fanOutEvents(trx, {
+        fromId: p.from_id,
+        toId: p.to_id,
+        fromDate: p.from_date,
+        toDate: p.to_date,
+        at: deps.clock.now(),
+      });
       if (n > 0) await queueDispatch(trx);
     });
   };

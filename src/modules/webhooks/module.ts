@@ -31,7 +31,9 @@ export interface WebhooksModuleDeps {
  * Webhooks: signed push delivery of every feed event (docs/webhooks.md). The routes manage
  * endpoints; the jobs fan committed events out into messages and deliver them.
  */
-export function createWebhooksModule(deps: WebhooksModuleDeps): AppModule & { service: WebhooksService; jobs: JobModule; close(): Promise<void> } {
+export function createWebhooksModule(
+  deps: WebhooksModuleDeps,
+): AppModule & { service: WebhooksService; jobs: JobModule; close(): Promise<void> } {
   const resolve = deps.resolve ?? resolveWithDns;
   const allowPrivate = deps.config.webhookAllowPrivateUrls;
   const service = createWebhooksService({ db: deps.db, clock: deps.clock, allowPrivateUrls: allowPrivate, resolve });
@@ -40,11 +42,18 @@ export function createWebhooksModule(deps: WebhooksModuleDeps): AppModule & { se
   let sender: Sender | null = null;
   const lazySender: Sender = {
     send: (...args) => (sender ??= createSender({ allowPrivate, resolve, timeoutMs })).send(...args),
-    close: async () => { await sender?.close(); },
+    close: async () => {
+      await sender?.close();
+    },
   };
   const jobs = createWebhookJobs({
-    db: deps.db, clock: deps.clock, logger: deps.logger.child({ component: 'webhooks' }), sender: lazySender,
-    retrySchedule: deps.config.webhookRetrySchedule, concurrency: deps.concurrency ?? 64, perEndpoint: deps.perEndpoint ?? 4,
+    db: deps.db,
+    clock: deps.clock,
+    logger: deps.logger.child({ component: 'webhooks' }),
+    sender: lazySender,
+    retrySchedule: deps.config.webhookRetrySchedule,
+    concurrency: deps.concurrency ?? 64,
+    perEndpoint: deps.perEndpoint ?? 4,
     // Longer than any attempt: a message is taken again only from a worker that died.
     leaseMs: timeoutMs + 15_000,
   });

@@ -39,7 +39,10 @@ export async function countEndpoints(db: Executor, accountId: string): Promise<n
   return rows[0]!.n;
 }
 
-export async function insertEndpoint(trx: Executor, e: { accountId: string; url: string; description: string | null; eventTypes: readonly EventType[]; secret: string; at: Date }): Promise<EndpointRow> {
+export async function insertEndpoint(
+  trx: Executor,
+  e: { accountId: string; url: string; description: string | null; eventTypes: readonly EventType[]; secret: string; at: Date },
+): Promise<EndpointRow> {
   const { rows } = await sql<EndpointRow>`
     INSERT INTO webhook_endpoints (account_id, url, description, event_types, created_at, updated_at)
     VALUES (${e.accountId}, ${e.url}, ${e.description}, ${[...e.eventTypes]}::event_type[], ${e.at}, ${e.at})
@@ -50,23 +53,36 @@ export async function insertEndpoint(trx: Executor, e: { accountId: string; url:
 }
 
 export async function listEndpoints(db: Executor, accountId: string): Promise<EndpointRow[]> {
-  const { rows } = await sql<EndpointRow>`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = ${accountId} ORDER BY id`.execute(db);
+  const { rows } =
+    await sql<EndpointRow>`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE account_id = ${accountId} ORDER BY id`.execute(db);
   return rows;
 }
 
 /** The endpoint when it belongs to the account; another account's is null (404 to the caller). */
 export async function findEndpoint(db: Executor, accountId: string, id: string): Promise<EndpointRow | null> {
-  const { rows } = await sql<EndpointRow>`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ${id} AND account_id = ${accountId}`.execute(db);
+  const { rows } =
+    await sql<EndpointRow>`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ${id} AND account_id = ${accountId}`.execute(db);
   return rows[0] ?? null;
 }
 
-export async function updateEndpoint(db: Executor, accountId: string, id: string, patch: { url?: string; description?: string | null; eventTypes?: readonly EventType[]; status?: EndpointStatus }, at: Date): Promise<EndpointRow | null> {
+export async function updateEndpoint(
+  db: Executor,
+  accountId: string,
+  id: string,
+  patch: { url?: string; description?: string | null; eventTypes?: readonly EventType[]; status?: EndpointStatus },
+  at: Date,
+): Promise<EndpointRow | null> {
   const sets = [sql`updated_at = ${at}`];
   if (patch.url !== undefined) sets.push(sql`url = ${patch.url}`);
   if (patch.description !== undefined) sets.push(sql`description = ${patch.description}`);
   if (patch.eventTypes !== undefined) sets.push(sql`event_types = ${[...patch.eventTypes]}::event_type[]`);
   // Enabling again starts the 5-day count afresh.
-  if (patch.status !== undefined) sets.push(sql`status = ${patch.status}`, sql`disabled_reason = ${patch.status === 'disabled' ? 'by the account' : null}`, sql`failing_since = NULL`);
+  if (patch.status !== undefined)
+    sets.push(
+      sql`status = ${patch.status}`,
+      sql`disabled_reason = ${patch.status === 'disabled' ? 'by the account' : null}`,
+      sql`failing_since = NULL`,
+    );
   const { rows } = await sql<EndpointRow>`
     UPDATE webhook_endpoints SET ${sql.join(sets, sql`, `)} WHERE id = ${id} AND account_id = ${accountId}
     RETURNING ${ENDPOINT_COLUMNS}`.execute(db);
@@ -97,7 +113,10 @@ const FEED_JSON = sql`json_build_object('id', f.event_id, 'event_type', f.event_
  * One delivery per feed row in the id range and enabled endpoint of the row's account whose types
  * match: exactly the events the feed shows. Runs twice without harm (unique per endpoint and event).
  */
-export async function fanOutEvents(db: Executor, r: { fromId: number; toId: number; fromDate: string; toDate: string; at: Date }): Promise<number> {
+export async function fanOutEvents(
+  db: Executor,
+  r: { fromId: number; toId: number; fromDate: string; toDate: string; at: Date },
+): Promise<number> {
   const result = await sql`
     INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, payload, next_attempt_at, created_at)
     SELECT ep.id, ep.account_id, f.event_id, f.event_type, ${FEED_JSON}, ${r.at}, ${r.at}
@@ -112,7 +131,12 @@ export async function fanOutEvents(db: Executor, r: { fromId: number; toId: numb
 }
 
 /** Replay: the feed's events above `afterId` for one endpoint, queued again (or for the first time). */
-export async function requeueFeedAfter(db: Executor, endpoint: { id: string; account_id: string }, afterId: number, at: Date): Promise<number> {
+export async function requeueFeedAfter(
+  db: Executor,
+  endpoint: { id: string; account_id: string },
+  afterId: number,
+  at: Date,
+): Promise<number> {
   const result = await sql`
     INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, payload, next_attempt_at, created_at)
     SELECT ep.id, ep.account_id, f.event_id, f.event_type, ${FEED_JSON}, ${at}, ${at}
@@ -128,7 +152,13 @@ export async function requeueFeedAfter(db: Executor, endpoint: { id: string; acc
   return Number(result.numAffectedRows ?? 0);
 }
 
-export async function insertTestMessage(db: Executor, endpoint: { id: string; account_id: string }, eventType: EventType, payload: unknown, at: Date): Promise<string> {
+export async function insertTestMessage(
+  db: Executor,
+  endpoint: { id: string; account_id: string },
+  eventType: EventType,
+  payload: unknown,
+  at: Date,
+): Promise<string> {
   const { rows } = await sql<{ id: string }>`
     INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at, created_at)
     VALUES (${endpoint.id}, ${endpoint.account_id}, ${eventType}, ${JSON.stringify(payload)}::json, ${at}, ${at}) RETURNING id`.execute(db);
@@ -149,9 +179,17 @@ export interface DeliveryRow {
   delivered_at: Date | null;
 }
 
-export async function listDeliveries(db: Executor, endpointId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ total: number; rows: DeliveryRow[] }> {
+export async function listDeliveries(
+  db: Executor,
+  endpointId: string,
+  status: DeliveryStatus | undefined,
+  limit: number,
+  offset: number,
+): Promise<{ total: number; rows: DeliveryRow[] }> {
   const where = sql`endpoint_id = ${endpointId}${status ? sql` AND status = ${status}` : sql``}`;
-  const { rows: [count] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`.execute(db);
+  const {
+    rows: [count],
+  } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`.execute(db);
   const { rows } = await sql<DeliveryRow>`
     SELECT id, event_id::float8 AS event_id, event_type, status, attempts, last_attempt_at,
       CASE WHEN status = 'pending' THEN next_attempt_at END AS next_attempt_at, last_response_status, last_error, created_at, delivered_at
@@ -170,4 +208,3 @@ export async function requeueDelivery(db: Executor, endpointId: string, delivery
     WHERE id = ${deliveryId} AND endpoint_id = ${endpointId} RETURNING id`.execute(db);
   return rows.length > 0;
 }
-

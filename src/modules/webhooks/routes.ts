@@ -2,8 +2,19 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../http/schemas.ts';
 import {
-  CreateEndpointBody, CreatedEndpointSchema, DeliveriesQuery, DeliveryIdParams, DeliverySchema, EndpointIdParams, EndpointSchema, Envelope,
-  PagedEnvelope, PageMetaSchema, ReplayBody, TestBody, UpdateEndpointBody,
+  CreateEndpointBody,
+  CreatedEndpointSchema,
+  DeliveriesQuery,
+  DeliveryIdParams,
+  DeliverySchema,
+  EndpointIdParams,
+  EndpointSchema,
+  Envelope,
+  PagedEnvelope,
+  PageMetaSchema,
+  ReplayBody,
+  TestBody,
+  UpdateEndpointBody,
 } from './schema.ts';
 import type { WebhooksService } from './service.ts';
 
@@ -15,101 +26,204 @@ const accepted = Envelope(Type.Object({ message: Type.String() }));
 export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPluginAsyncTypebox {
   const { webhooks } = deps;
   return async (app) => {
-    app.post('/webhooks', {
-      config: { auth: 'master' },
-      schema: {
-        tags, security, summary: 'Create a webhook endpoint',
-        description: 'At most 10 endpoints an account. The `secret` (`whsec_…`) signs every message (Standard Webhooks) and is shown only here and at rotation. A URL that resolves to a loopback, private, link-local or otherwise non-public address is refused (422 on `url`).',
-        body: CreateEndpointBody,
-        response: { 201: Envelope(CreatedEndpointSchema), ...errorResponses({ auth: 'master', validation: true }) },
-      },
-    }, async (req, reply) => reply.code(201).send({ status: 'success' as const, data: await webhooks.create(req.auth!.accountId, req.body) }));
-
-    app.get('/webhooks', {
-      config: { auth: 'any' },
-      schema: { tags, security, summary: 'List webhook endpoints', response: { 200: Envelope(Type.Array(EndpointSchema)), ...errorResponses({ auth: 'any' }) } },
-    }, async (req) => ({ status: 'success' as const, data: await webhooks.list(req.auth!.accountId) }));
-
-    app.get('/webhooks/:id', {
-      config: { auth: 'any' },
-      schema: { tags, security, summary: 'Get a webhook endpoint', params: EndpointIdParams, response: { 200: Envelope(EndpointSchema), ...errorResponses({ auth: 'any', notFound: true }) } },
-    }, async (req) => ({ status: 'success' as const, data: await webhooks.get(req.auth!.accountId, req.params.id) }));
-
-    app.patch('/webhooks/:id', {
-      config: { auth: 'master' },
-      schema: {
-        tags, security, summary: 'Update a webhook endpoint',
-        description: 'Enabling a disabled endpoint sends the messages held while it was disabled (those still within their retry schedule).',
-        params: EndpointIdParams, body: UpdateEndpointBody,
-        response: { 200: Envelope(EndpointSchema), ...errorResponses({ auth: 'master', validation: true, notFound: true }) },
-      },
-    }, async (req) => ({ status: 'success' as const, data: await webhooks.update(req.auth!.accountId, req.params.id, req.body) }));
-
-    app.delete('/webhooks/:id', {
-      config: { auth: 'master' },
-      schema: {
-        tags, security, summary: 'Delete a webhook endpoint', description: 'Nothing more is sent to it; its delivery log goes with it.',
-        params: EndpointIdParams, response: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })), ...errorResponses({ auth: 'master', notFound: true }) },
-      },
-    }, async (req) => {
-      await webhooks.remove(req.auth!.accountId, req.params.id);
-      return { status: 'success' as const, data: { id: req.params.id, deleted: true as const } };
-    });
-
-    app.post('/webhooks/:id/rotate-secret', {
-      config: { auth: 'master' },
-      schema: {
-        tags, security, summary: 'Rotate the signing secret',
-        description: 'For 24 hours every message carries two signatures in `webhook-signature`, by the new and the previous secret (space-separated); then only the new one.',
-        params: EndpointIdParams,
-        response: {
-          200: Envelope(Type.Object({ secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) }, { examples: [{ secret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD', previous_secret_expires_at: '2026-11-22T10:00:00.000Z' }] })),
-          ...errorResponses({ auth: 'master', notFound: true }),
+    app.post(
+      '/webhooks',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags,
+          security,
+          summary: 'Create a webhook endpoint',
+          description:
+            'At most 10 endpoints an account. The `secret` (`whsec_…`) signs every message (Standard Webhooks) and is shown only here and at rotation. A URL that resolves to a loopback, private, link-local or otherwise non-public address is refused (422 on `url`).',
+          body: CreateEndpointBody,
+          response: { 201: Envelope(CreatedEndpointSchema), ...errorResponses({ auth: 'master', validation: true }) },
         },
       },
-    }, async (req) => ({ status: 'success' as const, data: await webhooks.rotateSecret(req.auth!.accountId, req.params.id) }));
+      async (req, reply) =>
+        reply.code(201).send({ status: 'success' as const, data: await webhooks.create(req.auth!.accountId, req.body) }),
+    );
 
-    app.post('/webhooks/:id/test', {
-      config: { auth: 'any' },
-      schema: {
-        tags, security, summary: 'Send a test message',
-        description: 'One message of the given type with sample values and `data.test: true`, through the ordinary delivery path (signed, retried, logged).',
-        params: EndpointIdParams, body: TestBody,
-        response: { 202: Envelope(Type.Object({ message: Type.String(), message_id: Type.String() })), ...errorResponses({ auth: 'any', validation: true, notFound: true }) },
+    app.get(
+      '/webhooks',
+      {
+        config: { auth: 'any' },
+        schema: {
+          tags,
+          security,
+          summary: 'List webhook endpoints',
+          response: { 200: Envelope(Type.Array(EndpointSchema)), ...errorResponses({ auth: 'any' }) },
+        },
       },
-    }, async (req, reply) => {
-      const r = await webhooks.sendTest(req.auth!.accountId, req.params.id, req.body.event_type);
-      return reply.code(202).send({ status: 'success' as const, data: { message: 'The test message is queued for delivery.', ...r } });
-    });
+      async (req) => ({ status: 'success' as const, data: await webhooks.list(req.auth!.accountId) }),
+    );
 
-    app.get('/webhooks/:id/deliveries', {
-      config: { auth: 'any' },
-      schema: {
-        tags, security, summary: "An endpoint's deliveries, newest first",
-        params: EndpointIdParams, querystring: DeliveriesQuery,
-        response: { 200: PagedEnvelope(Type.Array(DeliverySchema), PageMetaSchema), ...errorResponses({ auth: 'any', validation: true, notFound: true }) },
+    app.get(
+      '/webhooks/:id',
+      {
+        config: { auth: 'any' },
+        schema: {
+          tags,
+          security,
+          summary: 'Get a webhook endpoint',
+          params: EndpointIdParams,
+          response: { 200: Envelope(EndpointSchema), ...errorResponses({ auth: 'any', notFound: true }) },
+        },
       },
-    }, async (req) => ({ status: 'success' as const, ...(await webhooks.listDeliveries(req.auth!.accountId, req.params.id, req.query)) }));
+      async (req) => ({ status: 'success' as const, data: await webhooks.get(req.auth!.accountId, req.params.id) }),
+    );
 
-    app.post('/webhooks/:id/deliveries/:delivery_id/retry', {
-      config: { auth: 'any' },
-      schema: {
-        tags, security, summary: 'Send one delivery again now', description: 'With the same `webhook-id`; a failed message gets one more attempt.',
-        params: DeliveryIdParams, response: { 202: accepted, ...errorResponses({ auth: 'any', notFound: true }) },
+    app.patch(
+      '/webhooks/:id',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags,
+          security,
+          summary: 'Update a webhook endpoint',
+          description:
+            'Enabling a disabled endpoint sends the messages held while it was disabled (those still within their retry schedule).',
+          params: EndpointIdParams,
+          body: UpdateEndpointBody,
+          response: { 200: Envelope(EndpointSchema), ...errorResponses({ auth: 'master', validation: true, notFound: true }) },
+        },
       },
-    }, async (req, reply) => {
-      await webhooks.retryDelivery(req.auth!.accountId, req.params.id, req.params.delivery_id);
-      return reply.code(202).send({ status: 'success' as const, data: { message: 'The delivery is queued to be sent again now.' } });
-    });
+      async (req) => ({ status: 'success' as const, data: await webhooks.update(req.auth!.accountId, req.params.id, req.body) }),
+    );
 
-    app.post('/webhooks/:id/replay', {
-      config: { auth: 'any' },
-      schema: {
-        tags, security, summary: 'Send the feed again from an event id',
-        description: "Recovery after an outage: every event of the account's feed with an id greater than `after_id` (filtered by the endpoint's `event_types`) is sent again, each with its own message id.",
-        params: EndpointIdParams, body: ReplayBody,
-        response: { 202: Envelope(Type.Object({ queued: Type.Integer() }, { examples: [{ queued: 42 }] })), ...errorResponses({ auth: 'any', validation: true, notFound: true }) },
+    app.delete(
+      '/webhooks/:id',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags,
+          security,
+          summary: 'Delete a webhook endpoint',
+          description: 'Nothing more is sent to it; its delivery log goes with it.',
+          params: EndpointIdParams,
+          response: {
+            200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })),
+            ...errorResponses({ auth: 'master', notFound: true }),
+          },
+        },
       },
-    }, async (req, reply) => reply.code(202).send({ status: 'success' as const, data: await webhooks.replay(req.auth!.accountId, req.params.id, req.body.after_id) }));
+      async (req) => {
+        await webhooks.remove(req.auth!.accountId, req.params.id);
+        return { status: 'success' as const, data: { id: req.params.id, deleted: true as const } };
+      },
+    );
+
+    app.post(
+      '/webhooks/:id/rotate-secret',
+      {
+        config: { auth: 'master' },
+        schema: {
+          tags,
+          security,
+          summary: 'Rotate the signing secret',
+          description:
+            'For 24 hours every message carries two signatures in `webhook-signature`, by the new and the previous secret (space-separated); then only the new one.',
+          params: EndpointIdParams,
+          response: {
+            200: Envelope(
+              Type.Object(
+                { secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) },
+                {
+                  examples: [{ secret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD', previous_secret_expires_at: '2026-11-22T10:00:00.000Z' }],
+                },
+              ),
+            ),
+            ...errorResponses({ auth: 'master', notFound: true }),
+          },
+        },
+      },
+      async (req) => ({ status: 'success' as const, data: await webhooks.rotateSecret(req.auth!.accountId, req.params.id) }),
+    );
+
+    app.post(
+      '/webhooks/:id/test',
+      {
+        config: { auth: 'any' },
+        schema: {
+          tags,
+          security,
+          summary: 'Send a test message',
+          description:
+            'One message of the given type with sample values and `data.test: true`, through the ordinary delivery path (signed, retried, logged).',
+          params: EndpointIdParams,
+          body: TestBody,
+          response: {
+            202: Envelope(Type.Object({ message: Type.String(), message_id: Type.String() })),
+            ...errorResponses({ auth: 'any', validation: true, notFound: true }),
+          },
+        },
+      },
+      async (req, reply) => {
+        const r = await webhooks.sendTest(req.auth!.accountId, req.params.id, req.body.event_type);
+        return reply.code(202).send({ status: 'success' as const, data: { message: 'The test message is queued for delivery.', ...r } });
+      },
+    );
+
+    app.get(
+      '/webhooks/:id/deliveries',
+      {
+        config: { auth: 'any' },
+        schema: {
+          tags,
+          security,
+          summary: "An endpoint's deliveries, newest first",
+          params: EndpointIdParams,
+          querystring: DeliveriesQuery,
+          response: {
+            200: PagedEnvelope(Type.Array(DeliverySchema), PageMetaSchema),
+            ...errorResponses({ auth: 'any', validation: true, notFound: true }),
+          },
+        },
+      },
+      async (req) => ({ status: 'success' as const, ...(await webhooks.listDeliveries(req.auth!.accountId, req.params.id, req.query)) }),
+    );
+
+    app.post(
+      '/webhooks/:id/deliveries/:delivery_id/retry',
+      {
+        config: { auth: 'any' },
+        schema: {
+          tags,
+          security,
+          summary: 'Send one delivery again now',
+          description: 'With the same `webhook-id`; a failed message gets one more attempt.',
+          params: DeliveryIdParams,
+          response: { 202: accepted, ...errorResponses({ auth: 'any', notFound: true }) },
+        },
+      },
+      async (req, reply) => {
+        await webhooks.retryDelivery(req.auth!.accountId, req.params.id, req.params.delivery_id);
+        return reply.code(202).send({ status: 'success' as const, data: { message: 'The delivery is queued to be sent again now.' } });
+      },
+    );
+
+    app.post(
+      '/webhooks/:id/replay',
+      {
+        config: { auth: 'any' },
+        schema: {
+          tags,
+          security,
+          summary: 'Send the feed again from an event id',
+          description:
+            "Recovery after an outage: every event of the account's feed with an id greater than `after_id` (filtered by the endpoint's `event_types`) is sent again, each with its own message id.",
+          params: EndpointIdParams,
+          body: ReplayBody,
+          response: {
+            202: Envelope(Type.Object({ queued: Type.Integer() }, { examples: [{ queued: 42 }] })),
+            ...errorResponses({ auth: 'any', validation: true, notFound: true }),
+          },
+        },
+      },
+      async (req, reply) =>
+        reply
+          .code(202)
+          .send({ status: 'success' as const, data: await webhooks.replay(req.auth!.accountId, req.params.id, req.body.after_id) }),
+    );
   };
 }

@@ -5,8 +5,20 @@ import { severityOf } from '../../registry/diff.ts';
 import { EVENT_TYPES, type EventType } from '../../registry/model.ts';
 import { queueDispatch } from './dispatcher.ts';
 import {
-  countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, insertTestMessage, listDeliveries, listEndpoints, lockAccountEndpoints,
-  requeueDelivery, requeueFeedAfter, rotateSecret, updateEndpoint, type DeliveryRow, type EndpointRow,
+  countEndpoints,
+  deleteEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  insertTestMessage,
+  listDeliveries,
+  listEndpoints,
+  lockAccountEndpoints,
+  requeueDelivery,
+  requeueFeedAfter,
+  rotateSecret,
+  updateEndpoint,
+  type DeliveryRow,
+  type EndpointRow,
 } from './repo.ts';
 import { generateSecret } from './signing.ts';
 import type { DeliveryStatus, EndpointStatus } from './tables.ts';
@@ -53,35 +65,59 @@ const DELIVERY_ID = /^msg_([1-9]\d{0,17})$/;
 
 function viewEndpoint(r: EndpointRow): EndpointView {
   return {
-    id: `ep_${r.id}`, url: r.url, description: r.description, event_types: r.event_types, status: r.status,
-    disabled_reason: r.disabled_reason, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString(),
+    id: `ep_${r.id}`,
+    url: r.url,
+    description: r.description,
+    event_types: r.event_types,
+    status: r.status,
+    disabled_reason: r.disabled_reason,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
   };
 }
 
 function viewDelivery(r: DeliveryRow): DeliveryView {
   return {
-    id: `msg_${r.id}`, event_id: r.event_id, event_type: r.event_type, status: r.status, attempts: r.attempts,
-    last_attempt_at: iso(r.last_attempt_at), next_attempt_at: iso(r.next_attempt_at), last_response_status: r.last_response_status,
-    last_error: r.last_error, created_at: r.created_at.toISOString(), delivered_at: iso(r.delivered_at),
+    id: `msg_${r.id}`,
+    event_id: r.event_id,
+    event_type: r.event_type,
+    status: r.status,
+    attempts: r.attempts,
+    last_attempt_at: iso(r.last_attempt_at),
+    next_attempt_at: iso(r.next_attempt_at),
+    last_response_status: r.last_response_status,
+    last_error: r.last_error,
+    created_at: r.created_at.toISOString(),
+    delivered_at: iso(r.delivered_at),
   };
 }
 
 function checkEventTypes(types: readonly string[] | undefined, errors: Record<string, string[]>): EventType[] | undefined {
   if (types === undefined) return undefined;
   types.forEach((t, i) => {
-    if (!(EVENT_TYPES as readonly string[]).includes(t)) (errors[`event_types.${i}`] ??= []).push(`The selected event_types.${i} is invalid.`);
+    if (!(EVENT_TYPES as readonly string[]).includes(t))
+      (errors[`event_types.${i}`] ??= []).push(`The selected event_types.${i} is invalid.`);
   });
   return EVENT_TYPES.filter((t) => types.includes(t));
 }
 
 /** The data of a test message: plausible values of the type, marked `test: true`. */
 export function sampleEventData(type: EventType, at: Date): Record<string, unknown> {
-  const [oldValue, newValue] = type.endsWith('_DATE') || type.endsWith('_STARTED') || type.endsWith('_ENDED') || type === 'COMPANY_START_DATE_CHANGE'
-    ? [null, at.toISOString().slice(0, 10)]
-    : ['Przykładowa wartość (przed)', 'Przykładowa wartość (po)'];
+  const [oldValue, newValue] =
+    type.endsWith('_DATE') || type.endsWith('_STARTED') || type.endsWith('_ENDED') || type === 'COMPANY_START_DATE_CHANGE'
+      ? [null, at.toISOString().slice(0, 10)]
+      : ['Przykładowa wartość (przed)', 'Przykładowa wartość (po)'];
   return {
-    id: 0, event_type: type, old_value: oldValue, new_value: newValue, event_date: at.toISOString().slice(0, 10),
-    severity: severityOf(type, newValue), primary_identifier: '5261040828', identifier_type: 'NIP', company_name: 'PRZYKŁADOWA SPÓŁKA Z O.O.', test: true,
+    id: 0,
+    event_type: type,
+    old_value: oldValue,
+    new_value: newValue,
+    event_date: at.toISOString().slice(0, 10),
+    severity: severityOf(type, newValue),
+    primary_identifier: '5261040828',
+    identifier_type: 'NIP',
+    company_name: 'PRZYKŁADOWA SPÓŁKA Z O.O.',
+    test: true,
   };
 }
 
@@ -124,7 +160,14 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
         if ((await countEndpoints(trx, accountId)) >= MAX_ENDPOINTS) {
           throw new ValidationError({ url: [`An account may have at most ${MAX_ENDPOINTS} webhook endpoints.`] });
         }
-        return insertEndpoint(trx, { accountId, url: input.url!, description: input.description ?? null, eventTypes: eventTypes ?? [], secret, at: clock.now() });
+        return insertEndpoint(trx, {
+          accountId,
+          url: input.url!,
+          description: input.description ?? null,
+          eventTypes: eventTypes ?? [],
+          secret,
+          at: clock.now(),
+        });
       });
       return { ...viewEndpoint(row), secret };
     },
@@ -141,7 +184,13 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
       const row = await mustFind(accountId, id);
       const { eventTypes } = await checkInput(input, false);
       const updated = await db.transaction().execute(async (trx) => {
-        const r = await updateEndpoint(trx, accountId, row.id, { url: input.url, description: input.description, eventTypes, status: input.status }, clock.now());
+        const r = await updateEndpoint(
+          trx,
+          accountId,
+          row.id,
+          { url: input.url, description: input.description, eventTypes, status: input.status },
+          clock.now(),
+        );
         // Messages held while the endpoint was disabled go out now.
         if (r && input.status === 'enabled') await queueDispatch(trx);
         return r;
@@ -187,11 +236,13 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
     async retryDelivery(accountId: string, id: string, deliveryId: string): Promise<void> {
       const row = await mustFind(accountId, id);
       const m = DELIVERY_ID.exec(deliveryId);
-      const found = m !== null && await db.transaction().execute(async (trx) => {
-        const ok = await requeueDelivery(trx, row.id, m[1]!, clock.now());
-        if (ok) await queueDispatch(trx);
-        return ok;
-      });
+      const found =
+        m !== null &&
+        (await db.transaction().execute(async (trx) => {
+          const ok = await requeueDelivery(trx, row.id, m[1]!, clock.now());
+          if (ok) await queueDispatch(trx);
+          return ok;
+        }));
       if (!found) throw new NotFoundError('Delivery not found');
     },
 

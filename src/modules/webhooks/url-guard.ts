@@ -26,7 +26,10 @@ function v4(a: string): bigint | null {
 
 /** An IPv6 text (with an optional zone and a trailing dotted IPv4) as its 128-bit value. */
 function v6(a: string): bigint | null {
-  let s = a.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
+  let s = a
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '')
+    .toLowerCase();
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
   if (dotted) {
     const n = v4(dotted[1]!);
@@ -46,16 +49,34 @@ function v6(a: string): bigint | null {
 
 const inRange = (value: bigint, bits: number, [net, len]: Range) => value >> BigInt(bits - len) === net >> BigInt(bits - len);
 
-const NON_PUBLIC_V4: Range[] = ([
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const).map(([a, l]) => [v4(a)!, l]);
+const NON_PUBLIC_V4: Range[] = (
+  [
+    ['0.0.0.0', 8],
+    ['10.0.0.0', 8],
+    ['100.64.0.0', 10],
+    ['127.0.0.0', 8],
+    ['169.254.0.0', 16],
+    ['172.16.0.0', 12],
+    ['192.0.0.0', 24],
+    ['192.0.2.0', 24],
+    ['192.88.99.0', 24],
+    ['192.168.0.0', 16],
+    ['198.18.0.0', 15],
+    ['198.51.100.0', 24],
+    ['203.0.113.0', 24],
+    ['224.0.0.0', 4],
+    ['240.0.0.0', 4],
+  ] as const
+).map(([a, l]) => [v4(a)!, l]);
 
 // Inside 2000::/3 (the only global unicast block): the special-purpose ranges.
-const NON_PUBLIC_V6: Range[] = ([
-  ['2001::', 23], ['2001:db8::', 32], ['3fff::', 20],
-] as const).map(([a, l]) => [v6(a)!, l]);
+const NON_PUBLIC_V6: Range[] = (
+  [
+    ['2001::', 23],
+    ['2001:db8::', 32],
+    ['3fff::', 20],
+  ] as const
+).map(([a, l]) => [v6(a)!, l]);
 
 /** IPv6 forms that carry an IPv4 address: the address is judged by the IPv4 inside. */
 function embeddedV4(n: bigint): bigint | null {
@@ -114,7 +135,7 @@ export async function checkWebhookUrl(raw: string, opts: { allowPrivate: boolean
     try {
       addresses = (await opts.resolve(host)).map((a) => a.address);
     } catch {
-      return { ok: false, error: 'The url\'s host name could not be resolved.' };
+      return { ok: false, error: "The url's host name could not be resolved." };
     }
   }
   if (addresses.length === 0 || !addresses.every(isPublicAddress)) {
@@ -139,17 +160,20 @@ export function checkLiteralHost(url: URL, allowPrivate: boolean): void {
  */
 export function guardedLookup(opts: { allowPrivate: boolean; resolve: ResolveHost }): LookupFunction {
   return (hostname, options, callback) => {
-    opts.resolve(hostname).then((answers) => {
-      if (answers.length === 0) throw new Error(`${hostname} has no address`);
-      if (!opts.allowPrivate) {
-        const bad = answers.find((a) => !isPublicAddress(a.address));
-        if (bad) throw new BlockedAddressError(`${hostname} resolves to ${bad.address}, not a public address`);
-      }
-      const family = (options as { family?: number }).family;
-      const usable = family === 4 || family === 6 ? answers.filter((a) => a.family === family) : answers;
-      if (usable.length === 0) throw new Error(`${hostname} has no IPv${family} address`);
-      if ((options as { all?: boolean }).all) (callback as (e: null, a: typeof usable) => void)(null, usable);
-      else callback(null, usable[0]!.address, usable[0]!.family);
-    }).catch((e: Error) => callback(e as NodeJS.ErrnoException, '', 0));
+    opts
+      .resolve(hostname)
+      .then((answers) => {
+        if (answers.length === 0) throw new Error(`${hostname} has no address`);
+        if (!opts.allowPrivate) {
+          const bad = answers.find((a) => !isPublicAddress(a.address));
+          if (bad) throw new BlockedAddressError(`${hostname} resolves to ${bad.address}, not a public address`);
+        }
+        const family = (options as { family?: number }).family;
+        const usable = family === 4 || family === 6 ? answers.filter((a) => a.family === family) : answers;
+        if (usable.length === 0) throw new Error(`${hostname} has no IPv${family} address`);
+        if ((options as { all?: boolean }).all) (callback as (e: null, a: typeof usable) => void)(null, usable);
+        else callback(null, usable[0]!.address, usable[0]!.family);
+      })
+      .catch((e: Error) => callback(e as NodeJS.ErrnoException, '', 0));
   };
 }

@@ -48,4 +48,3 @@ export interface RunDailyOptions {
   logger?: { warn(obj: object, msg: string): void };
   now?: () => number;
 }
-

@@ -26,22 +26,32 @@ export async function processStream(db: RegistryExecutor, run: DailyRun, options
       if (!firstLoad) return;
       // Only an optimisation: if the indexes cannot be dropped (say, the role does not own the
       // tables), the load goes on with them in place. The transaction dropped nothing then.
-      deferred = (await deferSecondaryIndexes(db, run.id).catch((e: unknown) => {
-        options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'indexes not deferred: the load keeps them in place');
-        return [];
-      })).length > 0;
+      deferred =
+        (
+          await deferSecondaryIndexes(db, run.id).catch((e: unknown) => {
+            options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'indexes not deferred: the load keeps them in place');
+            return [];
+          })
+        ).length > 0;
     });
   } finally {
     // Completed or failed, the run leaves the indexes as it found them. Should building them
     // fail, the run still ends as it would have; the next run (or process start) builds them.
-    if (deferred) await restoreDeferredIndexes(db, run.id).catch((e: unknown) => {
-      options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
-    });
+    if (deferred)
+      await restoreDeferredIndexes(db, run.id).catch((e: unknown) => {
+        options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
+      });
   }
 }
 
 /** `onStart(firstLoad)`: called once the run knows whether it is a first load that defers its indexes. */
-async function processBatches(db: RegistryExecutor, run: DailyRun, options: RunDailyOptions, now: () => number, onStart: (firstLoad: boolean) => Promise<void>): Promise<void> {
+async function processBatches(
+  db: RegistryExecutor,
+  run: DailyRun,
+  options: RunDailyOptions,
+  now: () => number,
+  onStart: (firstLoad: boolean) => Promise<void>,
+): Promise<void> {
   const { date, source } = options;
   const batchSize = options.batchSize ?? 2000;
   const skips = createSkips(options.logger);
@@ -53,12 +63,13 @@ async function processBatches(db: RegistryExecutor, run: DailyRun, options: RunD
   let notNewLines = 0;
   let linesWritten = 0;
   const size = origin === null ? 0 : fileSize(origin.path);
-  const inWorker = origin !== null
-    && (options.prepareInWorker ?? (size >= WORKER_MIN_FILE_BYTES && (assumeNew || (await looksLikeFullExport(db, origin.path, size)))));
+  const inWorker =
+    origin !== null &&
+    (options.prepareInWorker ?? (size >= WORKER_MIN_FILE_BYTES && (assumeNew || (await looksLikeFullExport(db, origin.path, size)))));
   const chunks = inWorker
     ? prepareFileInWorker(origin.path, date, origin.options, assumeNew)
-    // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
-    : preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null, () => assumeNew);
+    : // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
+      preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null, () => assumeNew);
   try {
     await onStart(assumeNew && (options.deferIndexes ?? inWorker));
   } catch (e) {

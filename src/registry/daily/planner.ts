@@ -3,7 +3,13 @@ import { diffSnapshots } from '../diff.ts';
 import { mergeIsIncoming, mergeSnapshots } from '../merge.ts';
 import { jsonOf, type PreparedItem } from '../prepare.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
-import { allocateCompanyIds, lookupCompaniesForBatch, type CompanyUpdateRow, type IdentifierRow, type MatchedCompany } from '../store/companies-repo.ts';
+import {
+  allocateCompanyIds,
+  lookupCompaniesForBatch,
+  type CompanyUpdateRow,
+  type IdentifierRow,
+  type MatchedCompany,
+} from '../store/companies-repo.ts';
 import { companyRowFields, type CompanyRowData, type NewCompanyRow } from '../store/company-rows.ts';
 import { contentHash } from '../store/content-hash.ts';
 import { deriveCompanyColumns, type CompanyColumns } from '../store/search-columns.ts';
@@ -90,13 +96,36 @@ export const MAX_ATTEMPTS = 5;
  */
 export const NOT_NEW_TOLERANCE = 10_000;
 
-export function lookupBatch(db: RegistryExecutor, sourceName: string, items: PreparedItem[], assumeNew: boolean): Promise<(MatchedCompany | null)[]> {
+export function lookupBatch(
+  db: RegistryExecutor,
+  sourceName: string,
+  items: PreparedItem[],
+  assumeNew: boolean,
+): Promise<(MatchedCompany | null)[]> {
   if (items.length === 0 || (assumeNew && items.every((item) => item.attempts === 0))) return Promise.resolve(items.map(() => null));
   return lookupCompaniesForBatch(db, sourceName, items);
 }
 
-export async function planBatch(db: RegistryExecutor, date: string, items: PreparedItem[], matches: (MatchedCompany | null)[], skipped: number, skips: Skips, recent: RecentLines): Promise<BatchPlan> {
-  const plan: BatchPlan = { newRows: [], newItems: [], newIdentifiers: [], updates: [], fingerprintOnly: [], unchanged: 0, skipped, deferred: [], seen: new Map() };
+export async function planBatch(
+  db: RegistryExecutor,
+  date: string,
+  items: PreparedItem[],
+  matches: (MatchedCompany | null)[],
+  skipped: number,
+  skips: Skips,
+  recent: RecentLines,
+): Promise<BatchPlan> {
+  const plan: BatchPlan = {
+    newRows: [],
+    newItems: [],
+    newIdentifiers: [],
+    updates: [],
+    fingerprintOnly: [],
+    unchanged: 0,
+    skipped,
+    deferred: [],
+    seen: new Map(),
+  };
   const claimed = new Set<string>();
   const fresh: PreparedItem[] = [];
   for (let i = 0; i < items.length; i++) {
@@ -133,7 +162,10 @@ export async function planBatch(db: RegistryExecutor, date: string, items: Prepa
       let row: CompanyRowData;
       try {
         if (item.columnsError !== null) throw new Error(item.columnsError);
-        row = item.row ?? { snapshot: jsonOf(item), fields: item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.fingerprint, item.fingerprint) };
+        row = item.row ?? {
+          snapshot: jsonOf(item),
+          fields: item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.fingerprint, item.fingerprint),
+        };
         item.canonical = null;
         item.fields = null;
         skips.succeeded();

@@ -19,10 +19,21 @@ export interface BatchOutcome {
   deferred: PreparedItem[];
 }
 
-export async function writeBatch(db: RegistryExecutor, runId: string | null, sourceName: string, date: string, plan: BatchPlan, processedItems: number): Promise<BatchOutcome> {
+export async function writeBatch(
+  db: RegistryExecutor,
+  runId: string | null,
+  sourceName: string,
+  date: string,
+  plan: BatchPlan,
+  processedItems: number,
+): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
     await insertCompanies(trx, sourceName, date, plan.newRows);
-    const written = await updateCompanies(trx, sourceName, plan.updates.map((u) => u.row));
+    const written = await updateCompanies(
+      trx,
+      sourceName,
+      plan.updates.map((u) => u.row),
+    );
     const applied = plan.updates.filter((u) => written.has(u.row.id));
     const conflicts = await insertIdentifiers(trx, [...plan.newIdentifiers, ...applied.flatMap((u) => u.newIdentifiers)]);
 
@@ -64,9 +75,11 @@ export async function writeBatch(db: RegistryExecutor, runId: string | null, sou
     };
     if (runId !== null) {
       await addRunCounters(trx, runId, counters);
-      await recordRunChanges(trx, runId, [...plan.newRows.filter((r) => !lostNew.has(r.id)).map((r) => r.id), ...applied.map((u) => u.row.id)]);
+      await recordRunChanges(trx, runId, [
+        ...plan.newRows.filter((r) => !lostNew.has(r.id)).map((r) => r.id),
+        ...applied.map((u) => u.row.id),
+      ]);
     }
     return { counters, deferred, notNew: lostNew.size };
   });
 }
-

@@ -22,11 +22,7 @@ export class SourceUnavailableError extends SourceError {
   readonly reason: UnavailableReason;
   /** HTTP status of the last attempt, when there was one. */
   readonly status: number | undefined;
-  constructor(
-    source: SourceName,
-    message: string,
-    options: { reason: UnavailableReason; status?: number; cause?: unknown },
-  ) {
+  constructor(source: SourceName, message: string, options: { reason: UnavailableReason; status?: number; cause?: unknown }) {
     super(source, message, { cause: options.cause });
     this.name = 'SourceUnavailableError';
     this.reason = options.reason;

@@ -24,14 +24,29 @@ async function collect(iterable: AsyncIterable<CompanySnapshot>): Promise<Compan
 }
 
 const FULL: CompanySnapshot = {
-  identity: { identifiers: [{ type: 'NIP', value: '5261040828' }, { type: 'KRS', value: '0000028860' }], company_type: 'OSOBA PRAWNA', country_code: 'PL' },
+  identity: {
+    identifiers: [
+      { type: 'NIP', value: '5261040828' },
+      { type: 'KRS', value: '0000028860' },
+    ],
+    company_type: 'OSOBA PRAWNA',
+    country_code: 'PL',
+  },
   profiles: [
     {
       source: 'krs',
       name: 'ORLEN SPÓŁKA AKCYJNA',
       status: 'aktywny',
       legal_form: 'SPÓŁKA AKCYJNA',
-      address: { street: 'ul. Chemików', building: '7', apartment: '', city: 'Płock', postal_code: '09-411', voivodeship: 'mazowieckie', country_code: 'PL' },
+      address: {
+        street: 'ul. Chemików',
+        building: '7',
+        apartment: '',
+        city: 'Płock',
+        postal_code: '09-411',
+        voivodeship: 'mazowieckie',
+        country_code: 'PL',
+      },
       units: [{ identifier: '61018820100000', name: 'Oddział', address: null, dates: [{ type: 'activity_start', date: '2001-01-01' }] }],
       contacts: [{ type: 'email', value: 'biuro@example.pl' }],
       activities: [{ code: '1920Z', name: 'WYTWARZANIE I PRZETWARZANIE PRODUKTÓW RAFINACJI ROPY NAFTOWEJ', is_primary: true }],
@@ -53,14 +68,33 @@ test('a complete line is read unchanged', () => {
 
 test('missing parts get their defaults and values are normalised', () => {
   const line = JSON.stringify({
-    identity: { identifiers: [{ type: 'NIP', value: 'PL 526-104-08-28' }, { type: 'KRS', value: '28860' }, { type: 'REGON9', value: 610188201 }] },
-    profiles: [{ name: 'ORLEN', activities: [{ code: '62.10.b', is_primary: true }, { code: '19.20.Z', name: 'RAFINACJA' }], bank_accounts: ['PL61 1090 1014 0000 0712 1981 2874'] }],
+    identity: {
+      identifiers: [
+        { type: 'NIP', value: 'PL 526-104-08-28' },
+        { type: 'KRS', value: '28860' },
+        { type: 'REGON9', value: 610188201 },
+      ],
+    },
+    profiles: [
+      {
+        name: 'ORLEN',
+        activities: [
+          { code: '62.10.b', is_primary: true },
+          { code: '19.20.Z', name: 'RAFINACJA' },
+        ],
+        bank_accounts: ['PL61 1090 1014 0000 0712 1981 2874'],
+      },
+    ],
   });
   const result = parseSnapshotLine(line);
   assert.ok(result.ok, JSON.stringify(result));
   const s = result.snapshot;
   assert.deepEqual(s.identity, {
-    identifiers: [{ type: 'NIP', value: '5261040828' }, { type: 'KRS', value: '0000028860' }, { type: 'REGON9', value: '610188201' }],
+    identifiers: [
+      { type: 'NIP', value: '5261040828' },
+      { type: 'KRS', value: '0000028860' },
+      { type: 'REGON9', value: '610188201' },
+    ],
     company_type: '',
     country_code: 'PL',
   });
@@ -98,16 +132,31 @@ test('malformed lines are rejected with a reason', () => {
 });
 
 test('unusable parts of a usable line are dropped with a warning', () => {
-  const result = parseSnapshotLine(JSON.stringify({
-    identity: { identifiers: [{ type: 'NIP', value: '1234567890' }, { type: 'KRS', value: '28860' }] },
-    profiles: [{
-      source: 'gus',
-      contacts: [{ type: 'pager', value: '1' }, { type: 'PHONE', value: '+48 22 123 45 67' }],
-      dates: [{ type: 'registration', date: '2024-02-30' }, { type: 'closure', date: '2024-03-01T00:00:00Z' }],
-      units: [{ name: 'no identifier' }],
-    }],
-    persons: [{ role: 'PREZES' }, { full_name: 'Anna Nowak' }],
-  }));
+  const result = parseSnapshotLine(
+    JSON.stringify({
+      identity: {
+        identifiers: [
+          { type: 'NIP', value: '1234567890' },
+          { type: 'KRS', value: '28860' },
+        ],
+      },
+      profiles: [
+        {
+          source: 'gus',
+          contacts: [
+            { type: 'pager', value: '1' },
+            { type: 'PHONE', value: '+48 22 123 45 67' },
+          ],
+          dates: [
+            { type: 'registration', date: '2024-02-30' },
+            { type: 'closure', date: '2024-03-01T00:00:00Z' },
+          ],
+          units: [{ name: 'no identifier' }],
+        },
+      ],
+      persons: [{ role: 'PREZES' }, { full_name: 'Anna Nowak' }],
+    }),
+  );
   assert.ok(result.ok);
   const p = result.snapshot.profiles[0]!;
   assert.deepEqual(result.snapshot.identity.identifiers, [{ type: 'KRS', value: '0000028860' }]);
@@ -127,8 +176,14 @@ test('the stream yields every good line and reports bad ones by line number', as
   const source = createFileSource(path, { onError: (n, m) => errors.push([n, m]) });
   assert.equal(source.name, 'file');
   const snapshots = await collect(source.snapshotsForDate('2026-03-01'));
-  assert.deepEqual(snapshots.map((s) => s.identity.identifiers[0]!.value), ['0000000001', '0000000002', '0000000003']);
-  assert.deepEqual(errors.map(([n]) => n), [3, 5]);
+  assert.deepEqual(
+    snapshots.map((s) => s.identity.identifiers[0]!.value),
+    ['0000000001', '0000000002', '0000000003'],
+  );
+  assert.deepEqual(
+    errors.map(([n]) => n),
+    [3, 5],
+  );
   assert.match(errors[0]![1], /invalid JSON/);
   // The date does not filter: another day reads the same lines.
   assert.equal((await collect(source.snapshotsForDate('1999-01-01'))).length, 3);
@@ -139,7 +194,10 @@ test('CRLF line endings and a last line without newline are read', async () => {
   const line = (krs: string) => JSON.stringify({ identity: { identifiers: [{ type: 'KRS', value: krs }] } });
   writeFileSync(path, `${line('7')}\r\n${line('8')}`);
   const snapshots = await collect(createFileSource(path).snapshotsForDate('2026-03-01'));
-  assert.deepEqual(snapshots.map((s) => s.identity.identifiers[0]!.value), ['0000000007', '0000000008']);
+  assert.deepEqual(
+    snapshots.map((s) => s.identity.identifiers[0]!.value),
+    ['0000000007', '0000000008'],
+  );
 });
 
 test('a missing file fails the run', async () => {
@@ -168,7 +226,8 @@ test('a large file streams with flat memory', async () => {
   const lines = 200_000;
   const pad = 'x'.repeat(400);
   for (let i = 1; i <= lines; i++) {
-    const row = JSON.stringify({ identity: { identifiers: [{ type: 'KRS', value: String(i) }] }, profiles: [{ name: `FIRMA ${i} ${pad}` }] }) + '\n';
+    const row =
+      JSON.stringify({ identity: { identifiers: [{ type: 'KRS', value: String(i) }] }, profiles: [{ name: `FIRMA ${i} ${pad}` }] }) + '\n';
     if (!out.write(row)) await once(out, 'drain');
   }
   out.end();
@@ -189,9 +248,13 @@ test('lines longer than a read chunk, with multi-byte characters across its edge
   // The reader splits bytes at LF before decoding, in chunks of 64 KiB: a 2.5 MB name of two- and
   // three-byte characters, after an odd-length prefix, puts chunk edges inside characters and lines.
   const name = (i: number) => `${'x'.repeat(i)}${'ŻÓŁĆ€'.repeat(250_000)}${i}`;
-  const line = (i: number) => JSON.stringify({ identity: { identifiers: [{ type: 'KRS', value: String(i) }] }, profiles: [{ name: name(i) }] });
+  const line = (i: number) =>
+    JSON.stringify({ identity: { identifiers: [{ type: 'KRS', value: String(i) }] }, profiles: [{ name: name(i) }] });
   const path = join(dir, 'long-lines.ndjson');
   writeFileSync(path, [1, 2, 3].map(line).join('\r\n') + '\n\n');
   const snapshots = await collect(createFileSource(path).snapshotsForDate('2026-03-01'));
-  assert.deepEqual(snapshots.map((s) => s.profiles[0]!.name === name(Number(s.identity.identifiers[0]!.value))), [true, true, true]);
+  assert.deepEqual(
+    snapshots.map((s) => s.profiles[0]!.name === name(Number(s.identity.identifiers[0]!.value))),
+    [true, true, true],
+  );
 });

@@ -99,7 +99,11 @@ async function* readLines(path: string, signal: AbortSignal | undefined): AsyncG
   }
 }
 
-async function* readSnapshotFile(path: string, options: FileSourceOptions, signal: AbortSignal | undefined): AsyncGenerator<CompanySnapshot> {
+async function* readSnapshotFile(
+  path: string,
+  options: FileSourceOptions,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<CompanySnapshot> {
   signal?.throwIfAborted();
   let lineNumber = 0;
   for await (const line of readLines(path, signal)) {
@@ -117,9 +121,7 @@ async function* readSnapshotFile(path: string, options: FileSourceOptions, signa
   }
 }
 
-export type ParsedSnapshot =
-  | { ok: true; snapshot: CompanySnapshot; warnings: string[] }
-  | { ok: false; error: string };
+export type ParsedSnapshot = { ok: true; snapshot: CompanySnapshot; warnings: string[] } | { ok: false; error: string };
 
 /** One NDJSON line to a normalised snapshot, or the reason it cannot be used. */
 export function parseSnapshotLine(line: string): ParsedSnapshot {

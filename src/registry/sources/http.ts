@@ -91,8 +91,7 @@ export function trimBaseUrl(baseUrl: string): string {
   return baseUrl.trim().replace(/\/+$/, '');
 }
 
-const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  sleepFor(ms, undefined, signal ? { signal } : undefined);
+const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> => sleepFor(ms, undefined, signal ? { signal } : undefined);
 
 /** Exponential backoff with "equal jitter": half the step is fixed, half random. */
 export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number): number {
@@ -269,19 +268,24 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           }
           const retryAfter = parseRetryAfter(headerValue(response, 'retry-after'), now());
           waitMs = retryAfter !== null ? Math.min(retryAfter, policy.retryAfterMaxMs) : backoffDelay(attemptNo, policy, random);
-          logger.warn({ source: options.source, request: label, status: response.status, attempt: attemptNo + 1, waitMs }, 'registry request failed, retrying');
+          logger.warn(
+            { source: options.source, request: label, status: response.status, attempt: attemptNo + 1, waitMs },
+            'registry request failed, retrying',
+          );
         } catch (error) {
           if (error instanceof SourceUnavailableError || isAbortError(error) || req.signal?.aborted) throw error;
           const { reason, detail } = describeNetworkError(error);
           if (lastAttempt) {
-            throw new SourceUnavailableError(
-              options.source,
-              `${options.source} ${label}: ${detail} after ${attemptNo + 1} attempts`,
-              { reason, cause: error },
-            );
+            throw new SourceUnavailableError(options.source, `${options.source} ${label}: ${detail} after ${attemptNo + 1} attempts`, {
+              reason,
+              cause: error,
+            });
           }
           waitMs = backoffDelay(attemptNo, policy, random);
-          logger.warn({ source: options.source, request: label, error: detail, attempt: attemptNo + 1, waitMs }, 'registry request failed, retrying');
+          logger.warn(
+            { source: options.source, request: label, error: detail, attempt: attemptNo + 1, waitMs },
+            'registry request failed, retrying',
+          );
         }
         await sleep(waitMs, req.signal);
       }
@@ -344,8 +348,7 @@ export async function* fetchEntities<T, R>(
 }
 
 export function defaultEntityErrorHandler(source: SourceName, logger: Log): EntityErrorHandler {
-  return (identifier, error) =>
-    logger.warn({ source, identifier, error: error.message, errorName: error.name }, 'registry entity skipped');
+  return (identifier, error) => logger.warn({ source, identifier, error: error.message, errorName: error.name }, 'registry entity skipped');
 }
 
 /** Today's date in Poland (the registries' calendar), as YYYY-MM-DD. */

@@ -45,7 +45,11 @@ function isHandledElsewhere(name: string): boolean {
   return name === 'synthetic' || name.startsWith('synthetic:') || name.startsWith('file:') || name === 'file';
 }
 
-export function createRegistrySources(config: RegistrySourcesConfig, names: readonly string[], deps: RegistrySourcesDeps = {}): RegistrySource[] {
+export function createRegistrySources(
+  config: RegistrySourcesConfig,
+  names: readonly string[],
+  deps: RegistrySourcesDeps = {},
+): RegistrySource[] {
   const { logger, clock, onEntityError } = deps;
   const sources: RegistrySource[] = [];
   for (const raw of new Set(names.map((n) => n.trim()).filter(Boolean))) {
@@ -61,22 +65,26 @@ export function createRegistrySources(config: RegistrySourcesConfig, names: read
         break;
       }
       case 'ceidg':
-        sources.push(createCeidgSource({
-          baseUrl: required(config.ceidgApiUrl, 'ceidg', 'CEIDG_API_URL'),
-          token: required(config.ceidgApiToken, 'ceidg', 'CEIDG_API_TOKEN'),
-          logger,
-          onEntityError,
-        }));
+        sources.push(
+          createCeidgSource({
+            baseUrl: required(config.ceidgApiUrl, 'ceidg', 'CEIDG_API_URL'),
+            token: required(config.ceidgApiToken, 'ceidg', 'CEIDG_API_TOKEN'),
+            logger,
+            onEntityError,
+          }),
+        );
         break;
       case 'vat':
-        sources.push(createVatSource({
-          baseUrl: required(config.vatApiUrl, 'vat', 'VAT_API_URL'),
-          nipsToRefresh: deps.vatNipsToRefresh,
-          onRequestId: deps.onVatRequestId,
-          logger,
-          clock,
-          onEntityError,
-        }));
+        sources.push(
+          createVatSource({
+            baseUrl: required(config.vatApiUrl, 'vat', 'VAT_API_URL'),
+            nipsToRefresh: deps.vatNipsToRefresh,
+            onRequestId: deps.onVatRequestId,
+            logger,
+            clock,
+            onEntityError,
+          }),
+        );
         break;
       default:
         throw new Error(`Unknown registry source "${raw}" (live sources: ${LIVE_SOURCE_NAMES.join(', ')})`);
@@ -86,9 +94,22 @@ export function createRegistrySources(config: RegistrySourcesConfig, names: read
 }
 
 /** The live connectors REGISTRY_SOURCES names (the on-demand import asks these); `synthetic` and `file:` are skipped. */
-export function createLiveSources(config: RegistrySourcesConfig & { registrySources: readonly string[] }, deps: RegistrySourcesDeps = {}): RegistrySource[] {
-  return createRegistrySources(config, config.registrySources.filter((name) => !isHandledElsewhere(name)), deps);
+export function createLiveSources(
+  config: RegistrySourcesConfig & { registrySources: readonly string[] },
+  deps: RegistrySourcesDeps = {},
+): RegistrySource[] {
+  return createRegistrySources(
+    config,
+    config.registrySources.filter((name) => !isHandledElsewhere(name)),
+    deps,
+  );
 }
 
 export { createKrsSource, createBirSource, createCeidgSource, createVatSource };
-export { SourceUnavailableError, SourceConfigError, SourceDateOutOfRangeError, MalformedPayloadError, EntityNotFoundError } from './errors.ts';
+export {
+  SourceUnavailableError,
+  SourceConfigError,
+  SourceDateOutOfRangeError,
+  MalformedPayloadError,
+  EntityNotFoundError,
+} from './errors.ts';

@@ -92,7 +92,11 @@ export interface MatchedCompany {
  * point at different companies, NIP wins, then KRS, then REGON9) with its stored state. The stored
  * snapshot travels only for items whose fingerprint differs from the source's last delivery.
  */
-export async function lookupCompaniesForBatch(db: RegistryExecutor, source: string, items: readonly BatchLookupItem[]): Promise<(MatchedCompany | null)[]> {
+export async function lookupCompaniesForBatch(
+  db: RegistryExecutor,
+  source: string,
+  items: readonly BatchLookupItem[],
+): Promise<(MatchedCompany | null)[]> {
   const first = (item: BatchLookupItem, type: IdentifierType) => {
     const id = item.identifiers.find((x) => x.type === type);
     return id === undefined ? null : identifierKey(type, id.value);
@@ -103,8 +107,14 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
   // (NIP first, then KRS, then REGON9: the order in which two of them naming different
   // companies is settled); only a new one costs a probe per identifier.
   const { rows } = await sql<{
-    idx: number; id: string; revision: number; content_hash: string; status: CompanyStatus;
-    first_seen_date: string; last_changed_date: string | null; same_fingerprint: boolean;
+    idx: number;
+    id: string;
+    revision: number;
+    content_hash: string;
+    status: CompanyStatus;
+    first_seen_date: string;
+    last_changed_date: string | null;
+    same_fingerprint: boolean;
     snapshot: string | null;
   }>`
     -- MATERIALIZED: inlined, the COALESCE was evaluated again inside the lateral probe below.
@@ -114,9 +124,24 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
         (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.krs),
         (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.regon)
       ) AS company_id
-      FROM unnest(${column(items.map((_, i) => i), 'int')}, ${column(items.map((it) => first(it, 'NIP')), 'bigint')},
-        ${column(items.map((it) => first(it, 'KRS')), 'bigint')}, ${column(items.map((it) => first(it, 'REGON9')), 'bigint')},
-        ${column(items.map((it) => it.fingerprint), 'text')}) AS i(idx, nip, krs, regon, fp)
+      FROM unnest(${column(
+        items.map((_, i) => i),
+        'int',
+      )}, ${column(
+        items.map((it) => first(it, 'NIP')),
+        'bigint',
+      )},
+        ${column(
+          items.map((it) => first(it, 'KRS')),
+          'bigint',
+        )}, ${column(
+          items.map((it) => first(it, 'REGON9')),
+          'bigint',
+        )},
+        ${column(
+          items.map((it) => it.fingerprint),
+          'text',
+        )}) AS i(idx, nip, krs, regon, fp)
     )
     SELECT m.idx, c.*
     FROM matched m
@@ -150,13 +175,19 @@ export async function lookupCompaniesForBatch(db: RegistryExecutor, source: stri
 export async function allocateCompanyIds(db: RegistryExecutor, count: number): Promise<string[]> {
   if (count === 0) return [];
   // One row back rather than `count`: parsing 2,000 result rows cost this thread more than the ids.
-  const { rows } = await sql<{ ids: string }>`SELECT array_to_string(array_agg(nextval('companies_id_seq')), ',') AS ids FROM generate_series(1, ${count}::int)`.execute(db);
+  const { rows } = await sql<{
+    ids: string;
+  }>`SELECT array_to_string(array_agg(nextval('companies_id_seq')), ',') AS ids FROM generate_series(1, ${count}::int)`.execute(db);
   return rows[0]!.ids.split(',');
 }
 
-
 /** Inserts new companies, all first seen on `firstSeenDate`, and counts them in company_counts. */
-export async function insertCompanies(trx: RegistryExecutor, source: string, firstSeenDate: string, rows: readonly NewCompanyRow[]): Promise<void> {
+export async function insertCompanies(
+  trx: RegistryExecutor,
+  source: string,
+  firstSeenDate: string,
+  rows: readonly NewCompanyRow[],
+): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     WITH inserted AS (
@@ -187,7 +218,12 @@ export interface CompanyUpdateRow {
 /** Updates companies still at the revision read; returns the ids that were written. */
 export async function updateCompanies(trx: RegistryExecutor, source: string, rows: readonly CompanyUpdateRow[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  const lines = rowsParameter(rows.map((r) => ({ id: r.id, row: { snapshot: r.snapshotJson, fields: `${r.fields}${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}` } })));
+  const lines = rowsParameter(
+    rows.map((r) => ({
+      id: r.id,
+      row: { snapshot: r.snapshotJson, fields: `${r.fields}${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}` },
+    })),
+  );
   const { rows: written } = await sql<{ id: string }>`
     UPDATE companies c SET
       primary_identifier_type = u.pit, primary_identifier = u.pi, name = u.name, status = u.status,
@@ -210,12 +246,25 @@ export async function updateCompanies(trx: RegistryExecutor, source: string, row
  * delivery is then skipped without loading the snapshot. Losing this to a race costs only a
  * recomputation, so it needs no revision check.
  */
-export async function updateFingerprints(trx: RegistryExecutor, source: string, rows: readonly { id: string; fingerprint: string }[]): Promise<void> {
+export async function updateFingerprints(
+  trx: RegistryExecutor,
+  source: string,
+  rows: readonly { id: string; fingerprint: string }[],
+): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     UPDATE companies c SET source_fingerprints = c.source_fingerprints || jsonb_build_object(${source}::text, u.fp)
-    FROM unnest(${column(rows.map((r) => r.id), 'bigint')}, ${column(rows.map((r) => r.fingerprint), 'text')}) AS u(id, fp)
-    WHERE c.id = u.id AND c.id = ANY(${column(rows.map((r) => r.id), 'bigint')})`.execute(trx);
+    FROM unnest(${column(
+      rows.map((r) => r.id),
+      'bigint',
+    )}, ${column(
+      rows.map((r) => r.fingerprint),
+      'text',
+    )}) AS u(id, fp)
+    WHERE c.id = u.id AND c.id = ANY(${column(
+      rows.map((r) => r.id),
+      'bigint',
+    )})`.execute(trx);
 }
 
 export interface IdentifierRow {
@@ -264,4 +313,3 @@ export async function deleteCompanies(trx: RegistryExecutor, ids: readonly strin
     FROM (SELECT first_seen_date, count(*) AS n FROM deleted GROUP BY first_seen_date) d
     WHERE c.first_seen_date = d.first_seen_date`.execute(trx);
 }
-

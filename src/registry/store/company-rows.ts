@@ -50,11 +50,41 @@ const flag = (b: boolean) => (b ? 't' : 'f');
  * updateCompanies read them: search columns, content hash and the source's fingerprint.
  */
 export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerprint: string): string {
-  return field(c.primary_identifier_type) + FIELD_SEP + field(c.primary_identifier) + FIELD_SEP + field(c.name) + FIELD_SEP
-    + field(c.status) + FIELD_SEP + hashBase64 + FIELD_SEP + fingerprint + FIELD_SEP + field(c.name_folded) + FIELD_SEP
-    + field(c.city_folded) + FIELD_SEP + field(c.voivodeship_folded) + FIELD_SEP + field(c.postal_code) + FIELD_SEP
-    + field(c.legal_form) + FIELD_SEP + field(c.activity_codes.join(',')) + FIELD_SEP + field(c.main_activity) + FIELD_SEP
-    + field(c.activity_start) + FIELD_SEP + flag(c.has_phone) + FIELD_SEP + flag(c.has_email) + FIELD_SEP + flag(c.has_fax);
+  return (
+    field(c.primary_identifier_type) +
+    FIELD_SEP +
+    field(c.primary_identifier) +
+    FIELD_SEP +
+    field(c.name) +
+    FIELD_SEP +
+    field(c.status) +
+    FIELD_SEP +
+    hashBase64 +
+    FIELD_SEP +
+    fingerprint +
+    FIELD_SEP +
+    field(c.name_folded) +
+    FIELD_SEP +
+    field(c.city_folded) +
+    FIELD_SEP +
+    field(c.voivodeship_folded) +
+    FIELD_SEP +
+    field(c.postal_code) +
+    FIELD_SEP +
+    field(c.legal_form) +
+    FIELD_SEP +
+    field(c.activity_codes.join(',')) +
+    FIELD_SEP +
+    field(c.main_activity) +
+    FIELD_SEP +
+    field(c.activity_start) +
+    FIELD_SEP +
+    flag(c.has_phone) +
+    FIELD_SEP +
+    flag(c.has_email) +
+    FIELD_SEP +
+    flag(c.has_fax)
+  );
 }
 
 /** A company's whole row as the worker builds it (in UTF-8): its canonical JSON, then companyRowFields. */
@@ -131,4 +161,3 @@ export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }
   }
   return { snapshots: snapshots.done(), fields: fields.done(), ids };
 }
-

@@ -31,7 +31,8 @@ const RUN_COLUMNS = sql`id, run_date::text AS run_date, source, source_key, kind
   attempts, started_at, finished_at, error`;
 
 export async function findRun(db: RegistryExecutor, date: string, sourceKey: string): Promise<DailyRun | null> {
-  const { rows } = await sql<DailyRun>`SELECT ${RUN_COLUMNS} FROM daily_runs WHERE run_date = ${date}::date AND source_key = ${sourceKey}`.execute(db);
+  const { rows } =
+    await sql<DailyRun>`SELECT ${RUN_COLUMNS} FROM daily_runs WHERE run_date = ${date}::date AND source_key = ${sourceKey}`.execute(db);
   return rows[0] ?? null;
 }
 
@@ -45,7 +46,13 @@ export async function findRunById(db: RegistryExecutor, id: string): Promise<Dai
  * cover the batches that committed). A completed run is returned as it is. With `importIdentifier`
  * a new run is an on-demand import's, for that identifier (kind 'import').
  */
-export async function beginRun(db: RegistryExecutor, date: string, source: string, sourceKey: string, importIdentifier: Identifier | null = null): Promise<{ run: DailyRun; resumed: boolean }> {
+export async function beginRun(
+  db: RegistryExecutor,
+  date: string,
+  source: string,
+  sourceKey: string,
+  importIdentifier: Identifier | null = null,
+): Promise<{ run: DailyRun; resumed: boolean }> {
   const { rows } = await sql<DailyRun & { inserted: boolean }>`
     INSERT INTO daily_runs (run_date, source, source_key, kind, import_identifier_type, import_identifier_value, status)
     VALUES (${date}::date, ${source}, ${sourceKey}, ${importIdentifier === null ? 'daily' : 'import'},
@@ -105,6 +112,7 @@ export async function completeRun(db: RegistryExecutor, runId: string): Promise<
 }
 
 export async function failRun(db: RegistryExecutor, runId: string, error: string): Promise<void> {
-  await sql`UPDATE daily_runs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)} WHERE id = ${runId} AND status = 'running'`.execute(db);
+  await sql`UPDATE daily_runs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)} WHERE id = ${runId} AND status = 'running'`.execute(
+    db,
+  );
 }
-

@@ -16,13 +16,27 @@ export async function ensureEventsPartition(db: RegistryExecutor, date: string):
 }
 
 /** Inserts events in the given order (so ids follow it). Call inside a transaction that holds EVENTS_WRITER_LOCK. */
-export async function insertEvents(trx: RegistryExecutor, eventDate: string, runId: string | null, events: readonly NewEventRow[]): Promise<number> {
+export async function insertEvents(
+  trx: RegistryExecutor,
+  eventDate: string,
+  runId: string | null,
+  events: readonly NewEventRow[],
+): Promise<number> {
   if (events.length === 0) return 0;
   const result = await sql`
     INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity, run_id)
     SELECT u.company_id, ${eventDate}::date, u.event_type, u.old_value, u.new_value, u.severity, ${runId}::bigint
-    FROM unnest(${column(events.map((e) => e.companyId), 'bigint')}, ${events.map((e) => e.event_type)}::event_type[],
-      ${column(events.map((e) => e.old_value), 'text')}, ${column(events.map((e) => e.new_value), 'text')},
+    FROM unnest(${column(
+      events.map((e) => e.companyId),
+      'bigint',
+    )}, ${events.map((e) => e.event_type)}::event_type[],
+      ${column(
+        events.map((e) => e.old_value),
+        'text',
+      )}, ${column(
+        events.map((e) => e.new_value),
+        'text',
+      )},
       ${events.map((e) => e.severity)}::event_severity[]) WITH ORDINALITY AS u(company_id, event_type, old_value, new_value, severity, n)
     ORDER BY u.n`.execute(trx);
   return Number(result.numAffectedRows ?? events.length);
@@ -40,7 +54,11 @@ export interface StoredEvent {
 }
 
 /** A company's events, newest first (event_date, then id). */
-export async function listCompanyEvents(db: RegistryExecutor, companyId: string, options: { limit?: number; offset?: number } = {}): Promise<StoredEvent[]> {
+export async function listCompanyEvents(
+  db: RegistryExecutor,
+  companyId: string,
+  options: { limit?: number; offset?: number } = {},
+): Promise<StoredEvent[]> {
   const { rows } = await sql<StoredEvent>`
     SELECT id, company_id, event_type, old_value, new_value, event_date::text AS event_date, severity, run_id
     FROM events WHERE company_id = ${companyId}
@@ -48,4 +66,3 @@ export async function listCompanyEvents(db: RegistryExecutor, companyId: string,
     LIMIT ${options.limit ?? 100} OFFSET ${options.offset ?? 0}`.execute(db);
   return rows;
 }
-

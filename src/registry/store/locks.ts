@@ -19,7 +19,9 @@ export async function lockEventsWriter(trx: RegistryExecutor): Promise<void> {
 
 /** Session-level lock so one process at a time works on a run; released with the connection. */
 export async function tryLockRun(conn: RegistryExecutor, date: string, sourceKey: string): Promise<boolean> {
-  const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(${RUN_LOCK_CLASS}::int, hashtext(${`${date}|${sourceKey}`})) AS ok`.execute(conn);
+  const { rows } = await sql<{
+    ok: boolean;
+  }>`SELECT pg_try_advisory_lock(${RUN_LOCK_CLASS}::int, hashtext(${`${date}|${sourceKey}`})) AS ok`.execute(conn);
   return rows[0]!.ok;
 }
 

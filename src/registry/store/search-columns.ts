@@ -59,7 +59,10 @@ const foldPlace = memoize((s: string) => foldText(s) || null);
 const slugOfLegalLabel = memoize(legalFormSlugForLabel);
 
 /** The denormalised search columns of a (merged, canonical) snapshot. */
-export function deriveCompanyColumns(snapshot: CompanySnapshot, slugOfLegalForm: (label: string) => string | null = slugOfLegalLabel): CompanyColumns {
+export function deriveCompanyColumns(
+  snapshot: CompanySnapshot,
+  slugOfLegalForm: (label: string) => string | null = slugOfLegalLabel,
+): CompanyColumns {
   const primary = primaryIdentifier(snapshot);
   const profiles = byDisplayOrder(snapshot.profiles);
   const name = firstNonEmpty(profiles, pickName) ?? primary.value;
@@ -107,4 +110,3 @@ export function deriveCompanyColumns(snapshot: CompanySnapshot, slugOfLegalForm:
     has_fax: hasFax,
   };
 }
-

@@ -11,11 +11,18 @@ export interface PaymentProviders {
   byName(name: 'dev' | 'stripe'): PaymentProvider | null;
 }
 
-export function createPaymentProviders(config: Pick<Config, 'paymentProvider' | 'publicBaseUrl' | 'stripeSecretKey' | 'stripeWebhookSecret' | 'stripeApiBase'>): PaymentProviders {
+export function createPaymentProviders(
+  config: Pick<Config, 'paymentProvider' | 'publicBaseUrl' | 'stripeSecretKey' | 'stripeWebhookSecret' | 'stripeApiBase'>,
+): PaymentProviders {
   const dev = createDevPaymentProvider({ publicBaseUrl: config.publicBaseUrl });
-  const stripe = config.stripeSecretKey && config.stripeWebhookSecret
-    ? createStripePaymentProvider({ secretKey: config.stripeSecretKey, webhookSecret: config.stripeWebhookSecret, apiBase: config.stripeApiBase })
-    : null;
+  const stripe =
+    config.stripeSecretKey && config.stripeWebhookSecret
+      ? createStripePaymentProvider({
+          secretKey: config.stripeSecretKey,
+          webhookSecret: config.stripeWebhookSecret,
+          apiBase: config.stripeApiBase,
+        })
+      : null;
   const active = config.paymentProvider === 'stripe' ? stripe : dev;
   // loadConfig already refuses PAYMENT_PROVIDER=stripe without its keys.
   if (!active) throw new Error('PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET');

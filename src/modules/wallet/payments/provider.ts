@@ -47,7 +47,10 @@ export interface PaymentProvider {
 
 /** The provider could not be reached or refused the request (answered 502 to the client). */
 export class PaymentProviderError extends Error {
-  constructor(message: string, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
     super(message);
     this.name = 'PaymentProviderError';
   }

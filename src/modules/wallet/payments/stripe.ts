@@ -83,14 +83,16 @@ export function createStripePaymentProvider(settings: StripeSettings): StripePay
             mode: 'payment',
             client_reference_id: request.paymentRef,
             customer_email: request.email,
-            line_items: [{
-              quantity: 1,
-              price_data: {
-                currency: p.currency,
-                unit_amount: p.amount,
-                product_data: { name: `${p.credits.toLocaleString('en-US')} regwatch credits`, description: `Credit package ${p.slug}` },
+            line_items: [
+              {
+                quantity: 1,
+                price_data: {
+                  currency: p.currency,
+                  unit_amount: p.amount,
+                  product_data: { name: `${p.credits.toLocaleString('en-US')} regwatch credits`, description: `Credit package ${p.slug}` },
+                },
               },
-            }],
+            ],
             metadata: { payment_ref: request.paymentRef, package_slug: p.slug, credits: String(p.credits) },
             payment_intent_data: { metadata: { payment_ref: request.paymentRef } },
             success_url: request.successUrl,
@@ -101,10 +103,17 @@ export function createStripePaymentProvider(settings: StripeSettings): StripePay
           { idempotencyKey: `checkout-${request.paymentRef}` },
         );
       } catch (e) {
-        throw new PaymentProviderError(`Stripe refused or did not answer the checkout request: ${e instanceof Error ? e.message : String(e)}`, e);
+        throw new PaymentProviderError(
+          `Stripe refused or did not answer the checkout request: ${e instanceof Error ? e.message : String(e)}`,
+          e,
+        );
       }
       if (!session.url) throw new PaymentProviderError(`Stripe returned checkout session ${session.id} without a URL`);
-      return { sessionId: session.id, url: session.url, expiresAt: new Date((session.expires_at ?? Math.floor(request.expiresAt.getTime() / 1000)) * 1000) };
+      return {
+        sessionId: session.id,
+        url: session.url,
+        expiresAt: new Date((session.expires_at ?? Math.floor(request.expiresAt.getTime() / 1000)) * 1000),
+      };
     },
 
     async closeStaleCheckout(sessionId: string | null): Promise<SessionState> {
@@ -121,7 +130,10 @@ export function createStripePaymentProvider(settings: StripeSettings): StripePay
         }
         return sessionState(session);
       } catch (e) {
-        throw new PaymentProviderError(`Stripe could not report checkout session ${sessionId}: ${e instanceof Error ? e.message : String(e)}`, e);
+        throw new PaymentProviderError(
+          `Stripe could not report checkout session ${sessionId}: ${e instanceof Error ? e.message : String(e)}`,
+          e,
+        );
       }
     },
 
@@ -129,7 +141,14 @@ export function createStripePaymentProvider(settings: StripeSettings): StripePay
       if (!signature) throw new WebhookSignatureError('Missing Stripe-Signature header');
       let event: Stripe.Event;
       try {
-        event = stripe.webhooks.constructEvent(rawBody, signature, settings.webhookSecret, WEBHOOK_TOLERANCE_SECONDS, undefined, receivedAtMs);
+        event = stripe.webhooks.constructEvent(
+          rawBody,
+          signature,
+          settings.webhookSecret,
+          WEBHOOK_TOLERANCE_SECONDS,
+          undefined,
+          receivedAtMs,
+        );
       } catch (e) {
         throw new WebhookSignatureError(e instanceof Error ? e.message : 'Invalid signature');
       }

@@ -4,7 +4,16 @@ import { systemClock } from '../../../lib/clock.ts';
 import { MalformedPayloadError, SourceConfigError, SourceDateOutOfRangeError, SourceUnavailableError } from '../errors.ts';
 import { backoffDelay, DEFAULT_RETRY_POLICY, headerValue, responseText, type HttpClient } from '../http.ts';
 import { birErrorOf, BirServiceError } from './bir-reports.ts';
-import { buildEnvelope, extractEnvelope, parseBirRows, readSoapResult, soapAction, type BirMethod, type BirRow, type SearchParameter } from './bir-soap.ts';
+import {
+  buildEnvelope,
+  extractEnvelope,
+  parseBirRows,
+  readSoapResult,
+  soapAction,
+  type BirMethod,
+  type BirRow,
+  type SearchParameter,
+} from './bir-soap.ts';
 
 /**
  * A BIR1.1 session: `Zaloguj` once, the session id as the `sid` HTTP header on every call, and
@@ -48,22 +57,43 @@ export class BirClient {
     return this.#sid;
   }
 
-  async #post(method: BirMethod, params: Record<string, string>, sid: string | null, signal: AbortSignal | undefined, search?: { parameter: SearchParameter; value: string }): Promise<string> {
+  async #post(
+    method: BirMethod,
+    params: Record<string, string>,
+    sid: string | null,
+    signal: AbortSignal | undefined,
+    search?: { parameter: SearchParameter; value: string },
+  ): Promise<string> {
     const envelope = buildEnvelope(this.#opts.endpoint, method, params, search);
     const headers: Record<string, string> = {
       'content-type': `application/soap+xml; charset=utf-8; action="${soapAction(method)}"`,
       accept: 'multipart/related, application/soap+xml',
     };
     if (sid) headers.sid = sid;
-    const response = await this.#opts.http.request({ method: 'POST', url: this.#opts.endpoint, headers, body: envelope, signal, label: `BIR ${method}` });
+    const response = await this.#opts.http.request({
+      method: 'POST',
+      url: this.#opts.endpoint,
+      headers,
+      body: envelope,
+      signal,
+      label: `BIR ${method}`,
+    });
     if (response.status !== 200) {
-      throw new SourceUnavailableError('bir', `bir ${method}: HTTP ${response.status}`, { reason: response.status === 401 || response.status === 403 ? 'auth' : 'http', status: response.status });
+      throw new SourceUnavailableError('bir', `bir ${method}: HTTP ${response.status}`, {
+        reason: response.status === 401 || response.status === 403 ? 'auth' : 'http',
+        status: response.status,
+      });
     }
     let result;
     try {
       result = readSoapResult(extractEnvelope(responseText(response), headerValue(response, 'content-type')), method);
     } catch (error) {
-      throw new MalformedPayloadError('bir', `${method}${search ? ` ${search.parameter}=${search.value}` : params.pRegon ? ` ${params.pRegon}` : ''}`, (error as Error).message, { cause: error });
+      throw new MalformedPayloadError(
+        'bir',
+        `${method}${search ? ` ${search.parameter}=${search.value}` : params.pRegon ? ` ${params.pRegon}` : ''}`,
+        (error as Error).message,
+        { cause: error },
+      );
     }
     if (result.fault !== null) throw new SourceUnavailableError('bir', `bir ${method}: SOAP fault: ${result.fault}`, { reason: 'service' });
     return result.text;
@@ -93,7 +123,10 @@ export class BirClient {
     return this.login(signal);
   }
 
-  async getValue(name: 'StatusSesji' | 'KomunikatKod' | 'KomunikatTresc' | 'StatusUslugi' | 'KomunikatUslugi' | 'StanDanych', signal?: AbortSignal): Promise<string> {
+  async getValue(
+    name: 'StatusSesji' | 'KomunikatKod' | 'KomunikatTresc' | 'StatusUslugi' | 'KomunikatUslugi' | 'StanDanych',
+    signal?: AbortSignal,
+  ): Promise<string> {
     return (await this.#post('GetValue', { pNazwaParametru: name }, this.#sid, signal)).trim();
   }
 
@@ -101,7 +134,9 @@ export class BirClient {
     const status = await this.getValue('StatusUslugi', signal);
     if (status !== '1') {
       const message = await this.getValue('KomunikatUslugi', signal).catch(() => '');
-      return new SourceUnavailableError('bir', `bir ${context}: service status ${status || 'unknown'}${message ? ` (${message})` : ''}`, { reason: 'service' });
+      return new SourceUnavailableError('bir', `bir ${context}: service status ${status || 'unknown'}${message ? ` (${message})` : ''}`, {
+        reason: 'service',
+      });
     }
     return new SourceUnavailableError('bir', `bir ${context}: empty results even with a new session`, { reason: 'service' });
   }
@@ -110,7 +145,13 @@ export class BirClient {
    * Calls a data method; an empty result is diagnosed: a lapsed session is renewed and the call
    * repeated once, GUS message code 4 means "nothing found" (returns ''), others are errors.
    */
-  async #invoke(method: BirMethod, params: Record<string, string>, context: string, signal?: AbortSignal, search?: { parameter: SearchParameter; value: string }): Promise<string> {
+  async #invoke(
+    method: BirMethod,
+    params: Record<string, string>,
+    context: string,
+    signal?: AbortSignal,
+    search?: { parameter: SearchParameter; value: string },
+  ): Promise<string> {
     for (let renewed = false; ; renewed = true) {
       const sid = await this.#session(signal);
       const text = await this.#post(method, params, sid, signal, search);

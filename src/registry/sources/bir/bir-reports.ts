@@ -1,4 +1,15 @@
-import type { Activity, Address, CompanySnapshot, Contact, DatedEntry, DateType, Identifier, LocalUnit, Person, Profile } from '../../model.ts';
+import type {
+  Activity,
+  Address,
+  CompanySnapshot,
+  Contact,
+  DatedEntry,
+  DateType,
+  Identifier,
+  LocalUnit,
+  Person,
+  Profile,
+} from '../../model.ts';
 import { isValidNip, isValidRegon9, normalizeKrs } from '../../../lib/identifiers.ts';
 import { SourceError } from '../errors.ts';
 import { field, type BirRow } from './bir-soap.ts';
@@ -138,7 +149,14 @@ export function readActivityDates(row: BirRow | undefined): ActivityDates {
     suspension: field(row, 'dataZawieszeniaDzialalnosci'),
     resumption: field(row, 'dataWznowieniaDzialalnosci'),
     end: field(row, 'dataZakonczeniaDzialalnosci'),
-    deletion: field(row, 'dataSkresleniaZRegon', 'dataSkresleniaDzialalnosciZRegon', 'dataSkresleniaDzialalanosciZRegon', 'dataSkresleniazRegonDzialalnosci', 'dataSkresleniaPodmiotuZRegon'),
+    deletion: field(
+      row,
+      'dataSkresleniaZRegon',
+      'dataSkresleniaDzialalnosciZRegon',
+      'dataSkresleniaDzialalanosciZRegon',
+      'dataSkresleniazRegonDzialalnosci',
+      'dataSkresleniaPodmiotuZRegon',
+    ),
     bankruptcy: field(row, 'dataOrzeczeniaOUpadlosci'),
     bankruptcyEnd: field(row, 'dataZakonczeniaPostepowaniaUpadlosciowego'),
   };
@@ -353,7 +371,9 @@ export function mapNaturalPerson(reports: NaturalPersonReports): CompanySnapshot
   // BIR1.1 PKD rows without a silo id belong to the only business there is.
   const primaryOf = (p: PkdEntry): boolean => p.is_primary && (p.silo === 0 || p.silo === main?.silo);
   const general = reports.general;
-  const owner = [field(general ?? undefined, 'imie1'), field(general ?? undefined, 'imie2'), field(general ?? undefined, 'nazwisko')].filter(Boolean).join(' ');
+  const owner = [field(general ?? undefined, 'imie1'), field(general ?? undefined, 'imie2'), field(general ?? undefined, 'nazwisko')]
+    .filter(Boolean)
+    .join(' ');
   const profile: Profile = {
     source: 'bir',
     name,

@@ -22,7 +22,12 @@ export function soapAction(method: BirMethod): string {
 }
 
 /** The request envelope; `wsa:To` must equal the endpoint or the service answers "AddressFilter mismatch". */
-export function buildEnvelope(endpoint: string, method: BirMethod, params: Record<string, string>, search?: { parameter: SearchParameter; value: string }): string {
+export function buildEnvelope(
+  endpoint: string,
+  method: BirMethod,
+  params: Record<string, string>,
+  search?: { parameter: SearchParameter; value: string },
+): string {
   const ns = method === 'GetValue' ? GETVALUE_NS : BIR_NS;
   let body = '';
   for (const [name, value] of Object.entries(params)) body += `<ns:${name}>${escapeXml(value)}</ns:${name}>`;
@@ -53,7 +58,10 @@ export function extractEnvelope(body: string, contentType: string | undefined): 
   const boundary = contentTypeParam(type, 'boundary');
   if (!boundary) throw new Error('multipart answer without a boundary parameter');
   const start = contentTypeParam(type, 'start');
-  const parts = body.split(`--${boundary}`).slice(1).filter((p) => !p.startsWith('--'));
+  const parts = body
+    .split(`--${boundary}`)
+    .slice(1)
+    .filter((p) => !p.startsWith('--'));
   const parsed = parts.map((part) => {
     const text = part.replace(/^\r?\n/, '');
     const split = /\r?\n\r?\n/.exec(text);
@@ -87,12 +95,18 @@ const ENTITY = /&(#x[0-9a-fA-F]+|#\d+|lt|gt|amp|quot|apos);/g;
 export function decodeEntities(text: string): string {
   return text.replace(ENTITY, (_, e: string) => {
     switch (e) {
-      case 'lt': return '<';
-      case 'gt': return '>';
-      case 'amp': return '&';
-      case 'quot': return '"';
-      case 'apos': return "'";
-      default: return String.fromCodePoint(e[1] === 'x' ? Number.parseInt(e.slice(2), 16) : Number.parseInt(e.slice(1), 10));
+      case 'lt':
+        return '<';
+      case 'gt':
+        return '>';
+      case 'amp':
+        return '&';
+      case 'quot':
+        return '"';
+      case 'apos':
+        return "'";
+      default:
+        return String.fromCodePoint(e[1] === 'x' ? Number.parseInt(e.slice(2), 16) : Number.parseInt(e.slice(1), 10));
     }
   });
 }
@@ -161,7 +175,7 @@ export function parseBirRows(innerXml: string): BirRow[] {
   if (valid !== true) throw new Error(`the report is not well-formed XML (${valid.err.msg}, line ${valid.err.line})`);
   const doc = rowParser.parse(xml) as { root?: { dane?: unknown[] } | string };
   if (doc.root === undefined) throw new Error('the report has no <root> element');
-  const rows = typeof doc.root === 'object' && doc.root !== null ? doc.root.dane ?? [] : [];
+  const rows = typeof doc.root === 'object' && doc.root !== null ? (doc.root.dane ?? []) : [];
   return rows.map((row) => {
     const out: Record<string, string> = {};
     if (typeof row === 'object' && row !== null) {

@@ -3,15 +3,14 @@ import { silentLog, type Log } from '../../../logger.ts';
 import { parseIdentifier } from '../../../lib/identifiers.ts';
 import type { CompanySnapshot, Identifier } from '../../model.ts';
 import type { RegistrySource } from '../source.ts';
-import { EntityNotFoundError, MalformedPayloadError, SourceConfigError, SourceUnavailableError, type EntityErrorHandler } from '../errors.ts';
 import {
-  createHttpClient,
-  defaultEntityErrorHandler,
-  fetchEntities,
-  trimBaseUrl,
-  type RateLimitRule,
-  type RetryPolicy,
-} from '../http.ts';
+  EntityNotFoundError,
+  MalformedPayloadError,
+  SourceConfigError,
+  SourceUnavailableError,
+  type EntityErrorHandler,
+} from '../errors.ts';
+import { createHttpClient, defaultEntityErrorHandler, fetchEntities, trimBaseUrl, type RateLimitRule, type RetryPolicy } from '../http.ts';
 import { BirClient } from './bir-client.ts';
 import {
   BirServiceError,
@@ -160,14 +159,23 @@ export function createBirSource(options: BirSourceOptions): BirSource {
     const legal = hits.find((h) => h.type === 'P');
     if (legal) return legalEntity(legal, signal);
     const natural = hits.filter((h) => h.type === 'F');
-    if (natural.length > 0) return naturalPerson(natural.filter((h) => h.regon === natural[0]!.regon), fallbackNip, signal);
+    if (natural.length > 0)
+      return naturalPerson(
+        natural.filter((h) => h.regon === natural[0]!.regon),
+        fallbackNip,
+        signal,
+      );
     // Only local units matched (a REGON14 was asked): the parent entity is the company.
     const unit = hits.find((h) => h.type === 'LP' || h.type === 'LF');
     if (unit && unit.regon.length === 14) return fetchSnapshot('Regon', unit.regon.slice(0, 9), { signal });
     return null;
   }
 
-  async function fetchSnapshot(parameter: SearchParameter, value: string, opts?: { signal?: AbortSignal }): Promise<CompanySnapshot | null> {
+  async function fetchSnapshot(
+    parameter: SearchParameter,
+    value: string,
+    opts?: { signal?: AbortSignal },
+  ): Promise<CompanySnapshot | null> {
     const rows = await client.search(parameter, value, opts?.signal);
     if (rows.length === 0) return null;
     return snapshotFromHits(rows, parameter === 'Nip' ? value : undefined, opts?.signal);

@@ -1,4 +1,15 @@
-import type { Activity, Address, CompanySnapshot, Contact, DatedEntry, DateType, Identifier, LocalUnit, Person, Profile } from '../../model.ts';
+import type {
+  Activity,
+  Address,
+  CompanySnapshot,
+  Contact,
+  DatedEntry,
+  DateType,
+  Identifier,
+  LocalUnit,
+  Person,
+  Profile,
+} from '../../model.ts';
 import { isValidNip, isValidRegon9 } from '../../../lib/identifiers.ts';
 import { MalformedPayloadError } from '../errors.ts';
 
@@ -108,7 +119,13 @@ function insolvencyDates(entry: Obj, dates: DatedEntry[]): void {
     const kind = s(notice.rodzajInformacji).toUpperCase();
     const ending = /ZAKOŃCZ|ZAKONCZ|UMORZ|UCHYL/.test(kind);
     const restructuring = /RESTRUKTUR|UKŁAD|UKLAD|SANAC/.test(kind);
-    const type: DateType = restructuring ? (ending ? 'restructuring_end' : 'restructuring_start') : ending ? 'bankruptcy_end' : 'bankruptcy_start';
+    const type: DateType = restructuring
+      ? ending
+        ? 'restructuring_end'
+        : 'restructuring_start'
+      : ending
+        ? 'bankruptcy_end'
+        : 'bankruptcy_start';
     pushDate(dates, type, notice.dataOrzeczenia);
   }
 }
@@ -140,7 +157,9 @@ export function mapCeidgEntry(entry: unknown, requested: string): CompanySnapsho
     const address = mapAddress(raw);
     if (!address) return [];
     // CEIDG gives extra places of business no number; the address is their identity.
-    return [{ identifier: addressLine(address), name: isObj(raw) ? s(raw.adresat) || s(raw.opisNietypowegoMiejsca) : '', address, dates: [] }];
+    return [
+      { identifier: addressLine(address), name: isObj(raw) ? s(raw.adresat) || s(raw.opisNietypowegoMiejsca) : '', address, dates: [] },
+    ];
   });
 
   const dates: DatedEntry[] = [];

@@ -99,7 +99,10 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
     const response = await http.request({ url: joinUrl(root, path), query, signal, label: `ceidg ${label}` });
     if (response.status === 204 || response.status === 404) return null;
     if (response.status === 401 || response.status === 403) {
-      throw new SourceUnavailableError('ceidg', `ceidg ${label}: HTTP ${response.status} (token rejected or expired)`, { reason: 'auth', status: response.status });
+      throw new SourceUnavailableError('ceidg', `ceidg ${label}: HTTP ${response.status} (token rejected or expired)`, {
+        reason: 'auth',
+        status: response.status,
+      });
     }
     if (response.status !== 200) {
       let code: string | undefined;
@@ -108,7 +111,9 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
       } catch {
         code = undefined;
       }
-      throw new UpstreamResponseError('ceidg', response.status, `ceidg ${label}: HTTP ${response.status}${code ? ` ${code}` : ''}`, { code });
+      throw new UpstreamResponseError('ceidg', response.status, `ceidg ${label}: HTTP ${response.status}${code ? ` ${code}` : ''}`, {
+        code,
+      });
     }
     return response;
   }
@@ -138,7 +143,12 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
       let response: HttpResponse | null;
       let body: Obj;
       try {
-        response = await get('zmiana', { dataod: `${date} 00:00:00`, datado: `${date} 23:59:59`, page: String(page), limit: String(pageSize) }, `zmiana ${date} page ${page}`, opts?.signal);
+        response = await get(
+          'zmiana',
+          { dataod: `${date} 00:00:00`, datado: `${date} 23:59:59`, page: String(page), limit: String(pageSize) },
+          `zmiana ${date} page ${page}`,
+          opts?.signal,
+        );
         if (!response) break;
         body = json(response, `zmiana ${date}`);
       } catch (error) {
@@ -150,7 +160,11 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
       for (const id of batch) if (typeof id === 'string' && id.trim()) ids.add(normalizeEntryId(id));
       const links = isObj(body.links) ? body.links : {};
       const count = Number(body.count);
-      const lastPage = batch.length === 0 || batch.length < pageSize || (Number.isFinite(count) && (page + 1) * pageSize >= count) || (links.next !== undefined && links.next === links.self);
+      const lastPage =
+        batch.length === 0 ||
+        batch.length < pageSize ||
+        (Number.isFinite(count) && (page + 1) * pageSize >= count) ||
+        (links.next !== undefined && links.next === links.self);
       if (lastPage) break;
     }
     return [...ids];
@@ -163,7 +177,8 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
     const listing = await get('firmy', { nip }, `firmy nip=${nip}`, signal);
     if (!listing) return entry;
     const best = pickCurrentEntry(entriesOf(json(listing, nip), 'firmy', nip));
-    if (!best || ceidgStatus(best) === 'WYKRESLONY' || normalizeEntryId(String(best.id ?? '')) === normalizeEntryId(String(entry.id ?? ''))) return entry;
+    if (!best || ceidgStatus(best) === 'WYKRESLONY' || normalizeEntryId(String(best.id ?? '')) === normalizeEntryId(String(entry.id ?? '')))
+      return entry;
     const detail = await get(`firma/${encodeURIComponent(normalizeEntryId(String(best.id)))}`, {}, `firma ${String(best.id)}`, signal);
     return entriesOf(detail ? json(detail, String(best.id)) : {}, 'firma', String(best.id))[0] ?? entry;
   }
@@ -213,7 +228,8 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
         for (const id of batch) {
           const result = results.get(id);
           try {
-            if (result === undefined) throw new EntityNotFoundError('ceidg', id, `ceidg ${id}: in the change feed but not returned by /firma`);
+            if (result === undefined)
+              throw new EntityNotFoundError('ceidg', id, `ceidg ${id}: in the change feed but not returned by /firma`);
             if (result instanceof Error) throw result;
             const snapshot = mapCeidgEntry(await currentEntryFor(result, opts?.signal), id);
             // Two changed entries of one owner describe the same company: report it once.
@@ -241,4 +257,3 @@ export function createCeidgSource(options: CeidgSourceOptions): CeidgSource {
     close: () => http.close(),
   };
 }
-

@@ -1,4 +1,15 @@
-import type { Activity, Address, CompanySnapshot, Contact, DatedEntry, DateType, Identifier, LocalUnit, Person, Profile } from '../../model.ts';
+import type {
+  Activity,
+  Address,
+  CompanySnapshot,
+  Contact,
+  DatedEntry,
+  DateType,
+  Identifier,
+  LocalUnit,
+  Person,
+  Profile,
+} from '../../model.ts';
 import { isValidNip, isValidRegon9, normalizeKrs } from '../../../lib/identifiers.ts';
 import { MalformedPayloadError } from '../errors.ts';
 import { asArray, currentView, dateInText, get, isCurrent, isObject, krsDate, str, versionsOf, type Version } from './krs-values.ts';
@@ -33,14 +44,49 @@ export interface KrsExtractMeta {
 }
 
 const COUNTRY_CODES: Readonly<Record<string, string>> = {
-  POLSKA: 'PL', NIEMCY: 'DE', SZWECJA: 'SE', CZECHY: 'CZ', 'REPUBLIKA CZESKA': 'CZ', 'SŁOWACJA': 'SK',
-  LITWA: 'LT', 'ŁOTWA': 'LV', ESTONIA: 'EE', UKRAINA: 'UA', 'BIAŁORUŚ': 'BY', ROSJA: 'RU', FRANCJA: 'FR',
-  'WIELKA BRYTANIA': 'GB', 'ZJEDNOCZONE KRÓLESTWO': 'GB', HOLANDIA: 'NL', NIDERLANDY: 'NL', BELGIA: 'BE',
-  AUSTRIA: 'AT', 'WŁOCHY': 'IT', HISZPANIA: 'ES', PORTUGALIA: 'PT', LUKSEMBURG: 'LU', CYPR: 'CY', MALTA: 'MT',
-  DANIA: 'DK', NORWEGIA: 'NO', FINLANDIA: 'FI', 'WĘGRY': 'HU', RUMUNIA: 'RO', 'BUŁGARIA': 'BG',
-  CHORWACJA: 'HR', 'SŁOWENIA': 'SI', IRLANDIA: 'IE', GRECJA: 'GR', SZWAJCARIA: 'CH',
-  'STANY ZJEDNOCZONE AMERYKI': 'US', 'STANY ZJEDNOCZONE': 'US', KANADA: 'CA', CHINY: 'CN', JAPONIA: 'JP',
-  TURCJA: 'TR', IZRAEL: 'IL',
+  POLSKA: 'PL',
+  NIEMCY: 'DE',
+  SZWECJA: 'SE',
+  CZECHY: 'CZ',
+  'REPUBLIKA CZESKA': 'CZ',
+  SŁOWACJA: 'SK',
+  LITWA: 'LT',
+  ŁOTWA: 'LV',
+  ESTONIA: 'EE',
+  UKRAINA: 'UA',
+  BIAŁORUŚ: 'BY',
+  ROSJA: 'RU',
+  FRANCJA: 'FR',
+  'WIELKA BRYTANIA': 'GB',
+  'ZJEDNOCZONE KRÓLESTWO': 'GB',
+  HOLANDIA: 'NL',
+  NIDERLANDY: 'NL',
+  BELGIA: 'BE',
+  AUSTRIA: 'AT',
+  WŁOCHY: 'IT',
+  HISZPANIA: 'ES',
+  PORTUGALIA: 'PT',
+  LUKSEMBURG: 'LU',
+  CYPR: 'CY',
+  MALTA: 'MT',
+  DANIA: 'DK',
+  NORWEGIA: 'NO',
+  FINLANDIA: 'FI',
+  WĘGRY: 'HU',
+  RUMUNIA: 'RO',
+  BUŁGARIA: 'BG',
+  CHORWACJA: 'HR',
+  SŁOWENIA: 'SI',
+  IRLANDIA: 'IE',
+  GRECJA: 'GR',
+  SZWAJCARIA: 'CH',
+  'STANY ZJEDNOCZONE AMERYKI': 'US',
+  'STANY ZJEDNOCZONE': 'US',
+  KANADA: 'CA',
+  CHINY: 'CN',
+  JAPONIA: 'JP',
+  TURCJA: 'TR',
+  IZRAEL: 'IL',
 };
 
 /** KRS writes countries as Polish names; unknown names are kept as written. */
@@ -94,7 +140,9 @@ function personName(person: unknown): string {
     text(get(names, 'imieDrugie')),
     text(get(surname, 'nazwiskoICzlon')),
     text(get(surname, 'nazwiskoIICzlon')),
-  ].filter(Boolean).join(' ');
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 function pushPerson(persons: Person[], person: unknown, role: string): void {
@@ -148,7 +196,11 @@ function mapPersons(dane: unknown): Person[] {
 }
 
 function activityCode(item: unknown): string {
-  return [get(item, 'kodDzial'), get(item, 'kodKlasa'), get(item, 'kodPodklasa')].map((p) => text(p)).join('').replace(/[\s.]/g, '').toUpperCase();
+  return [get(item, 'kodDzial'), get(item, 'kodKlasa'), get(item, 'kodPodklasa')]
+    .map((p) => text(p))
+    .join('')
+    .replace(/[\s.]/g, '')
+    .toUpperCase();
 }
 
 function activityItems(list: unknown): unknown[] {
@@ -213,12 +265,22 @@ function versionDate(version: Version | undefined, entryDate: (n: string | undef
   }
   if (!isObject(value)) return dateInText(value) ?? entryDate(version.introducedBy);
   const entries = Object.entries(value);
-  const prose = entries.filter(([k]) => !k.startsWith('data')).map(([, v]) => dateInText(v)).find(Boolean);
-  const otherDate = entries.filter(([k]) => k.startsWith('data')).map(([, v]) => krsDate(v)).find(Boolean);
+  const prose = entries
+    .filter(([k]) => !k.startsWith('data'))
+    .map(([, v]) => dateInText(v))
+    .find(Boolean);
+  const otherDate = entries
+    .filter(([k]) => k.startsWith('data'))
+    .map(([, v]) => krsDate(v))
+    .find(Boolean);
   return prose ?? otherDate ?? entryDate(version.introducedBy);
 }
 
-function mapLiquidations(rawDzial6: unknown, deletionEntry: string | undefined, entryDate: (n: string | undefined) => string | null): Proceeding[] {
+function mapLiquidations(
+  rawDzial6: unknown,
+  deletionEntry: string | undefined,
+  entryDate: (n: string | undefined) => string | null,
+): Proceeding[] {
   return asArray(get(rawDzial6, 'likwidacja')).map((item) => {
     const opened = currentVersions(item, 'otwarcieLikwidacji', deletionEntry)[0];
     const closed = currentVersions(item, 'zakonczenieLikwidacji', deletionEntry)[0];
@@ -230,7 +292,11 @@ function mapLiquidations(rawDzial6: unknown, deletionEntry: string | undefined, 
   });
 }
 
-function mapBankruptcies(rawDzial6: unknown, deletionEntry: string | undefined, entryDate: (n: string | undefined) => string | null): Proceeding[] {
+function mapBankruptcies(
+  rawDzial6: unknown,
+  deletionEntry: string | undefined,
+  entryDate: (n: string | undefined) => string | null,
+): Proceeding[] {
   return asArray(get(rawDzial6, 'postepowanieUpadlosciowe')).map((item) => {
     const declared = currentVersions(item, 'informacjaOOgloszeniuUpadlosci', deletionEntry)[0];
     const ended = currentVersions(item, 'opisZakonczeniaProcesuUpadlosci', deletionEntry)[0];
@@ -242,7 +308,11 @@ function mapBankruptcies(rawDzial6: unknown, deletionEntry: string | undefined, 
   });
 }
 
-function mapRestructurings(rawDzial6: unknown, deletionEntry: string | undefined, entryDate: (n: string | undefined) => string | null): Proceeding[] {
+function mapRestructurings(
+  rawDzial6: unknown,
+  deletionEntry: string | undefined,
+  entryDate: (n: string | undefined) => string | null,
+): Proceeding[] {
   return asArray(get(rawDzial6, RESTRUCTURING_KEY)).map((item) => {
     const keys = isObject(item) ? Object.keys(item) : [];
     const openKey = keys.find((k) => k.startsWith('otwarcie'));
@@ -303,7 +373,7 @@ export function mapKrsExtract(payload: unknown, requestedKrs: string): CompanySn
 
   const entries = readEntries(header);
   const deletion = entries.find((e) => e.description.startsWith(DELETION_ENTRY));
-  const entryDate = (n: string | undefined): string | null => (n ? entries.find((e) => e.number === n)?.date ?? null : null);
+  const entryDate = (n: string | undefined): string | null => (n ? (entries.find((e) => e.number === n)?.date ?? null) : null);
   const dane = currentView(rawDane ?? {}, 'dane', deletion?.number);
 
   const subject = get(dane, 'dzial1', 'danePodmiotu');
@@ -328,7 +398,9 @@ export function mapKrsExtract(payload: unknown, requestedKrs: string): CompanySn
     .map((e) => str(e).toLowerCase())
     .filter(Boolean)
     .map((value) => ({ type: 'email' as const, value }));
-  const websites = asArray(get(seat, 'adresStronyInternetowej')).map((w) => str(w).toLowerCase()).filter(Boolean);
+  const websites = asArray(get(seat, 'adresStronyInternetowej'))
+    .map((w) => str(w).toLowerCase())
+    .filter(Boolean);
 
   const rawDzial6 = get(rawDane, 'dzial6');
   const liquidations = mapLiquidations(rawDzial6, deletion?.number, entryDate);
@@ -336,7 +408,8 @@ export function mapKrsExtract(payload: unknown, requestedKrs: string): CompanySn
   const restructurings = mapRestructurings(rawDzial6, deletion?.number, entryDate);
 
   const dates: DatedEntry[] = [];
-  const registration = krsDate(get(header, 'dataRejestracjiWKRS')) ?? entries.find((e) => e.description.startsWith(REGISTRATION_ENTRY))?.date ?? null;
+  const registration =
+    krsDate(get(header, 'dataRejestracjiWKRS')) ?? entries.find((e) => e.description.startsWith(REGISTRATION_ENTRY))?.date ?? null;
   pushDate(dates, 'registration', registration);
   for (const p of liquidations) {
     pushDate(dates, 'liquidation_start', p.startDate);

@@ -98,7 +98,12 @@ export function createKrsSource(options: KrsSourceOptions): KrsSource {
     knownRegister.set(krs, register);
   }
 
-  async function getExtract(kind: 'OdpisAktualny' | 'OdpisPelny', krs: string, register: Register, signal?: AbortSignal): Promise<HttpResponse> {
+  async function getExtract(
+    kind: 'OdpisAktualny' | 'OdpisPelny',
+    krs: string,
+    register: Register,
+    signal?: AbortSignal,
+  ): Promise<HttpResponse> {
     return http.request({
       url: joinUrl(root, `${kind}/${krs}`),
       query: { rejestr: register, format: 'json' },
@@ -133,7 +138,11 @@ export function createKrsSource(options: KrsSourceOptions): KrsSource {
           rememberRegister(krs, register);
           return mapKrsExtract(parseJson(full, krs), krs);
         }
-        throw new UpstreamResponseError('krs', full.status, `krs ${krs}: no current extract (204) and the full extract answered HTTP ${full.status}`);
+        throw new UpstreamResponseError(
+          'krs',
+          full.status,
+          `krs ${krs}: no current extract (204) and the full extract answered HTTP ${full.status}`,
+        );
       }
       throw new UpstreamResponseError('krs', current.status, `krs ${krs}: OdpisAktualny answered HTTP ${current.status}`);
     }

@@ -131,8 +131,18 @@ export function validIsoDate(iso: string): string | null {
 }
 
 const MONTHS: Record<string, string> = {
-  STYCZNIA: '01', LUTEGO: '02', MARCA: '03', KWIETNIA: '04', MAJA: '05', CZERWCA: '06',
-  LIPCA: '07', SIERPNIA: '08', 'WRZEŚNIA': '09', 'PAŹDZIERNIKA': '10', LISTOPADA: '11', GRUDNIA: '12',
+  STYCZNIA: '01',
+  LUTEGO: '02',
+  MARCA: '03',
+  KWIETNIA: '04',
+  MAJA: '05',
+  CZERWCA: '06',
+  LIPCA: '07',
+  SIERPNIA: '08',
+  WRZEŚNIA: '09',
+  PAŹDZIERNIKA: '10',
+  LISTOPADA: '11',
+  GRUDNIA: '12',
 };
 
 /**
@@ -145,7 +155,10 @@ export function dateInText(value: unknown): string | null {
   const candidates: Array<{ at: number; iso: string | null }> = [];
   const numeric = /(?<!\d)(\d{1,2})\.(\d{1,2})\.(\d{4})(?!\d)/.exec(text);
   if (numeric) {
-    candidates.push({ at: numeric.index, iso: validIsoDate(`${numeric[3]}-${numeric[2]!.padStart(2, '0')}-${numeric[1]!.padStart(2, '0')}`) });
+    candidates.push({
+      at: numeric.index,
+      iso: validIsoDate(`${numeric[3]}-${numeric[2]!.padStart(2, '0')}-${numeric[1]!.padStart(2, '0')}`),
+    });
   }
   const words = new RegExp(`(?<!\\d)(\\d{1,2})\\s+(${Object.keys(MONTHS).join('|')})\\s+(\\d{4})(?!\\d)`, 'u').exec(text);
   if (words) {

@@ -161,7 +161,11 @@ export function newPersonRole(rng: Rng, s: State): string {
     case 'capital':
       return form.slug === 'sa' ? rng.pick([R.member, R.proxy, R.supervisory]) : rng.pick([R.member, R.member, R.proxy]);
     case 'partnership':
-      return form.slug === 'spolka-partnerska' ? R.professionalPartner : form.slug === 'spolka-jawna' ? R.partner : rng.pick([R.limited, R.proxy]);
+      return form.slug === 'spolka-partnerska'
+        ? R.professionalPartner
+        : form.slug === 'spolka-jawna'
+          ? R.partner
+          : rng.pick([R.limited, R.proxy]);
     case 'foundation':
       return R.foundationMember;
     case 'association':
@@ -184,7 +188,9 @@ export function makeStem(rng: Rng, form: FormSpec, trade: Trade, persons: readon
       return `${desc} "${brandName(rng)}" ${owner}`;
     }
     case 'civil':
-      return rng.chance(0.5) ? `${rng.pick(['PHU', 'PPHU', 'FHU', 'PUH'])} ${brandName(rng)}` : `${brandName(rng)} ${rng.pick(trade.companyWords)}`;
+      return rng.chance(0.5)
+        ? `${rng.pick(['PHU', 'PPHU', 'FHU', 'PUH'])} ${brandName(rng)}`
+        : `${brandName(rng)} ${rng.pick(trade.companyWords)}`;
     case 'foundation':
       return `FUNDACJA ${rng.pick(words.FOUNDATION_NAMES)}`;
     case 'association':
@@ -196,9 +202,19 @@ export function makeStem(rng: Rng, form: FormSpec, trade: Trade, persons: readon
     case 'partnership':
       if (form.slug === 'spolka-jawna' || form.slug === 'spolka-partnerska') {
         const surnames = persons.map((p) => splitName(p.full_name).surname.toUpperCase());
-        const joined = surnames.length > 2 ? `${surnames[0]}, ${surnames[1]} I WSPÓLNICY` : `${surnames[0]} I ${surnames[1] ?? 'WSPÓLNICY'}`;
+        const joined =
+          surnames.length > 2 ? `${surnames[0]}, ${surnames[1]} I WSPÓLNICY` : `${surnames[0]} I ${surnames[1] ?? 'WSPÓLNICY'}`;
         if (form.slug === 'spolka-partnerska') {
-          const prefix = trade.key === 'legal' ? rng.pick(['KANCELARIA ADWOKACKA', 'KANCELARIA RADCÓW PRAWNYCH']) : trade.key === 'accounting' ? 'KANCELARIA DORADCÓW PODATKOWYCH' : trade.key === 'architecture' ? 'PRACOWNIA ARCHITEKTONICZNA' : trade.key === 'dentist' ? 'GABINET STOMATOLOGICZNY' : 'PRAKTYKA LEKARSKA';
+          const prefix =
+            trade.key === 'legal'
+              ? rng.pick(['KANCELARIA ADWOKACKA', 'KANCELARIA RADCÓW PRAWNYCH'])
+              : trade.key === 'accounting'
+                ? 'KANCELARIA DORADCÓW PODATKOWYCH'
+                : trade.key === 'architecture'
+                  ? 'PRACOWNIA ARCHITEKTONICZNA'
+                  : trade.key === 'dentist'
+                    ? 'GABINET STOMATOLOGICZNY'
+                    : 'PRAKTYKA LEKARSKA';
           return `${prefix} ${joined}`;
         }
         return rng.chance(0.6) ? joined : `${brandName(rng)} ${joined}`;
@@ -287,7 +303,8 @@ export function generateBase(ctx: Context, index: number): State {
     startDay = ctx.epochDay - 1 - Math.floor(rng.next() ** 1.7 * 30 * 365);
     registrationDay = startDay;
     if (KRS_KINDS.has(form.kind) && registrationDay < KRS_START_DAY) registrationDay = KRS_START_DAY + rng.int(730);
-    if (form.slug === 'psa' && startDay < PSA_START_DAY) startDay = registrationDay = PSA_START_DAY + rng.int(Math.max(1, ctx.epochDay - PSA_START_DAY - 1));
+    if (form.slug === 'psa' && startDay < PSA_START_DAY)
+      startDay = registrationDay = PSA_START_DAY + rng.int(Math.max(1, ctx.epochDay - PSA_START_DAY - 1));
     if (form.kind === 'jdg' && rng.chance(0.3)) startDay = registrationDay + rng.int(10);
     if (startDay >= ctx.epochDay) startDay = ctx.epochDay - 1;
   }
@@ -339,12 +356,14 @@ export function generateBase(ctx: Context, index: number): State {
   const unitChance = form.kind === 'jdg' ? 0.05 : form.kind === 'capital' || form.kind === 'coop' ? 0.22 : 0.1;
   if (rng.chance(unitChance)) {
     const count = 1 + Math.floor(rng.next() ** 2 * 3);
-    for (let i = 0; i < count; i++) state.units.push(makeUnit(rng, state, formatDay(startDay + rng.int(Math.max(1, ctx.epochDay - startDay)))));
+    for (let i = 0; i < count; i++)
+      state.units.push(makeUnit(rng, state, formatDay(startDay + rng.int(Math.max(1, ctx.epochDay - startDay)))));
   }
 
   const u = rng.next();
   if (form.kind === 'jdg') state.vatStatus = u < 0.55 ? VAT.active : u < 0.9 ? VAT.exempt : VAT.none;
-  else if (form.kind === 'foundation' || form.kind === 'association') state.vatStatus = u < 0.2 ? VAT.active : u < 0.6 ? VAT.exempt : VAT.none;
+  else if (form.kind === 'foundation' || form.kind === 'association')
+    state.vatStatus = u < 0.2 ? VAT.active : u < 0.6 ? VAT.exempt : VAT.none;
   else state.vatStatus = u < 0.9 ? VAT.active : u < 0.95 ? VAT.exempt : VAT.none;
   if (state.vatStatus !== VAT.none) {
     const v = rng.next();

@@ -6,7 +6,22 @@ import { KRS_KINDS, type Phase, PROCEEDINGS_KINDS, STATUS, SUSPENDABLE_KINDS, TR
 import { tables } from './tables.ts';
 import type { Context, State } from './state.ts';
 import { addPerson } from './text.ts';
-import { activity, codesOf, COMPANY_ROLES, companyEmail, getDate, makeAddress, makeStem, makeUnit, nameOf, newPersonRole, phone, pickCity, setDate, website } from './base.ts';
+import {
+  activity,
+  codesOf,
+  COMPANY_ROLES,
+  companyEmail,
+  getDate,
+  makeAddress,
+  makeStem,
+  makeUnit,
+  nameOf,
+  newPersonRole,
+  phone,
+  pickCity,
+  setDate,
+  website,
+} from './base.ts';
 
 /**
  * The change model of the synthetic registry: which change a company has on one of its change days,
@@ -14,10 +29,34 @@ import { activity, codesOf, COMPANY_ROLES, companyEmail, getDate, makeAddress, m
  */
 
 type ChangeKind =
-  | 'phone' | 'email' | 'website' | 'personAdded' | 'personRemoved' | 'addressChanged' | 'addressAdded'
-  | 'activitiesAdded' | 'activitiesRemoved' | 'activitiesRenamed' | 'mainActivity' | 'bankAccounts' | 'vatStatus'
-  | 'unitOpened' | 'unitClosed' | 'name' | 'legalForm' | 'nip' | 'suspension' | 'resumption' | 'closure' | 'startDate'
-  | 'liquidationStart' | 'liquidationEnd' | 'bankruptcyStart' | 'bankruptcyEnd' | 'restructuringStart' | 'restructuringEnd';
+  | 'phone'
+  | 'email'
+  | 'website'
+  | 'personAdded'
+  | 'personRemoved'
+  | 'addressChanged'
+  | 'addressAdded'
+  | 'activitiesAdded'
+  | 'activitiesRemoved'
+  | 'activitiesRenamed'
+  | 'mainActivity'
+  | 'bankAccounts'
+  | 'vatStatus'
+  | 'unitOpened'
+  | 'unitClosed'
+  | 'name'
+  | 'legalForm'
+  | 'nip'
+  | 'suspension'
+  | 'resumption'
+  | 'closure'
+  | 'startDate'
+  | 'liquidationStart'
+  | 'liquidationEnd'
+  | 'bankruptcyStart'
+  | 'bankruptcyEnd'
+  | 'restructuringStart'
+  | 'restructuringEnd';
 
 type WeightTable = ReadonlyArray<readonly [ChangeKind, number]>;
 
@@ -29,27 +68,78 @@ type WeightTable = ReadonlyArray<readonly [ChangeKind, number]>;
  */
 const CHANGE_WEIGHTS: Readonly<Record<Exclude<Phase, 'closed'>, WeightTable>> = {
   active: [
-    ['phone', 120], ['email', 110], ['website', 60], ['personAdded', 70], ['personRemoved', 45],
-    ['addressChanged', 70], ['addressAdded', 400], ['activitiesAdded', 55], ['activitiesRemoved', 35],
-    ['activitiesRenamed', 30], ['mainActivity', 30], ['bankAccounts', 45], ['vatStatus', 30], ['unitOpened', 25],
-    ['unitClosed', 60], ['name', 22], ['legalForm', 8], ['nip', 5], ['suspension', 30], ['closure', 18],
-    ['startDate', 12], ['liquidationStart', 18], ['bankruptcyStart', 16], ['restructuringStart', 20],
+    ['phone', 120],
+    ['email', 110],
+    ['website', 60],
+    ['personAdded', 70],
+    ['personRemoved', 45],
+    ['addressChanged', 70],
+    ['addressAdded', 400],
+    ['activitiesAdded', 55],
+    ['activitiesRemoved', 35],
+    ['activitiesRenamed', 30],
+    ['mainActivity', 30],
+    ['bankAccounts', 45],
+    ['vatStatus', 30],
+    ['unitOpened', 25],
+    ['unitClosed', 60],
+    ['name', 22],
+    ['legalForm', 8],
+    ['nip', 5],
+    ['suspension', 30],
+    ['closure', 18],
+    ['startDate', 12],
+    ['liquidationStart', 18],
+    ['bankruptcyStart', 16],
+    ['restructuringStart', 20],
   ],
-  pending: [['phone', 100], ['email', 100], ['website', 50]],
+  pending: [
+    ['phone', 100],
+    ['email', 100],
+    ['website', 50],
+  ],
   suspended: [
-    ['resumption', 400], ['closure', 60], ['phone', 40], ['email', 40], ['vatStatus', 50], ['bankAccounts', 20],
-    ['addressChanged', 20], ['addressAdded', 100], ['personAdded', 10],
+    ['resumption', 400],
+    ['closure', 60],
+    ['phone', 40],
+    ['email', 40],
+    ['vatStatus', 50],
+    ['bankAccounts', 20],
+    ['addressChanged', 20],
+    ['addressAdded', 100],
+    ['personAdded', 10],
   ],
   liquidation: [
-    ['liquidationEnd', 350], ['personAdded', 60], ['personRemoved', 40], ['addressChanged', 30], ['addressAdded', 100],
-    ['bankAccounts', 30], ['vatStatus', 60], ['phone', 30], ['email', 30], ['unitClosed', 60],
+    ['liquidationEnd', 350],
+    ['personAdded', 60],
+    ['personRemoved', 40],
+    ['addressChanged', 30],
+    ['addressAdded', 100],
+    ['bankAccounts', 30],
+    ['vatStatus', 60],
+    ['phone', 30],
+    ['email', 30],
+    ['unitClosed', 60],
   ],
   bankruptcy: [
-    ['bankruptcyEnd', 350], ['vatStatus', 80], ['bankAccounts', 40], ['addressChanged', 20], ['personRemoved', 30], ['unitClosed', 50],
+    ['bankruptcyEnd', 350],
+    ['vatStatus', 80],
+    ['bankAccounts', 40],
+    ['addressChanged', 20],
+    ['personRemoved', 30],
+    ['unitClosed', 50],
   ],
   restructuring: [
-    ['restructuringEnd', 300], ['phone', 40], ['email', 40], ['website', 40], ['personAdded', 30], ['personRemoved', 20],
-    ['bankAccounts', 30], ['activitiesAdded', 20], ['addressChanged', 20], ['vatStatus', 10],
+    ['restructuringEnd', 300],
+    ['phone', 40],
+    ['email', 40],
+    ['website', 40],
+    ['personAdded', 30],
+    ['personRemoved', 20],
+    ['bankAccounts', 30],
+    ['activitiesAdded', 20],
+    ['addressChanged', 20],
+    ['vatStatus', 10],
   ],
 };
 
@@ -157,7 +247,14 @@ function contactValues(s: State, type: ContactType): string[] {
 }
 
 function sameAddress(a: Address | null, b: Address): boolean {
-  return a !== null && a.street === b.street && a.building === b.building && a.apartment === b.apartment && a.postal_code === b.postal_code && a.city === b.city;
+  return (
+    a !== null &&
+    a.street === b.street &&
+    a.building === b.building &&
+    a.apartment === b.apartment &&
+    a.postal_code === b.postal_code &&
+    a.city === b.city
+  );
 }
 
 function closeCompany(s: State, date: string, closureDate: string | null): void {
@@ -238,7 +335,18 @@ export function applyChange(rng: Rng, s: State, kind: ChangeKind, day: number, c
       break;
     case 'vatStatus': {
       const u = rng.next();
-      const next = s.vatStatus === VAT.active ? (u < 0.7 ? VAT.exempt : VAT.none) : s.vatStatus === VAT.exempt ? (u < 0.8 ? VAT.active : VAT.none) : u < 0.7 ? VAT.active : VAT.exempt;
+      const next =
+        s.vatStatus === VAT.active
+          ? u < 0.7
+            ? VAT.exempt
+            : VAT.none
+          : s.vatStatus === VAT.exempt
+            ? u < 0.8
+              ? VAT.active
+              : VAT.none
+            : u < 0.7
+              ? VAT.active
+              : VAT.exempt;
       s.vatStatus = next;
       // The VAT white list shows accounts only of registered taxpayers.
       if (next === VAT.none) s.bankAccounts = [];
@@ -351,7 +459,10 @@ function transform(rng: Rng, s: State, targetSlug: string): void {
     // Partners and owners become the management board.
     s.persons = s.persons
       .filter((p) => p.role !== R.attorney && p.role !== R.limited)
-      .map((p, i) => ({ full_name: p.full_name, role: i === 0 ? R.board : p.role === R.proxy || p.role === R.supervisory ? p.role : R.member }));
+      .map((p, i) => ({
+        full_name: p.full_name,
+        role: i === 0 ? R.board : p.role === R.proxy || p.role === R.supervisory ? p.role : R.member,
+      }));
     if (targetSlug === 'sa' && !s.persons.some((p) => p.role === R.supervisory)) {
       for (let i = 0; i < 3; i++) addPerson(rng, s.persons, R.supervisory);
     }

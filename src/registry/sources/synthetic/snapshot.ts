@@ -46,7 +46,10 @@ function startActivity(s: State): void {
 
 export function toSnapshot(s: State): CompanySnapshot {
   const form = tables().forms[s.formIndex]!;
-  const identifiers: Identifier[] = [{ type: 'NIP', value: s.nip }, { type: 'REGON9', value: s.regon }];
+  const identifiers: Identifier[] = [
+    { type: 'NIP', value: s.nip },
+    { type: 'REGON9', value: s.regon },
+  ];
   if (s.krs !== null) identifiers.push({ type: 'KRS', value: s.krs });
   return {
     identity: { identifiers, company_type: form.legal.basic_form, country_code: 'PL' },

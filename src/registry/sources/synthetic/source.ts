@@ -100,7 +100,10 @@ export function createSyntheticSource(options: SyntheticSourceOptions = {}): Syn
     for (let j = 0; j < count; j++) yield toSnapshot(stateAt(ctx, NEW_INDEX_BASE + day * NEW_SLOTS_PER_DAY + j, day)!);
   }
 
-  async function* allSnapshots(date: string, runOptions?: { signal?: AbortSignal; includeRegistered?: boolean }): AsyncGenerator<CompanySnapshot> {
+  async function* allSnapshots(
+    date: string,
+    runOptions?: { signal?: AbortSignal; includeRegistered?: boolean },
+  ): AsyncGenerator<CompanySnapshot> {
     const day = dayOf(date);
     const signal = runOptions?.signal;
     signal?.throwIfAborted();
@@ -125,7 +128,12 @@ export function createSyntheticSource(options: SyntheticSourceOptions = {}): Syn
     allSnapshots,
     snapshotOf(index: number, date: string): CompanySnapshot | null {
       if (!Number.isInteger(index) || index < 0) return null;
-      if (index < NEW_INDEX_BASE ? index >= ctx.size : (index - NEW_INDEX_BASE) % NEW_SLOTS_PER_DAY >= newCompaniesOn(ctx, registrationDayOf(index))) return null;
+      if (
+        index < NEW_INDEX_BASE
+          ? index >= ctx.size
+          : (index - NEW_INDEX_BASE) % NEW_SLOTS_PER_DAY >= newCompaniesOn(ctx, registrationDayOf(index))
+      )
+        return null;
       const s = stateAt(ctx, index, dayOf(date));
       return s ? toSnapshot(s) : null;
     },

@@ -1,7 +1,18 @@
 import type { Activity, Address, Contact, DatedEntry, LocalUnit, Person } from '../../model.ts';
 import type { City, PkdVersion } from '../../dictionaries.ts';
 import type { Trade } from './data.ts';
-import { LOG_KEEP_ACTIVE, LOG_KEEP_PROCEEDINGS, LOG_KEEP_SUSPENDED, MAX_DAYS, NEW_INDEX_BASE, NEW_PER_DAY_SHARE, NEW_SLOTS_PER_DAY, PENDING_SHARE, SALT, UINT32 } from './constants.ts';
+import {
+  LOG_KEEP_ACTIVE,
+  LOG_KEEP_PROCEEDINGS,
+  LOG_KEEP_SUSPENDED,
+  MAX_DAYS,
+  NEW_INDEX_BASE,
+  NEW_PER_DAY_SHARE,
+  NEW_SLOTS_PER_DAY,
+  PENDING_SHARE,
+  SALT,
+  UINT32,
+} from './constants.ts';
 import { hash2, pickWeighted, Rng } from './random.ts';
 import type { Phase } from './forms.ts';
 import { tables } from './tables.ts';

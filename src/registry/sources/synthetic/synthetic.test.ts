@@ -168,7 +168,8 @@ test('companies look like Polish companies', async () => {
   const share = (slug: string) => (forms.get(slug) ?? 0) / snapshots.length;
   assert.ok(share('jdg') > 0.66 && share('jdg') < 0.74, `JDG share ${share('jdg')}`);
   assert.ok(share('sp-z-oo') > 0.14 && share('sp-z-oo') < 0.2, `sp. z o.o. share ${share('sp-z-oo')}`);
-  for (const slug of ['spolka-cywilna', 'fundacja', 'stowarzyszenie', 'spolka-komandytowa', 'spolka-jawna', 'sa']) assert.ok(forms.has(slug), slug);
+  for (const slug of ['spolka-cywilna', 'fundacja', 'stowarzyszenie', 'spolka-komandytowa', 'spolka-jawna', 'sa'])
+    assert.ok(forms.has(slug), slug);
   const withUnits = snapshots.filter((s) => s.profiles[0]!.units.length > 0).length / snapshots.length;
   assert.ok(withUnits > 0.03 && withUnits < 0.2, `local units in ${withUnits}`);
 });
@@ -233,14 +234,19 @@ test('a month of a 20,000-company registry produces every one of the 29 event ty
       known.set(regon, next);
       if (next.profiles[0]!.status === 'wykreślony') deleted.add(regon);
       if (!prev) {
-        assert.equal(next.profiles[0]!.dates.find((x) => x.type === 'registration')?.date, date, 'a company first seen is registered that day');
+        assert.equal(
+          next.profiles[0]!.dates.find((x) => x.type === 'registration')?.date,
+          date,
+          'a company first seen is registered that day',
+        );
         continue;
       }
       const events = diffSnapshots(prev, next);
       if (events.length === 0) withoutEvents++;
       for (const e of events) {
         seenTypes.set(e.event_type, (seenTypes.get(e.event_type) ?? 0) + 1);
-        if (e.event_type === 'COMPANY_RESUMPTION_DATE') assert.equal(prev.profiles[0]!.status, 'zawieszony', 'resumption only after suspension');
+        if (e.event_type === 'COMPANY_RESUMPTION_DATE')
+          assert.equal(prev.profiles[0]!.status, 'zawieszony', 'resumption only after suspension');
         if (e.event_type === 'COMPANY_SUSPENDED_DATE') assert.notEqual(prev.profiles[0]!.status, 'zawieszony');
         if (e.event_type === 'COMPANY_BANKRUPTCY_ENDED') assert.equal(prev.profiles[0]!.status, 'w upadłości');
         if (e.event_type === 'COMPANY_STATUS_CHANGED' && e.old_value === 'oczekuje na rozpoczęcie działalności') {

@@ -68,7 +68,9 @@ export function tables(): Tables {
       2007: new Map(pkdActivities({ version: 2007 }).map((a) => [a.code, a.name])),
       2025: new Map(pkdActivities({ version: 2025 }).map((a) => [a.code, a.name])),
     },
-    postalRanges: new Map(cityList.map((c) => [c, [Number(c.postal_from.replace('-', '')), Number(c.postal_to.replace('-', ''))] as const])),
+    postalRanges: new Map(
+      cityList.map((c) => [c, [Number(c.postal_from.replace('-', '')), Number(c.postal_to.replace('-', ''))] as const]),
+    ),
     renamedCodes: renamed,
   };
   return tablesCache;

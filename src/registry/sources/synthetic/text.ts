@@ -4,7 +4,7 @@ import { type Rng } from './random.ts';
 
 /** Text of synthetic companies: slugs, phone numbers, brand and person names. */
 
-const ASCII_FOLD: Readonly<Record<string, string>> = { 'ą': 'a', 'ć': 'c', 'ę': 'e', 'ł': 'l', 'ń': 'n', 'ó': 'o', 'ś': 's', 'ź': 'z', 'ż': 'z' };
+const ASCII_FOLD: Readonly<Record<string, string>> = { ą: 'a', ć: 'c', ę: 'e', ł: 'l', ń: 'n', ó: 'o', ś: 's', ź: 'z', ż: 'z' };
 
 const slugCache = new Map<string, string>();
 

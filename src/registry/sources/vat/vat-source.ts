@@ -159,7 +159,9 @@ export function createVatSource(options: VatSourceOptions): VatSource {
 
   async function call(kind: 'search' | 'check', path: string, date: string, identifiers: string[], signal?: AbortSignal): Promise<Obj> {
     if (!spend(kind)) {
-      throw new SourceUnavailableError('vat', `vat: the daily ${kind} budget of ${budgets[kind]} requests is spent`, { reason: 'rate_limited' });
+      throw new SourceUnavailableError('vat', `vat: the daily ${kind} budget of ${budgets[kind]} requests is spent`, {
+        reason: 'rate_limited',
+      });
     }
     const response = await http.request({
       url: joinUrl(root, path),
@@ -171,17 +173,21 @@ export function createVatSource(options: VatSourceOptions): VatSource {
     if (response.status !== 200) {
       const error = errorCode(response);
       const detail = `vat ${path.split('/')[1]} (${date}): HTTP ${response.status}${error ? ` ${error.code} ${error.message}` : ''}`;
-      if (error?.code === 'WL-191' || response.status === 429) throw new SourceUnavailableError('vat', detail, { reason: 'rate_limited', status: response.status });
+      if (error?.code === 'WL-191' || response.status === 429)
+        throw new SourceUnavailableError('vat', detail, { reason: 'rate_limited', status: response.status });
       if (error?.code === 'WL-118' || error?.code === 'WL-103') throw new SourceDateOutOfRangeError('vat', date, detail);
       // An unknown route (WL-190) or a server error means the configured service is not usable.
-      if (response.status === 404 || response.status >= 500) throw new SourceUnavailableError('vat', detail, { reason: 'http', status: response.status });
+      if (response.status === 404 || response.status >= 500)
+        throw new SourceUnavailableError('vat', detail, { reason: 'http', status: response.status });
       throw new UpstreamResponseError('vat', response.status, detail, { code: error?.code });
     }
     let body: unknown;
     try {
       body = JSON.parse(responseText(response));
     } catch (error) {
-      throw new MalformedPayloadError('vat', identifiers.join(','), `the answer is not valid JSON (${(error as Error).message})`, { cause: error });
+      throw new MalformedPayloadError('vat', identifiers.join(','), `the answer is not valid JSON (${(error as Error).message})`, {
+        cause: error,
+      });
     }
     const result = isObj(body) ? body.result : undefined;
     if (!isObj(result)) throw new MalformedPayloadError('vat', identifiers.join(','), 'the answer has no `result` object');
@@ -210,7 +216,11 @@ export function createVatSource(options: VatSourceOptions): VatSource {
       if (nips.length === 0) return;
       if (quotaHit || !spendAvailable()) {
         quotaHit = true;
-        for (const nip of nips) onEntityError(nip, new VatQuotaExceededError(`vat ${nip}: not refreshed, the daily search budget of ${budgets.search} requests is spent`));
+        for (const nip of nips)
+          onEntityError(
+            nip,
+            new VatQuotaExceededError(`vat ${nip}: not refreshed, the daily search budget of ${budgets.search} requests is spent`),
+          );
         return;
       }
       let result: Obj;
@@ -226,7 +236,10 @@ export function createVatSource(options: VatSourceOptions): VatSource {
         const identifier = String(entry.identifier ?? '');
         if (isObj(entry.error)) {
           const code = String(entry.error.code ?? '');
-          onEntityError(identifier, new UpstreamResponseError('vat', 400, `vat ${identifier}: ${code} ${String(entry.error.message ?? '')}`.trim(), { code }));
+          onEntityError(
+            identifier,
+            new UpstreamResponseError('vat', 400, `vat ${identifier}: ${code} ${String(entry.error.message ?? '')}`.trim(), { code }),
+          );
           continue;
         }
         const subjects = Array.isArray(entry.subjects) ? entry.subjects.filter(isObj) : [];
@@ -270,11 +283,22 @@ export function createVatSource(options: VatSourceOptions): VatSource {
     },
     async checkAccount(identifier, account, opts) {
       const parsed = parseIdentifier(identifier.type, identifier.value);
-      if (!parsed.ok || identifier.type === 'KRS') throw new RangeError(`checkAccount needs a valid NIP or REGON9, got ${identifier.type} ${identifier.value}`);
+      if (!parsed.ok || identifier.type === 'KRS')
+        throw new RangeError(`checkAccount needs a valid NIP or REGON9, got ${identifier.type} ${identifier.value}`);
       const nrb = account.replace(/[\s-]/g, '').replace(/^PL/i, '');
       const kind = identifier.type === 'NIP' ? 'nip' : 'regon';
-      const result = await call('check', `check/${kind}/${parsed.value}/bank-account/${nrb}`, queryDate(opts?.date), [parsed.value], opts?.signal);
-      return { assigned: result.accountAssigned === 'TAK', requestId: String(result.requestId ?? ''), requestDateTime: String(result.requestDateTime ?? '') };
+      const result = await call(
+        'check',
+        `check/${kind}/${parsed.value}/bank-account/${nrb}`,
+        queryDate(opts?.date),
+        [parsed.value],
+        opts?.signal,
+      );
+      return {
+        assigned: result.accountAssigned === 'TAK',
+        requestId: String(result.requestId ?? ''),
+        requestDateTime: String(result.requestDateTime ?? ''),
+      };
     },
     async findByBankAccount(account, opts) {
       const nrb = account.replace(/[\s-]/g, '').replace(/^PL/i, '');

@@ -45,9 +45,7 @@ export interface CompanyEventsQuery extends EventFilterQuery {
 
 export interface EventsService {
   feed(accountId: string, q: FeedQuery): Promise<{ data: FeedEventRow[]; meta: EventPageMeta | CursorMeta }>;
-  companyEvents(
-    q: CompanyEventsQuery,
-  ): Promise<{
+  companyEvents(q: CompanyEventsQuery): Promise<{
     data: { company: { primary_identifier: string; identifier_type: IdentifierType; name: string }; events: EventRow[] };
     meta: EventPageMeta;
   }>;

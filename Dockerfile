@@ -3,6 +3,8 @@
 FROM node:20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+# The workspace's manifest: npm ci resolves the root's workspaces (packages/sdk is not needed to serve).
+COPY packages/sdk/package.json ./packages/sdk/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src

@@ -15,6 +15,7 @@ import { matchQuery } from '../src/modules/match/matcher.ts';
 import { prepareQuery, type MatchQuery } from '../src/modules/match/scoring.ts';
 import { deriveCompanyColumns } from '../src/registry/store/search-columns.ts';
 import { createSyntheticSource } from '../src/registry/sources/synthetic.ts';
+import { dropDiacritics } from './match-eval/diacritics.ts';
 import { buildSyntheticMatchRegistry } from './match-eval/registry.ts';
 import { argValue, mb, summary } from './search-fixtures.ts';
 
@@ -57,31 +58,11 @@ const outsiders: string[] = [];
 for await (const s of createSyntheticSource({ seed: 99, size: 2000 }).allSnapshots('2026-11-20'))
   outsiders.push(deriveCompanyColumns(s).name);
 
-const ASCII: Record<string, string> = {
-  ą: 'a',
-  ć: 'c',
-  ę: 'e',
-  ł: 'l',
-  ń: 'n',
-  ó: 'o',
-  ś: 's',
-  ź: 'z',
-  ż: 'z',
-  Ą: 'A',
-  Ć: 'C',
-  Ę: 'E',
-  Ł: 'L',
-  Ń: 'N',
-  Ó: 'O',
-  Ś: 'S',
-  Ź: 'Z',
-  Ż: 'Z',
-};
 function corrupt(name: string): string {
   let s = name
     .replace(/SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ/, pick(['sp. z o.o.', 'Sp. z o.o.', 'spółka z o.o.']))
     .replace(/SPÓŁKA CYWILNA/, 's.c.');
-  if (rnd() < 0.5) s = s.replace(/[ąćęłńóśźżĄĆĘŁŃÓŚŹŻ]/g, (c) => ASCII[c]!);
+  if (rnd() < 0.5) s = dropDiacritics(s);
   if (rnd() < 0.3) s = s.toLowerCase();
   const words = s.split(' ');
   if (rnd() < 0.3 && words.length > 1) [words[0], words[1]] = [words[1]!, words[0]!];

@@ -18,6 +18,7 @@ import { deriveCompanyColumns } from '../../src/registry/store/search-columns.ts
 import { createSyntheticSource } from '../../src/registry/sources/synthetic.ts';
 import { cityKey, nameTokens, postalKey, streetKey } from '../../src/modules/match/normalize.ts';
 import type { MatchQuery } from '../../src/modules/match/scoring.ts';
+import { dropDiacritics } from './diacritics.ts';
 import { EVAL_REGISTRY } from './registry.ts';
 
 export interface EvalQuery {
@@ -90,32 +91,11 @@ const LEGAL_VARIANTS: ReadonlyArray<readonly [RegExp, readonly string[]]> = [
   [/PROSTA SPÓŁKA AKCYJNA|P\.S\.A\./i, ['P.S.A.', 'PSA', 'prosta spółka akcyjna']],
   [/SPÓŁKA AKCYJNA|S\.A\./i, ['S.A.', 'SA', 'spółka akcyjna']],
 ];
-const ASCII: Record<string, string> = {
-  ą: 'a',
-  ć: 'c',
-  ę: 'e',
-  ł: 'l',
-  ń: 'n',
-  ó: 'o',
-  ś: 's',
-  ź: 'z',
-  ż: 'z',
-  Ą: 'A',
-  Ć: 'C',
-  Ę: 'E',
-  Ł: 'L',
-  Ń: 'N',
-  Ó: 'O',
-  Ś: 'S',
-  Ź: 'Z',
-  Ż: 'Z',
-};
 
 function legalForm(name: string): string | null {
   for (const [re, variants] of LEGAL_VARIANTS) if (re.test(name)) return name.replace(re, pick(variants));
   return null;
 }
-const dropDiacritics = (s: string) => s.replace(/[ąćęłńóśźżĄĆĘŁŃÓŚŹŻ]/g, (c) => ASCII[c]!);
 const recase = (s: string) =>
   pick([s.toLowerCase(), s.toUpperCase(), s.replace(/\p{L}+/gu, (w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase())]);
 function punctuation(s: string): string {

@@ -217,11 +217,14 @@ describe('POST /companies/match', () => {
     await applyLedgerEntry(t.db.db, { accountId, type: 'deposit', amount: 1_000, description: 'test top-up' });
   });
 
-  test('the index follows the registry: a later run adds a company', async () => {
+  test('the index follows the registry: a later run adds a company (a small run: a delta, no rebuild)', async () => {
+    const builtBefore = engine.status().buildMs;
     await seed(t.db, [...SPECS, { n: 8, name: 'NOWOPOWSTAŁA SPÓŁKA TESTOWA SP. Z O.O.', city: 'Opole' }], '2026-11-21');
     await engine.refresh();
     const data = await results([{ name: 'Nowopowstała Spółka Testowa sp. z o.o.' }]);
     assert.equal(nipOf(matched(data[0]!)[0]), nipFor(8));
+    assert.equal(engine.status().buildMs, builtBefore);
+    assert.equal(engine.status().rebuilding, false);
   });
 
   test('an on-demand import is matched from the next batch on, without a rebuild', async () => {

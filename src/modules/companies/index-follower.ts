@@ -2,8 +2,8 @@ import type { RegistryExecutor } from '../../registry/store.ts';
 import { findRunProgress, readDataAsOf, readRunWatermark, type RunProgress } from './repo.ts';
 
 /**
- * Follows the daily runs for an in-memory index of companies (the search index; any other index
- * built from `companies` can use it the same way). Companies change only through runs (daily
+ * Follows the daily runs for an in-memory index of companies (the search index, and the match
+ * index: src/modules/match/engine.ts; any other index built from `companies` can use it the same way). Companies change only through runs (daily
  * runs and on-demand imports, src/registry/daily/), and each committed batch of a run records the
  * companies it wrote (daily_run_changes), so a finished run can be applied to an index as a delta:
  *

@@ -1,18 +1,19 @@
 import type { Log } from '../../logger.ts';
-import type { Identifier } from '../../registry/model.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
-import { findRunChanges, importedIdentifierOf, readRunWatermark } from '../companies/repo.ts';
+import { nextFollowStep, readIndexCursor, type IndexCursor } from '../companies/index-follower.ts';
+import { readRunChangedCompanyIds } from '../companies/repo.ts';
 import type { MatchIndex } from './match-index.ts';
 import { MatchIndexBuilder } from './match-index-builder.ts';
-import { readMatchRows, readMatchRowsByIdentifiers } from './repo.ts';
+import { readMatchRows, readMatchRowsByIds } from './repo.ts';
 
 /**
- * Keeps the match index of this process in step with the registry, as the search engine does
- * its own (src/modules/companies/search-engine.ts): companies change only through runs, and every
- * run leaves a row in daily_runs. Before each batch the runs since the build are read (one small
- * query): an on-demand import (kind 'import', its identifier in columns) is read and applied as a
- * delta at once; any other finished run starts a rebuild in the background, and batches see the
- * registry as it was (plus imports) until it is swapped in.
+ * Keeps the match index of this process in step with the registry, following the runs as the
+ * search engine does (src/modules/companies/index-follower.ts): before each batch one small query
+ * on daily_runs says which runs finished since the index's cursor. Runs that changed up to
+ * `maxDelta` companies in all (on-demand imports, small daily runs) are read again and applied as
+ * a delta at once, in one synchronous step (a batch sees all of them or none); more than that,
+ * or a delta grown past `maxDelta`, starts a rebuild in the background, and batches see the
+ * registry as the index holds it until the rebuild is swapped in.
  *
  * Until the first build is done there is no index: `current` waits a little for it, then answers
  * null and the service answers 503 (docs/match.md, "Index").
@@ -41,9 +42,8 @@ export interface MatchEngine {
 
 interface Loaded {
   index: MatchIndex;
-  nextRunId: number;
-  /** Unfinished runs and failed ones that may be resumed, with the state last seen. */
-  watch: Map<number, string>;
+  /** The runs the index reflects (index-follower.ts); moved on by each delta applied. */
+  cursor: IndexCursor;
   buildMs: number;
 }
 
@@ -74,7 +74,7 @@ export function createMatchEngine(options: {
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
       .execute(async (trx) => {
-        const { nextId, unfinished } = await readRunWatermark(trx);
+        const cursor = await readIndexCursor(trx);
         const builder = new MatchIndexBuilder();
         await readMatchRows(trx, chunkSize, async (rows) => {
           if (stopped) throw new Error('match engine stopped');
@@ -82,8 +82,7 @@ export function createMatchEngine(options: {
           await yieldToRequests();
         });
         const index = await builder.build(yieldToRequests);
-        const watch = new Map(unfinished.map((r) => [r.id, r.status === 'running' ? 'running' : `${r.status}:${r.attempts}`] as const));
-        return { index, nextRunId: nextId, watch, buildMs: Date.now() - started };
+        return { index, cursor, buildMs: Date.now() - started };
       });
   }
 
@@ -120,28 +119,19 @@ export function createMatchEngine(options: {
   }
 
   async function sync(current: Loaded): Promise<void> {
-    const runs = await findRunChanges(db, current.nextRunId, [...current.watch.keys()]);
-    const imported: Identifier[] = [];
-    let rebuild = false;
-    for (const run of runs) {
-      current.nextRunId = Math.max(current.nextRunId, run.id + 1);
-      if (run.status === 'running') {
-        current.watch.set(run.id, 'running');
-        continue;
-      }
-      const state = `${run.status}:${run.attempts}`;
-      if (current.watch.get(run.id) === state) continue;
-      if (run.status === 'failed') current.watch.set(run.id, state);
-      else current.watch.delete(run.id);
-      const identifier = importedIdentifierOf(run);
-      if (identifier) imported.push(identifier);
-      else rebuild = true;
+    const step = await nextFollowStep(db, current.cursor, { maxDelta });
+    if (step.kind === 'current') return;
+    if (step.kind === 'rebuild') {
+      // The index stays as it is (its cursor too) until the rebuild is swapped in.
+      if (!building) void startBuild();
+      return;
     }
-    if (imported.length > 0) {
-      for (const row of await readMatchRowsByIdentifiers(db, imported)) current.index.upsert(row);
-      if (current.index.deltaSize > maxDelta) rebuild = true;
-    }
-    if (rebuild) void startBuild();
+    const rows = await readMatchRowsByIds(db, await readRunChangedCompanyIds(db, step.runIds));
+    // A rebuild swapped in meanwhile follows from its own cursor.
+    if (loaded !== current) return;
+    for (const row of rows) current.index.upsert(row);
+    current.cursor = step.next;
+    if (current.index.deltaSize > maxDelta && !building) void startBuild();
   }
 
   /** Concurrent batches share one sync; a batch that arrives during one waits for the next. */

@@ -264,7 +264,7 @@ export class MatchIndex {
     };
   }
 
-  /** Puts an imported company's current state in (replacing what the index held for it). */
+  /** Puts a changed company's current state in (replacing what the index held for it). */
   upsert(row: MatchRow): void {
     const p = this.p;
     const at = lowerBound(p.ids, row.id);

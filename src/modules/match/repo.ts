@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import { identifierKey } from '../../lib/identifiers.ts';
-import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
+import type { CompanySnapshot, CompanyStatus, IdentifierType } from '../../registry/model.ts';
 import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { MatchRow } from './match-index.ts';
@@ -8,7 +7,7 @@ import { matchRowOf } from './rows.ts';
 
 /**
  * Data access of the match module: the rows its index is built from (all of them through a
- * cursor, or those of a few imported companies) and the display data of the candidates shown.
+ * cursor, or those of the companies a run changed) and the display data of the candidates shown.
  */
 
 const FIELD = '\x1f';
@@ -63,13 +62,12 @@ export async function readMatchRows(
   return total;
 }
 
-/** The match rows of the companies holding any of these identifiers (stored forms). */
-export async function readMatchRowsByIdentifiers(db: RegistryExecutor, identifiers: readonly Identifier[]): Promise<MatchRow[]> {
-  const keys = identifiers.map((i) => identifierKey(i.type, i.value)).filter((k) => k !== null);
-  if (keys.length === 0) return [];
+/** The match rows of these companies (companies.id), those that still exist. */
+export async function readMatchRowsByIds(db: RegistryExecutor, ids: readonly string[]): Promise<MatchRow[]> {
+  if (ids.length === 0) return [];
   const { rows } = await sql<{ lines: string | null }>`
     SELECT string_agg(${MATCH_LINE}, chr(30)) AS lines FROM companies c
-    WHERE c.id IN (SELECT ci.company_id FROM company_identifiers ci WHERE ci.key = ANY(${keys}::bigint[]))`.execute(db);
+    WHERE c.id = ANY(string_to_array(${ids.join(',')}, ',')::bigint[])`.execute(db);
   const out: MatchRow[] = [];
   parseLines(rows[0]!.lines, (r) => out.push(r));
   return out;

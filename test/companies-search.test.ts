@@ -370,6 +370,7 @@ describe('GET /companies/search while the index is being built', () => {
         companies: null,
         bytes: null,
         buildMs: null,
+        buildReadMs: null,
         builtAt: null,
         rebuilding: true,
         delta: null,

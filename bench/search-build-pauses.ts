@@ -1,0 +1,79 @@
+/**
+ * Where the serving thread's time goes during a full build of the search index in a worker
+ * thread (docs/benchmarks.md, "Search freshness"): builds the index of the database's companies
+ * `--builds` times in this process, with no searches, and reports every stretch over `--over` ms
+ * in which a 1 ms timer did not run (wall clock) with this thread's own CPU time in it
+ * (/proc/thread-self/schedstat), and the build phase it fell in. Run it with `--cpu-prof`
+ * (and `--trace-gc`) to attribute each stretch.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench_freshness \
+ *     node --import tsx bench/search-build-pauses.ts [--builds 2] [--over 5]
+ */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import pino from 'pino';
+import { createDatabase } from '../src/db/database.ts';
+import { createCompanySearchEngine } from '../src/modules/companies/search-engine.ts';
+import { argValue, DEFAULT_BENCH_URL } from './search-fixtures.ts';
+
+const url = process.env.DATABASE_URL || DEFAULT_BENCH_URL;
+const builds = Number(argValue('builds', '2'));
+const over = Number(argValue('over', '5'));
+const handle = createDatabase(url, { max: 4 });
+const print = (o: object) => console.log(JSON.stringify(o));
+
+function threadCpuNs(): number {
+  return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+}
+
+function watch(): { stop(): { stretches: { atMs: number; wallMs: number; cpuMs: number }[]; maxWallMs: number; maxCpuMs: number } } {
+  const t0 = performance.now();
+  let lastT = t0;
+  let lastCpu = threadCpuNs();
+  let maxWall = 0;
+  let maxCpu = 0;
+  const stretches: { atMs: number; wallMs: number; cpuMs: number }[] = [];
+  const timer = setInterval(() => {
+    const t = performance.now();
+    const cpu = threadCpuNs();
+    const wall = t - lastT;
+    const own = (cpu - lastCpu) / 1e6;
+    maxWall = Math.max(maxWall, wall);
+    maxCpu = Math.max(maxCpu, own);
+    if (wall > over || own > over)
+      stretches.push({ atMs: Math.round(lastT - t0), wallMs: Math.round(wall * 10) / 10, cpuMs: Math.round(own * 10) / 10 });
+    lastT = t;
+    lastCpu = cpu;
+  }, 1);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { stretches, maxWallMs: Math.round(maxWall * 10) / 10, maxCpuMs: Math.round(maxCpu * 10) / 10 };
+    },
+  };
+}
+
+try {
+  const idle = watch();
+  await new Promise((r) => setTimeout(r, 5_000));
+  print({ phase: 'idle 5 s', ...idle.stop(), loadavg: loadavg()[0] });
+  for (let i = 0; i < builds; i++) {
+    const engine = createCompanySearchEngine({ db: handle.db, logger: pino({ level: 'warn' }), followEveryMs: 0 });
+    const w = watch();
+    const cpu0 = process.cpuUsage();
+    await engine.refresh();
+    const r = w.stop();
+    const cpu = process.cpuUsage(cpu0);
+    print({
+      phase: `build ${i + 1}`,
+      companies: engine.status().companies,
+      build_ms: engine.status().buildMs,
+      process_cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
+      ...r,
+      loadavg: loadavg()[0],
+    });
+    await engine.stop();
+  }
+} finally {
+  await handle.close();
+}

@@ -1,10 +1,10 @@
 /**
  * Where the serving thread's time goes during a full build of the search index in a worker
  * thread (docs/benchmarks.md, "Search freshness"): builds the index of the database's companies
- * `--builds` times in this process, with no searches, and reports every stretch over `--over` ms
- * in which a 1 ms timer did not run (wall clock) with this thread's own CPU time in it
- * (/proc/thread-self/schedstat), and the build phase it fell in. Run it with `--cpu-prof`
- * (and `--trace-gc`) to attribute each stretch.
+ * `--builds` times in this process, with no searches, and reports every stretch between two ticks
+ * of a 1 ms timer in which this thread ran over `--over` ms of its own CPU time
+ * (/proc/thread-self/schedstat), and the longest wall-clock gap. Run it with `--cpu-prof` to
+ * attribute each stretch (its fromUs/toUs are the profile's clock).
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench_freshness \
  *     node --import tsx bench/search-build-pauses.ts [--builds 2] [--over 5]
@@ -26,23 +26,39 @@ function threadCpuNs(): number {
   return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
 }
 
-function watch(): { stop(): { stretches: { atMs: number; wallMs: number; cpuMs: number }[]; maxWallMs: number; maxCpuMs: number } } {
+function watch(): {
+  stop(): {
+    stretches: { atMs: number; wallMs: number; cpuMs: number; fromUs: number; toUs: number }[];
+    maxWallMs: number;
+    maxCpuMs: number;
+  };
+} {
   const t0 = performance.now();
   let lastT = t0;
   let lastCpu = threadCpuNs();
+  let lastUs = Number(process.hrtime.bigint() / 1000n);
   let maxWall = 0;
   let maxCpu = 0;
-  const stretches: { atMs: number; wallMs: number; cpuMs: number }[] = [];
+  const stretches: { atMs: number; wallMs: number; cpuMs: number; fromUs: number; toUs: number }[] = [];
   const timer = setInterval(() => {
     const t = performance.now();
+    const us = Number(process.hrtime.bigint() / 1000n);
     const cpu = threadCpuNs();
     const wall = t - lastT;
     const own = (cpu - lastCpu) / 1e6;
     maxWall = Math.max(maxWall, wall);
     maxCpu = Math.max(maxCpu, own);
-    if (wall > over || own > over)
-      stretches.push({ atMs: Math.round(lastT - t0), wallMs: Math.round(wall * 10) / 10, cpuMs: Math.round(own * 10) / 10 });
+    // fromUs/toUs: the monotonic clock of a --cpu-prof profile's timestamps, to find the stretch's samples.
+    if (own > over)
+      stretches.push({
+        atMs: Math.round(lastT - t0),
+        wallMs: Math.round(wall * 10) / 10,
+        cpuMs: Math.round(own * 10) / 10,
+        fromUs: lastUs,
+        toUs: us,
+      });
     lastT = t;
+    lastUs = us;
     lastCpu = cpu;
   }, 1);
   return {

@@ -153,10 +153,7 @@ export async function readIndexRowsInOrder(
   });
 }
 
-/**
- * readIndexRowsInOrder's chunks as index lines (search-index-lines.ts), unparsed: what a build in
- * a worker thread is sent, so this thread only moves text.
- */
+/** readIndexRowsInOrder's chunks as index lines (search-index-lines.ts), unparsed. */
 export async function readIndexLinesInOrder(
   trx: RegistryExecutor,
   chunkSize: number,

@@ -7,9 +7,10 @@ import { SearchIndex, type IndexDerived, type IndexParts } from './search-index.
 
 /**
  * A full build of the search index in a worker thread (docs/search.md, "Freshness"). The serving
- * thread reads the index lines from PostgreSQL and sends them on as text; the worker parses them,
- * builds the columns, sorts the words and derives the posting lists, then hands every typed array
- * back by transfer (no copy). What is left for the serving thread is a few small dictionaries,
+ * thread reads the index lines from PostgreSQL (in id order, one string a chunk: repo.ts
+ * readIndexLinesById) and sends them on as they came; the worker parses them, puts the rows in
+ * result order, builds the columns, sorts the words and derives the posting lists, then hands
+ * every typed array back by transfer (no copy). What is left for the serving thread is a few small dictionaries,
  * rebuilt between pauses. A build in the serving thread itself (SearchIndexBuilder with pauses)
  * paused request handling for up to ~260 ms at 1,000,000 companies; this one does not.
  */

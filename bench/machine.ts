@@ -181,9 +181,13 @@ export function kernelReference(): { first_touch_us_per_4k: number; file_extend_
   let extend = Infinity;
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-kref-'));
   try {
+    // Every round's buffer is kept until the end, so no round reuses memory another touched
+    // (with malloc tuned to keep freed memory, a freed buffer would come back already faulted in).
+    const held: Buffer[] = [];
     for (let round = 0; round < 3; round++) {
       const bytes = 32 * 2 ** 20;
-      const buf = Buffer.allocUnsafeSlow(bytes); // malloc'd, untouched: mmap'd pages, faulted in by fill()
+      const buf = Buffer.allocUnsafeSlow(bytes); // malloc'd, untouched: pages faulted in by fill()
+      held.push(buf);
       let t = cpuMicros();
       buf.fill(round + 1);
       touch = Math.min(touch, (cpuMicros() - t) / (bytes / 4096));

@@ -7,9 +7,13 @@
  * - the PostgreSQL cluster's processes: user and system CPU, minor page faults (a fresh cluster's
  *   first touch of `shared_buffers` shows here, as system time) and bytes written to storage;
  * - the kernel's writeback state at the start (dirty and writeback memory: writes another
- *   process still owes), transparent huge pages, and the disk's write rate over the run.
+ *   process still owes), transparent huge pages, and the disk's write rate over the run;
+ * - whether the kernel isolates its page tables (PTI) on a CPU without PCID, which makes every
+ *   kernel entry flush the TLB; kernelReference() measures what a page fault and a file
+ *   extension cost.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const TICKS = 100;
@@ -150,5 +154,52 @@ export function explainRun(before: MachineSample, after: MachineSample, n: numbe
     writeback_mb_at_start: before.writebackKb === null ? null : Math.round(before.writebackKb / 1024),
     transparent_hugepages: thp,
     anon_hugepages_mb: Math.round((meminfoKb('AnonHugePages') ?? 0) / 1024),
+    // Page-table isolation without PCID: every system call, page fault and interrupt flushes the
+    // whole TLB, and the user code after it pays for the misses (docs/benchmarks.md).
+    kernel_page_table_isolation: /PTI/.test(read('/sys/devices/system/cpu/vulnerabilities/meltdown') ?? ''),
+    cpu_pcid: /^flags\s*:.*\bpcid\b/m.test(read('/proc/cpuinfo') ?? ''),
   };
+}
+
+function cpuMicros(): number {
+  const c = process.cpuUsage();
+  return c.user + c.system;
+}
+
+/**
+ * What the kernel charges for the two things a load does most besides computing, in CPU µs (best
+ * of three; lower is faster): the first touch of a fresh 4 KB page of anonymous memory (a minor
+ * page fault: a heap growing, `shared_buffers` used for the first time, a buffer malloc'd by mmap)
+ * and an 8 KB write() that extends a file in the page cache (what PostgreSQL does for every new
+ * table, index or WAL page). On an ordinary virtual machine both are around a microsecond or two;
+ * on one whose guest kernel runs without hardware virtualisation support (nested or
+ * paravirtualised page tables) they cost ten to fifty times that, and so do PostgreSQL's and
+ * Node.js's system time (docs/benchmarks.md, "What the figures depend on").
+ */
+export function kernelReference(): { first_touch_us_per_4k: number; file_extend_us_per_8k: number } {
+  let touch = Infinity;
+  let extend = Infinity;
+  const dir = mkdtempSync(join(tmpdir(), 'regwatch-kref-'));
+  try {
+    // Every round's buffer is kept until the end, so no round reuses memory another touched
+    // (with malloc tuned to keep freed memory, a freed buffer would come back already faulted in).
+    const held: Buffer[] = [];
+    for (let round = 0; round < 3; round++) {
+      const bytes = 32 * 2 ** 20;
+      const buf = Buffer.allocUnsafeSlow(bytes); // malloc'd, untouched: pages faulted in by fill()
+      held.push(buf);
+      let t = cpuMicros();
+      buf.fill(round + 1);
+      touch = Math.min(touch, (cpuMicros() - t) / (bytes / 4096));
+      const fd = openSync(join(dir, `f${round}`), 'w');
+      const page = buf.subarray(0, 8192);
+      t = cpuMicros();
+      for (let i = 0; i < 2048; i++) writeSync(fd, page);
+      extend = Math.min(extend, (cpuMicros() - t) / 2048);
+      closeSync(fd);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { first_touch_us_per_4k: Number(touch.toFixed(2)), file_extend_us_per_8k: Number(extend.toFixed(2)) };
 }

@@ -16,7 +16,8 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { explainRun, sampleMachine } from './machine.ts';
+import { explainRun, kernelReference, sampleMachine } from './machine.ts';
+import { pgIoDelta, samplePgIo } from './pg-io.ts';
 import { argValue, cpuByProcess, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { benchSnapshot, changedSnapshot, speedReference, syncToDisk, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
@@ -43,6 +44,8 @@ async function measured(label: string, file: string, date: string, lines: number
   if (statementStats) await sql`SELECT pg_stat_statements_reset()`.execute(db);
   const pg0 = bench.postgresCpuSeconds();
   const byProcess0 = bench.postgresCpuByProcess();
+  const io0 = await samplePgIo(db);
+  const faults0 = process.resourceUsage().minorPageFault;
   const cpu0 = process.cpuUsage();
   const machine0 = sampleMachine(bench.clusterDir);
   const t0 = performance.now();
@@ -59,10 +62,13 @@ async function measured(label: string, file: string, date: string, lines: number
   });
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const faults = process.resourceUsage().minorPageFault - faults0;
   const pg1 = bench.postgresCpuSeconds();
   const byProcess1 = bench.postgresCpuByProcess();
   const n = label === 'load' ? s.new : s.updated;
   if (statementStats) await printStatementStats(db, label, n);
+  const machine1 = sampleMachine(bench.clusterDir);
+  const io = pgIoDelta(io0, await samplePgIo(db), n);
   return {
     label,
     companies: n,
@@ -74,10 +80,13 @@ async function measured(label: string, file: string, date: string, lines: number
     // After the last batch: building deferred indexes (a first load) and completing the run.
     tail_seconds: Number((seconds - (progress.at(-1)?.ms ?? 0) / 1000).toFixed(1)),
     node_cpu_us: Math.round((cpu.user + cpu.system) / n),
+    node_user_us: Math.round(cpu.user / n),
+    node_system_us: Math.round(cpu.system / n),
+    node_minor_faults_per_company: Number((faults / n).toFixed(2)),
     pg_cpu_us: pg0 === null || pg1 === null ? null : Math.round(((pg1 - pg0) * 1e6) / n),
     pg_cpu_us_by_process: cpuByProcess(byProcess0, byProcess1, n),
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
-    depends_on: explainRun(machine0, sampleMachine(bench.clusterDir), n, bench.clusterDir),
+    depends_on: { ...explainRun(machine0, machine1, n, bench.clusterDir), pg_io: io },
   };
 }
 
@@ -95,7 +104,13 @@ function steadyRate(progress: { ms: number; processed: number }[], total: number
 }
 
 try {
-  console.log(JSON.stringify({ speed_reference_us: speedReference(), note: 'µs for JSON.parse of a company line; rates scale with it' }));
+  console.log(
+    JSON.stringify({
+      speed_reference_us: speedReference(),
+      kernel_reference: kernelReference(),
+      note: 'µs for JSON.parse of a company line; kernel: CPU µs a fresh page faulted in, a file extended by 8 KB',
+    }),
+  );
   const base = join(dir, 'base.ndjson');
   await writeBenchFile(base, 0, companies);
   console.log(JSON.stringify(await measured('load', base, '2026-11-01', companies)));

@@ -7,11 +7,11 @@
  *   BENCH_PG_STATS=1 node --import tsx bench/registry-load-file.ts --file ...   # and PostgreSQL's time by statement
  *
  * Prints the rate, the tail after the last batch (the deferred index builds), the CPU a company
- * of Node.js and of PostgreSQL by process kind, and the WAL the cluster wrote.
+ * of Node.js and of PostgreSQL by process kind, and what the cluster wrote (bench/pg-io.ts).
  */
 import { existsSync } from 'node:fs';
-import { sql } from 'kysely';
-import { explainRun, sampleMachine } from './machine.ts';
+import { explainRun, kernelReference, sampleMachine } from './machine.ts';
+import { pgIoDelta, samplePgIo } from './pg-io.ts';
 import { argValue, cpuByProcess, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { speedReference, writeBenchFile } from './registry-fixtures.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
@@ -26,8 +26,11 @@ const bench = await openBenchDatabase();
 const db = bench.handle.db;
 try {
   const speed = speedReference();
+  const kernel = kernelReference();
   const pgSeconds0 = bench.postgresCpuSeconds();
   const pg0 = bench.postgresCpuByProcess();
+  const io0 = await samplePgIo(db);
+  const faults0 = process.resourceUsage().minorPageFault;
   const cpu0 = process.cpuUsage();
   const machine0 = sampleMachine(bench.clusterDir);
   const t0 = performance.now();
@@ -43,23 +46,26 @@ try {
   });
   const end = performance.now();
   const cpu = process.cpuUsage(cpu0);
+  const faults = process.resourceUsage().minorPageFault - faults0;
   const pgSeconds1 = bench.postgresCpuSeconds();
   const pg1 = bench.postgresCpuByProcess();
-  const {
-    rows: [wal],
-  } = await sql<{ wal: string }>`SELECT pg_size_pretty(wal_bytes) AS wal FROM pg_stat_wal`.execute(db);
+  const machine1 = sampleMachine(bench.clusterDir);
+  const io = pgIoDelta(io0, await samplePgIo(db), s.new);
   console.log(
     JSON.stringify({
       speed_reference_us: speed,
+      kernel_reference: kernel,
       companies: s.new,
       seconds: Number(((end - t0) / 1000).toFixed(1)),
       per_second: Math.round((s.new * 1000) / (end - t0)),
       tail_seconds: Number(((end - lastBatch) / 1000).toFixed(1)),
       node_cpu_us: Math.round((cpu.user + cpu.system) / s.new),
+      node_user_us: Math.round(cpu.user / s.new),
+      node_system_us: Math.round(cpu.system / s.new),
+      node_minor_faults_per_company: Number((faults / s.new).toFixed(2)),
       pg_cpu_us: pgSeconds0 === null || pgSeconds1 === null ? null : Math.round(((pgSeconds1 - pgSeconds0) * 1e6) / s.new),
       pg_cpu_us_by_process: cpuByProcess(pg0, pg1, s.new),
-      wal: wal?.wal ?? null,
-      depends_on: explainRun(machine0, sampleMachine(bench.clusterDir), s.new, bench.clusterDir),
+      depends_on: { ...explainRun(machine0, machine1, s.new, bench.clusterDir), pg_io: io },
     }),
   );
   if (statementStats) await printStatementStats(db, 'load', s.new);

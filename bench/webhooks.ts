@@ -7,6 +7,7 @@
  *
  *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000]
  *
+ * The receiver runs in a process of its own (bench/webhooks-receiver.ts); its CPU is printed apart.
  * Every company changes on each measured day (one to three events each); `--accounts` accounts
  * each watch companies/accounts of them, one endpoint each, so every event is one delivery.
  * Database: DATABASE_URL when set, else an embedded PostgreSQL (bench/registry-db.ts), whose CPU
@@ -14,10 +15,10 @@
  */
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { fork } from 'node:child_process';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pino from 'pino';
@@ -40,22 +41,24 @@ const bench = await openBenchDatabase(`regwatch_bench_webhooks_${process.pid}`);
 const db = bench.handle.db;
 const logger = pino({ level: 'warn' });
 
-// The receiver: records when each event's message was answered.
+// The receiver, in its own process (bench/webhooks-receiver.ts): when each event's message was answered.
 const answeredAt = new Map<number, number>();
 let received = 0;
-const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    received++;
-    const m = /"data":\{"id":(\d+)/.exec(Buffer.concat(chunks).toString('utf8'));
-    if (m) answeredAt.set(Number(m[1]), Date.now());
-    res.writeHead(204).end();
-  });
+const receiver = fork(fileURLToPath(new URL('./webhooks-receiver.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'] });
+let cpuAnswer: ((us: number) => void) | null = null;
+receiver.on('message', (m: { answered?: number[]; received?: number; cpu?: number }) => {
+  if (m.answered) for (let i = 0; i < m.answered.length; i += 2) answeredAt.set(m.answered[i]!, m.answered[i + 1]!);
+  if (m.received) received += m.received;
+  if (m.cpu !== undefined) cpuAnswer?.(m.cpu);
 });
-server.keepAliveTimeout = 30_000;
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const [{ port }] = (await once(receiver, 'message')) as [{ port: number }];
+const receiverUrl = `http://127.0.0.1:${port}`;
+/** The receiver's CPU so far, microseconds. */
+const receiverCpu = () =>
+  new Promise<number>((resolve) => {
+    cpuAnswer = resolve;
+    receiver.send({ cmd: 'cpu' });
+  });
 
 async function writeDay(date: string, dayNumber: number): Promise<string> {
   const file = join(dir, `${date}.ndjson`);
@@ -85,6 +88,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   answeredAt.clear();
   received = 0;
   const cpu0 = process.cpuUsage();
+  const recv0 = await receiverCpu();
   const pg0 = bench.postgresCpuSeconds();
   const t0 = performance.now();
   const wall0 = Date.now();
@@ -93,7 +97,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   const cpuRun = process.cpuUsage(cpu0);
   const pgRun = bench.postgresCpuSeconds();
   rmSync(file);
-  const seconds = (us: number) => Number((us / 1e6).toFixed(1));
+  const seconds = (us: number) => Number((us / 1e6).toFixed(2));
   const result: Record<string, unknown> = {
     date,
     webhooks,
@@ -108,6 +112,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist_feed WHERE event_date = ${date}::date`.execute(db);
     const deadline = Date.now() + 600_000;
     while (answeredAt.size < want!.n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 200)); // the receiver's last report of repeats
     const { rows } = await sql<{
       id: number;
       at: Date;
@@ -120,6 +125,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     for (const t of answeredAt.values()) if (t > last) last = t;
     const cpuAll = process.cpuUsage(cpu0);
     const pgAll = bench.postgresCpuSeconds();
+    const recvAll = (await receiverCpu()) - recv0;
     Object.assign(result, {
       deliveries: answeredAt.size,
       expected: want!.n,
@@ -131,6 +137,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       // CPU from the run's start to the last delivery, and the part after the run, a delivery.
       node_cpu_s: seconds(cpuAll.user + cpuAll.system),
       pg_cpu_s: pgAll === null ? null : Number((pgAll - pg0!).toFixed(1)),
+      receiver_cpu_s: seconds(recvAll),
       load: Number(loadavg()[0]!.toFixed(1)),
       // Repeated requests (requests > deliveries) are retries of failed attempts when `retried` > 0.
       retried: (
@@ -194,11 +201,26 @@ try {
   console.log(
     `daily run (days 2-4): ${mean(false).toFixed(1)} s without webhooks, ${mean(true).toFixed(1)} s with (${((mean(true) / mean(false) - 1) * 100).toFixed(0)} %)`,
   );
+  // CPU a delivery: day 3's CPU (run and deliveries) less the mean CPU of the runs of days 2
+  // and 4 (the same events, no webhooks), over day 3's deliveries.
+  const [d2, d3, d4] = [results[1]!, results[2]!, results[3]!];
+  const perDelivery = (all: unknown, a: unknown, b: unknown) =>
+    typeof all === 'number' && typeof a === 'number' && typeof b === 'number'
+      ? Math.round(((all - (a + b) / 2) * 1e6) / (d3.deliveries as number))
+      : null;
+  console.log(
+    JSON.stringify({
+      day3_cpu_us_a_delivery: {
+        node_sender: perDelivery(d3.node_cpu_s, d2.run_node_cpu_s, d4.run_node_cpu_s),
+        postgres: perDelivery(d3.pg_cpu_s, d2.run_pg_cpu_s, d4.run_pg_cpu_s),
+        node_receiver: Math.round(((d3.receiver_cpu_s as number) * 1e6) / (d3.deliveries as number)),
+      },
+    }),
+  );
 } finally {
   await runner?.stop();
   await module.close();
-  server.closeAllConnections();
-  server.close();
+  receiver.disconnect();
   await bench.dispose();
   rmSync(dir, { recursive: true, force: true });
 }

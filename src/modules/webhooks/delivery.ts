@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { checkLiteralHost, guardedLookup, type ResolveHost } from './url-guard.ts';
@@ -44,6 +45,7 @@ function sharedDeadlines(timeoutMs: number, windowMs = 100): () => AbortSignal {
     const now = performance.now();
     if (current === null || now - current.opened >= windowMs) {
       const controller = new AbortController();
+      setMaxListeners(0, controller.signal); // one listener an attempt in flight
       setTimeout(() => controller.abort(new DOMException('The attempt timed out', 'TimeoutError')), timeoutMs + windowMs).unref();
       current = { signal: controller.signal, opened: now };
     }

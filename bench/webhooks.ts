@@ -7,6 +7,9 @@
  *
  *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000]
  *
+ * Three processes, as in production: this one runs the daily runs (as the `regwatch` command would),
+ * the job worker (fan-out and delivery) runs in its own (bench/webhooks-worker.ts; `--worker-nice N`
+ * lowers its priority), and so does the receiver (bench/webhooks-receiver.ts); each one's CPU is printed.
  * Every company changes on each measured day (one to three events each); `--accounts` accounts
  * each watch companies/accounts of them, one endpoint each, so every event is one delivery.
  * Database: DATABASE_URL when set, else an embedded PostgreSQL (bench/registry-db.ts), whose CPU
@@ -14,19 +17,13 @@
  */
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import pino from 'pino';
-import { DEFAULT_WEBHOOK_RETRY_SCHEDULE } from '../src/config.ts';
-import { startWorker } from '../src/jobs/worker.ts';
-import { systemClock } from '../src/lib/clock.ts';
 import { watchCompanies } from '../src/modules/watchlist/repo.ts';
-import { attemptOutcomes } from '../src/modules/webhooks/metrics.ts';
-import { createWebhooksModule } from '../src/modules/webhooks/module.ts';
 import { generateSecret } from '../src/modules/webhooks/signing.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
@@ -38,24 +35,25 @@ const accounts = Number(argValue('accounts', '1000'));
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-webhooks-'));
 const bench = await openBenchDatabase(`regwatch_bench_webhooks_${process.pid}`);
 const db = bench.handle.db;
-const logger = pino({ level: 'warn' });
 
-// The receiver: records when each event's message was answered.
+// The receiver, in its own process (bench/webhooks-receiver.ts): when each event's message was answered.
 const answeredAt = new Map<number, number>();
 let received = 0;
-const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    received++;
-    const m = /"data":\{"id":(\d+)/.exec(Buffer.concat(chunks).toString('utf8'));
-    if (m) answeredAt.set(Number(m[1]), Date.now());
-    res.writeHead(204).end();
-  });
+const receiver = fork(fileURLToPath(new URL('./webhooks-receiver.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'] });
+let cpuAnswer: ((us: number) => void) | null = null;
+receiver.on('message', (m: { answered?: number[]; received?: number; cpu?: number }) => {
+  if (m.answered) for (let i = 0; i < m.answered.length; i += 2) answeredAt.set(m.answered[i]!, m.answered[i + 1]!);
+  if (m.received) received += m.received;
+  if (m.cpu !== undefined) cpuAnswer?.(m.cpu);
 });
-server.keepAliveTimeout = 30_000;
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const [{ port }] = (await once(receiver, 'message')) as [{ port: number }];
+const receiverUrl = `http://127.0.0.1:${port}`;
+/** The receiver's CPU so far, microseconds. */
+const receiverCpu = () =>
+  new Promise<number>((resolve) => {
+    cpuAnswer = resolve;
+    receiver.send({ cmd: 'cpu' });
+  });
 
 async function writeDay(date: string, dayNumber: number): Promise<string> {
   const file = join(dir, `${date}.ndjson`);
@@ -70,13 +68,15 @@ async function writeDay(date: string, dayNumber: number): Promise<string> {
 
 const percentile = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
-const module = createWebhooksModule({
-  db,
-  clock: systemClock,
-  config: { webhookRetrySchedule: DEFAULT_WEBHOOK_RETRY_SCHEDULE, webhookAllowPrivateUrls: true },
-  logger,
-});
-let runner: Awaited<ReturnType<typeof startWorker>> | null = null;
+// The job worker (fan-out and delivery), in its own process: bench/webhooks-worker.ts.
+const workerNice = argValue('worker-nice', '0');
+let worker: ChildProcess | null = null;
+let statsAnswer: ((s: { cpu: number; outcomes: Record<string, number> }) => void) | null = null;
+const workerStats = () =>
+  new Promise<{ cpu: number; outcomes: Record<string, number> }>((resolve) => {
+    statsAnswer = resolve;
+    worker!.send({ cmd: 'stats' });
+  });
 
 async function day(date: string, dayNumber: number, webhooks: boolean) {
   const file = await writeDay(date, dayNumber);
@@ -85,6 +85,8 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   answeredAt.clear();
   received = 0;
   const cpu0 = process.cpuUsage();
+  const recv0 = await receiverCpu();
+  const worker0 = (await workerStats()).cpu;
   const pg0 = bench.postgresCpuSeconds();
   const t0 = performance.now();
   const wall0 = Date.now();
@@ -93,7 +95,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   const cpuRun = process.cpuUsage(cpu0);
   const pgRun = bench.postgresCpuSeconds();
   rmSync(file);
-  const seconds = (us: number) => Number((us / 1e6).toFixed(1));
+  const seconds = (us: number) => Number((us / 1e6).toFixed(2));
   const result: Record<string, unknown> = {
     date,
     webhooks,
@@ -108,6 +110,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM watchlist_feed WHERE event_date = ${date}::date`.execute(db);
     const deadline = Date.now() + 600_000;
     while (answeredAt.size < want!.n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 200)); // the receiver's last report of repeats
     const { rows } = await sql<{
       id: number;
       at: Date;
@@ -120,6 +123,8 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     for (const t of answeredAt.values()) if (t > last) last = t;
     const cpuAll = process.cpuUsage(cpu0);
     const pgAll = bench.postgresCpuSeconds();
+    const recvAll = (await receiverCpu()) - recv0;
+    const workerAll = await workerStats();
     Object.assign(result, {
       deliveries: answeredAt.size,
       expected: want!.n,
@@ -131,13 +136,15 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       // CPU from the run's start to the last delivery, and the part after the run, a delivery.
       node_cpu_s: seconds(cpuAll.user + cpuAll.system),
       pg_cpu_s: pgAll === null ? null : Number((pgAll - pg0!).toFixed(1)),
+      worker_cpu_s: seconds(workerAll.cpu - worker0),
+      receiver_cpu_s: seconds(recvAll),
       load: Number(loadavg()[0]!.toFixed(1)),
       // Repeated requests (requests > deliveries) are retries of failed attempts when `retried` > 0.
       retried: (
         await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
         WHERE e.event_date = ${date}::date AND d.attempts > 1`.execute(db)
       ).rows[0]!.n,
-      outcomes: Object.fromEntries((await attemptOutcomes.get()).values.map((v) => [v.labels.outcome, v.value])),
+      outcomes: workerAll.outcomes,
     });
   }
   return result;
@@ -174,7 +181,13 @@ try {
     });
   }
   await sql`VACUUM ANALYZE`.execute(db);
-  runner = await startWorker({ pool: bench.handle.pool, logger, modules: [module.jobs], concurrency: 4, pollInterval: 200 });
+  worker = fork(fileURLToPath(new URL('./webhooks-worker.ts', import.meta.url)), [bench.url, workerNice], {
+    execArgv: ['--import', 'tsx'],
+  });
+  worker.on('message', (m: { cpu?: number; outcomes?: Record<string, number> }) => {
+    if (m.cpu !== undefined) statsAnswer?.({ cpu: m.cpu, outcomes: m.outcomes ?? {} });
+  });
+  await once(worker, 'message');
   console.log(`${companies} companies; ${accounts} accounts, each watching ${per} with one endpoint; every company changes each day`);
   const results: Record<string, unknown>[] = [];
   // The first day changes fewer companies' events (about 1.17 a company; later days 2.17): it is
@@ -194,11 +207,28 @@ try {
   console.log(
     `daily run (days 2-4): ${mean(false).toFixed(1)} s without webhooks, ${mean(true).toFixed(1)} s with (${((mean(true) / mean(false) - 1) * 100).toFixed(0)} %)`,
   );
+  // CPU a delivery on day 3: the worker's (fan-out and sending), the receiver's, and PostgreSQL's
+  // less the mean of its CPU in the runs of days 2 and 4 (the same events, no webhooks).
+  const [d2, d3, d4] = [results[1]!, results[2]!, results[3]!];
+  const n3 = d3.deliveries as number;
+  const us = (s: number) => Math.round((s * 1e6) / n3);
+  console.log(
+    JSON.stringify({
+      day3_cpu_us_a_delivery: {
+        worker: us(d3.worker_cpu_s as number),
+        receiver: us(d3.receiver_cpu_s as number),
+        postgres:
+          d3.pg_cpu_s === null ? null : us((d3.pg_cpu_s as number) - ((d2.run_pg_cpu_s as number) + (d4.run_pg_cpu_s as number)) / 2),
+      },
+      load: loadavg().map((x) => Number(x.toFixed(1))),
+    }),
+  );
 } finally {
-  await runner?.stop();
-  await module.close();
-  server.closeAllConnections();
-  server.close();
+  if (worker) {
+    worker.disconnect();
+    await once(worker, 'exit');
+  }
+  receiver.disconnect();
   await bench.dispose();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { checkLiteralHost, guardedLookup, type ResolveHost } from './url-guard.ts';
 
@@ -31,6 +33,46 @@ export interface Sender {
 }
 
 /**
+ * One abort signal shared by every attempt started within the same `windowMs`, aborted
+ * `timeoutMs + windowMs` after the window opened: each attempt gets between `timeoutMs` and
+ * `timeoutMs + windowMs`, and the sender counts an answer after `timeoutMs` as a timeout, so the
+ * 15-second rule holds exactly. One timer and one signal a window instead of an
+ * `AbortSignal.timeout` an attempt (about 20 µs of CPU each, a fifth of an attempt's own).
+ */
+function sharedDeadlines(timeoutMs: number, windowMs = 100): () => AbortSignal {
+  let current: { signal: AbortSignal; opened: number } | null = null;
+  return () => {
+    const now = performance.now();
+    if (current === null || now - current.opened >= windowMs) {
+      const controller = new AbortController();
+      setMaxListeners(0, controller.signal); // one listener an attempt in flight
+      setTimeout(() => controller.abort(new DOMException('The attempt timed out', 'TimeoutError')), timeoutMs + windowMs).unref();
+      current = { signal: controller.signal, opened: now };
+    }
+    return current.signal;
+  };
+}
+
+/** Reads at most `limit` bytes of an answer, then drops the rest (and so the connection). */
+function readCapped(body: Readable, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => resolve(Buffer.concat(chunks).subarray(0, limit).toString('utf8'));
+    body.on('data', (b: Buffer) => {
+      chunks.push(b);
+      size += b.length;
+      if (size >= limit) {
+        body.destroy();
+        done();
+      }
+    });
+    body.on('end', done);
+    body.on('error', reject);
+  });
+}
+
+/**
  * POSTs messages through one connection pool whose sockets resolve names with the URL guard
  * (url-guard.ts). Redirects are not followed (undici's request never follows them); the answer is
  * read up to 1 KB and the connection dropped beyond that.
@@ -44,31 +86,30 @@ export function createSender(opts: { allowPrivate: boolean; resolve: ResolveHost
     bodyTimeout: timeoutMs,
     keepAliveTimeout: 10_000,
   });
+  const deadline = sharedDeadlines(timeoutMs);
+  const timeoutError = `No answer within ${timeoutMs / 1000} s`;
+  // The literal-host check of a URL (a pure function of it), kept for the URLs seen last.
+  const checked = new Map<string, true>();
   return {
     async send(url, headers, body, now) {
       const started = performance.now();
       const seconds = () => (performance.now() - started) / 1000;
       try {
-        checkLiteralHost(new URL(url), opts.allowPrivate);
+        if (!checked.has(url)) {
+          checkLiteralHost(new URL(url), opts.allowPrivate);
+          if (checked.size >= 10_000) checked.clear();
+          checked.set(url, true);
+        }
         const res = await request(url, {
           method: 'POST',
           dispatcher: agent,
           headers: { 'content-type': 'application/json', 'user-agent': 'regwatch-webhooks/1', ...headers },
           body,
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: deadline(),
         });
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of res.body) {
-          const b = chunk as Buffer;
-          chunks.push(b);
-          size += b.length;
-          if (size >= MAX_RESPONSE_BYTES) {
-            res.body.destroy();
-            break;
-          }
-        }
-        const text = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
+        const text = await readCapped(res.body, MAX_RESPONSE_BYTES);
+        if (seconds() > timeoutMs / 1000)
+          return { ok: false, status: null, body: null, error: timeoutError, retryAfter: null, seconds: seconds() };
         const ok = res.statusCode >= 200 && res.statusCode < 300;
         const retryAfter = res.statusCode === 429 || res.statusCode === 503 ? parseRetryAfter(res.headers['retry-after'], now) : null;
         return { ok, status: res.statusCode, body: text, error: ok ? null : `HTTP ${res.statusCode}`, retryAfter, seconds: seconds() };
@@ -79,7 +120,7 @@ export function createSender(opts: { allowPrivate: boolean; resolve: ResolveHost
           err.code === 'UND_ERR_HEADERS_TIMEOUT' ||
           err.code === 'UND_ERR_BODY_TIMEOUT' ||
           err.code === 'UND_ERR_CONNECT_TIMEOUT';
-        const error = timedOut ? `No answer within ${timeoutMs / 1000} s` : `${err.code ?? err.name}: ${err.message}`.slice(0, 500);
+        const error = timedOut ? timeoutError : `${err.code ?? err.name}: ${err.message}`.slice(0, 500);
         return { ok: false, status: null, body: null, error, retryAfter: null, seconds: seconds() };
       }
     },

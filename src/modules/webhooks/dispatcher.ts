@@ -37,6 +37,21 @@ export interface DispatcherOptions {
   maxEndpoints?: number;
 }
 
+/** A payload written by json_build_object (`"key" : value`), before the fan-out wrote compact JSON. */
+const SPACED_PAYLOAD = /^\{"[^"]*" : /;
+
+/**
+ * The body of a message: `{type, timestamp, data}`, `data` being the stored payload's text as it
+ * is (the fan-out writes it compact, with `to_json`), so a body costs no parse and no
+ * re-serialisation. A payload stored in the older spaced form is re-serialised as it always was,
+ * so its body stays byte-for-byte what earlier attempts sent.
+ */
+export function messageBody(type: string, createdAt: Date, payload: string): string {
+  if (SPACED_PAYLOAD.test(payload))
+    return JSON.stringify({ type, timestamp: createdAt.toISOString(), data: JSON.parse(payload) as unknown });
+  return `{"type":${JSON.stringify(type)},"timestamp":"${createdAt.toISOString()}","data":${payload}}`;
+}
+
 /** The public webhook-id of a delivery. */
 export const messageId = (deliveryId: string) => `msg_${deliveryId}`;
 
@@ -227,7 +242,7 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
 
   const attempt = async (e: Held, d: DueDelivery) => {
     const at = o.clock.now();
-    const body = JSON.stringify({ type: d.event_type, timestamp: d.created_at.toISOString(), data: JSON.parse(d.payload) as unknown });
+    const body = messageBody(d.event_type, d.created_at, d.payload);
     const r = await o.sender.send(d.url, signatureHeaders(d.secrets, messageId(d.id), at, body), body, at);
     attemptSeconds.observe(r.seconds);
     const gone = r.status === 410;

@@ -13,8 +13,17 @@ export function generateSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
+/** Decoded keys of the secrets seen last (a worker signs with the same few thousand over and over). */
+const keys = new Map<string, Buffer>();
+
 function secretKey(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  let key = keys.get(secret);
+  if (key === undefined) {
+    key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+    if (keys.size >= 10_000) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 /** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under one secret. */

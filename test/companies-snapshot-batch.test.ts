@@ -129,3 +129,27 @@ test('the turn batcher: calls of one turn in one run, each answered in order, a 
   assert.equal(await good, 10);
   assert.deepEqual(runs, [[1, 2, 3], [4, -1], [5]]);
 });
+
+test('the turn batcher with maxInFlight: calls made while a batch runs wait and go together in the next', async () => {
+  const runs: number[][] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const echo = createTurnBatcher(
+    async (xs: number[]) => {
+      runs.push(xs);
+      if (runs.length === 1) await gate;
+      return xs;
+    },
+    { maxInFlight: 1 },
+  );
+  const first = echo(1);
+  await new Promise((r) => setImmediate(r));
+  const later = [echo(2), echo(3)];
+  await new Promise((r) => setImmediate(r));
+  const last = echo(4);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(runs, [[1]], 'nothing else runs while the first batch is in flight');
+  release();
+  assert.deepEqual(await Promise.all([first, ...later, last]), [1, 2, 3, 4]);
+  assert.deepEqual(runs, [[1], [2, 3, 4]]);
+});

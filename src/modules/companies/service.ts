@@ -95,6 +95,12 @@ function snapshotBody(company: StoredCompany, now: Date, dataAsOf: string | null
   };
 }
 
+/**
+ * Snapshot statements (batches of paid reads) one API process runs at once: enough to keep both
+ * of PostgreSQL's cores busy, few enough that the reads of a busy moment share one commit.
+ */
+const SNAPSHOT_BATCHES_IN_FLIGHT = 3;
+
 export function createCompaniesService(deps: CompaniesServiceDeps) {
   const { db, clock } = deps;
 
@@ -125,18 +131,22 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
    * Paid reads that arrive within one event-loop turn go to PostgreSQL as one statement
    * (findCompaniesCharging: one round trip and one commit for all of them). A deadlock with a
    * transaction that locks wallets in another order (batches lock in account order) fails the
-   * whole statement, which took nothing: its reads are then made one by one.
+   * whole statement, which took nothing: its reads are then made one by one. At most
+   * SNAPSHOT_BATCHES_IN_FLIGHT statements run at once; reads arriving meanwhile join the next one.
    */
-  const readBatched = createTurnBatcher(async (reads: ChargedRead[]) => {
-    try {
-      return await findCompaniesCharging(db, reads);
-    } catch (e) {
-      const code = (e as { code?: string }).code;
-      if (code !== '40P01' && code !== '40001') throw e;
-      deps.logger.warn({ err: e, reads: reads.length }, 'batched snapshot charge failed; charging one by one');
-      return Promise.all(reads.map(readCharging));
-    }
-  });
+  const readBatched = createTurnBatcher(
+    async (reads: ChargedRead[]) => {
+      try {
+        return await findCompaniesCharging(db, reads);
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (code !== '40P01' && code !== '40001') throw e;
+        deps.logger.warn({ err: e, reads: reads.length }, 'batched snapshot charge failed; charging one by one');
+        return Promise.all(reads.map(readCharging));
+      }
+    },
+    { maxInFlight: SNAPSHOT_BATCHES_IN_FLIGHT },
+  );
 
   return {
     /**

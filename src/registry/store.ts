@@ -11,6 +11,7 @@ export { companyRow, companyRowFields, type CompanyRowData, type NewCompanyRow }
 export {
   allocateCompanyIds,
   companyByKeyQuery,
+  STORED_COMPANY_COLUMNS,
   countCompanies,
   deleteCompanies,
   findCompanyByIdentifier,

@@ -1,9 +1,10 @@
 import { sql, type RawBuilder } from 'kysely';
 import { executePrepared } from '../../db/prepared.ts';
 import type { CompanySnapshot, CompanyStatus, Identifier, IdentifierType } from '../../registry/model.ts';
-import { companyByKeyQuery, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
+import { companyByKeyQuery, STORED_COMPANY_COLUMNS, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
 import { RUN_CHANGES_KEPT_DAYS } from '../../registry/store/daily-runs-repo.ts';
-import { chargeSteps, type ChargeArgs } from '../wallet/credits.ts';
+import { batchAttemptOf, batchUsageOf, chargeSteps, type ChargeArgs, type ChargeAttempt } from '../wallet/credits.ts';
+import { usageBatchOutcome, usageBatchSteps, type UsageBatchRow } from '../wallet/ledger-batch.ts';
 import { isStoredPostalCode, type SearchFilters } from './filters.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
 import { INDEX_RECORD as RECORD, parseIndexLines as parseLines } from './search-index-lines.ts';
@@ -95,6 +96,52 @@ export async function findCompanyCharging(
   if (!row) return null;
   const { balance_after: balanceAfter, data_as_of: dataAsOf, ...company } = row;
   return { company, dataAsOf, balanceAfter };
+}
+
+/** One paid read of a batch: the identifier asked for and its (priced, token-checked) charge. */
+export interface ChargedRead {
+  identifier: Identifier;
+  charge: ChargeArgs;
+}
+
+/**
+ * findCompanyCharging for several requests in one statement (one round trip, one commit): each
+ * company read, the registry's date, and each charge (ledger-batch.ts, taken only for a company
+ * found). Per read, in order: null when no company has the identifier (nothing charged), else the
+ * company and what its charge came to (taken, or refused with the reason: no second read).
+ * Every charge must have a price (batchUsageOf not null).
+ */
+export async function findCompaniesCharging(
+  db: RegistryExecutor,
+  reads: readonly ChargedRead[],
+): Promise<({ company: StoredCompany; dataAsOf: string | null; attempt: ChargeAttempt } | null)[]> {
+  const usages = reads.map((r) => {
+    const u = batchUsageOf(r.charge);
+    if (!u) throw new Error('findCompaniesCharging: a free read is not batched');
+    return u;
+  });
+  const keys = reads.map((r) => identifierKey(r.identifier.type, r.identifier.value));
+  const steps = usageBatchSteps(usages, (i) => sql`${i} IN (SELECT f.i FROM found f)`);
+  type Row = StoredCompany & UsageBatchRow & { i: string; found: boolean; data_as_of: string | null };
+  const { rows } = await executePrepared(
+    db,
+    sql<Row>`
+    WITH req_keys AS (SELECT * FROM unnest(${keys}::bigint[]) WITH ORDINALITY AS k(key, i)),
+    found AS (
+      SELECT k.i, ${STORED_COMPANY_COLUMNS}
+        FROM req_keys k JOIN company_identifiers ci ON ci.key = k.key JOIN companies c ON c.id = ci.company_id
+    ), ${steps}
+    SELECT k.i, f.i IS NOT NULL AS found, f.id, f.primary_identifier_type, f.primary_identifier, f.name, f.status, f.snapshot,
+           f.first_seen_date, f.last_changed_date, f.updated_at, ${DATA_AS_OF} AS data_as_of, ${usageBatchOutcome(sql`k.i`)}
+      FROM req_keys k LEFT JOIN found f ON f.i = k.i
+     ORDER BY k.i`,
+  );
+  if (rows.length !== reads.length) throw new Error(`findCompaniesCharging: ${reads.length} reads answered ${rows.length} rows`);
+  return rows.map((row, n) => {
+    if (!row.found) return null;
+    const { i: _i, found: _found, data_as_of: dataAsOf, bc_balance_after, bc_token_live, bc_balance_left, ...company } = row;
+    return { company, dataAsOf, attempt: batchAttemptOf({ bc_balance_after, bc_token_live, bc_balance_left }, usages[n]!) };
+  });
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ import { findCompanyByIdentifier, type RegistryExecutor, type StoredCompany } fr
 import { isTokenActive } from '../tokens/authenticate.ts';
 import { chargeOutcome, priceOf, readBalance, type ChargeArgs } from '../wallet/credits.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
-import { findCompanyCharging, findResultRows, readDataAsOf, type ResultRow } from './repo.ts';
+import { createTurnBatcher } from '../../lib/turn-batcher.ts';
+import { findCompaniesCharging, findCompanyCharging, findResultRows, readDataAsOf, type ChargedRead, type ResultRow } from './repo.ts';
 import type { CompanySearchEngine } from './search-engine.ts';
 
 /** Who pays for a snapshot: the request's account and the token it presented. */
@@ -94,6 +95,12 @@ function snapshotBody(company: StoredCompany, now: Date, dataAsOf: string | null
   };
 }
 
+/**
+ * Snapshot statements (batches of paid reads) one API process runs at once: enough to keep both
+ * of PostgreSQL's cores busy, few enough that the reads of a busy moment share one commit.
+ */
+const SNAPSHOT_BATCHES_IN_FLIGHT = 3;
+
 export function createCompaniesService(deps: CompaniesServiceDeps) {
   const { db, clock } = deps;
 
@@ -114,6 +121,32 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
     if (!again) throw new NotFoundError('Company not found');
     return again;
   };
+
+  /** One paid read on its own (its own statement; a second read when its charge was refused). */
+  const readCharging = async (r: ChargedRead) => {
+    const one = await findCompanyCharging(db, r.identifier, r.charge);
+    return one && { company: one.company, dataAsOf: one.dataAsOf, attempt: await chargeOutcome(db, r.charge, one.balanceAfter) };
+  };
+  /**
+   * Paid reads that arrive within one event-loop turn go to PostgreSQL as one statement
+   * (findCompaniesCharging: one round trip and one commit for all of them). A deadlock with a
+   * transaction that locks wallets in another order (batches lock in account order) fails the
+   * whole statement, which took nothing: its reads are then made one by one. At most
+   * SNAPSHOT_BATCHES_IN_FLIGHT statements run at once; reads arriving meanwhile join the next one.
+   */
+  const readBatched = createTurnBatcher(
+    async (reads: ChargedRead[]) => {
+      try {
+        return await findCompaniesCharging(db, reads);
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (code !== '40P01' && code !== '40001') throw e;
+        deps.logger.warn({ err: e, reads: reads.length }, 'batched snapshot charge failed; charging one by one');
+        return Promise.all(reads.map(readCharging));
+      }
+    },
+    { maxInFlight: SNAPSHOT_BATCHES_IN_FLIGHT },
+  );
 
   return {
     /**
@@ -144,9 +177,10 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         prices: deps.config.prices,
         ifTokenActive: { tokenId: payer.tokenId, now },
       };
+      const priced = priceOf(deps.config.prices, 'companies.snapshot') > 0;
       const found = await findOrImport(
         identifier,
-        () => findCompanyCharging(db, identifier, charge),
+        () => (priced ? readBatched({ identifier, charge }) : readCharging({ identifier, charge })),
         async () => {
           // An import costs a live lookup: not for a token revoked a moment ago (the cache may not know yet).
           if (!(await isTokenActive(db, payer.tokenId, now)))
@@ -156,7 +190,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
           if (balance < required) throw new InsufficientCreditsError(balance, required);
         },
       );
-      const outcome = await chargeOutcome(db, charge, found.balanceAfter);
+      const outcome = found.attempt;
       if (!outcome.taken && outcome.reason === 'inactive-token')
         throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
       if (!outcome.taken) throw new InsufficientCreditsError(outcome.balance, outcome.required);

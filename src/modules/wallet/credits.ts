@@ -3,6 +3,7 @@ import type { PriceKey } from '../../config.ts';
 import type { DbOrTrx } from '../../db/database.ts';
 import { InsufficientCreditsError, UnauthorizedError } from '../../lib/errors.ts';
 import { applyLedgerEntry, ledgerEntrySteps, whyNotApplied, type LedgerEntry, type LedgerResult } from './ledger.ts';
+import type { BatchUsage, UsageBatchRow } from './ledger-batch.ts';
 
 /**
  * The credit API every priced operation uses, whoever calls it: a route (through the pricing hook
@@ -95,6 +96,31 @@ export async function chargeOutcome(db: DbOrTrx, args: ChargeArgs, balanceAfter:
   if (!entry) return { taken: true, charged: 0, balanceAfter: null };
   const r = balanceAfter === null ? await whyNotApplied(db, entry) : { applied: true as const, balanceAfter: Number(balanceAfter) };
   return attemptOf(r, -entry.amount);
+}
+
+/**
+ * The charge as one of a batch taken in one statement (ledger-batch.ts usageBatchSteps, for
+ * requests charged concurrently); null when free. Only for charges that re-check a token and
+ * carry no idempotency reference.
+ */
+export function batchUsageOf(args: ChargeArgs): BatchUsage | null {
+  if (args.reference !== undefined || !args.ifTokenActive) throw new Error('a batched charge re-checks its token and has no reference');
+  const entry = usageEntry(args);
+  if (!entry) return null;
+  return {
+    accountId: args.accountId,
+    amount: -entry.amount,
+    description: entry.description,
+    tokenId: args.ifTokenActive.tokenId,
+    at: args.ifTokenActive.now,
+  };
+}
+
+/** What a batched charge (batchUsageOf) came to, from its outcome columns (usageBatchOutcome). */
+export function batchAttemptOf(row: UsageBatchRow, usage: BatchUsage): ChargeAttempt {
+  if (row.bc_balance_after !== null) return { taken: true, charged: usage.amount, balanceAfter: Number(row.bc_balance_after) };
+  if (!row.bc_token_live) return { taken: false, reason: 'inactive-token' };
+  return { taken: false, reason: 'insufficient', balance: Number(row.bc_balance_left ?? 0), required: usage.amount };
 }
 
 /**

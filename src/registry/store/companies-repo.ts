@@ -23,11 +23,14 @@ export interface StoredCompany {
   updated_at: Date;
 }
 
+/** A StoredCompany's columns of `companies c`. */
+export const STORED_COMPANY_COLUMNS = sql`c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot::json AS snapshot,
+           c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date, c.updated_at`;
+
 /** The SELECT of a StoredCompany by an identifier's key (lib/identifiers.ts identifierKey). */
 export function companyByKeyQuery(key: string): RawBuilder<StoredCompany> {
   return sql<StoredCompany>`
-    SELECT c.id, c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot::json AS snapshot,
-           c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date, c.updated_at
+    SELECT ${STORED_COMPANY_COLUMNS}
     FROM company_identifiers ci JOIN companies c ON c.id = ci.company_id
     WHERE ci.key = ${key}::bigint`;
 }

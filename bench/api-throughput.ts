@@ -33,11 +33,14 @@ import type * as databaseModule from '../src/db/database.ts';
 import type * as clockModule from '../src/lib/clock.ts';
 import type * as ledgerModule from '../src/modules/wallet/ledger.ts';
 import type * as searchEngineModule from '../src/modules/companies/search-engine.ts';
+import type * as matchEngineModule from '../src/modules/match/engine.ts';
 import type * as identifiersModule from '../src/lib/identifiers.ts';
 import type * as idsModule from '../src/lib/ids.ts';
 import { argValue, buildWorkload, DEFAULT_BENCH_URL, queryString, runLoad, type LoadResult, type LoadSpec } from './search-fixtures.ts';
 
-const APP_NAME = 'regwatch-bench-api';
+// Per run (the measuring process's pid, handed to the server): two runs on one database at once
+// (other engineers' benchmarks) must not count each other's PostgreSQL backends.
+const APP_NAME = `regwatch-bench-api-${argValue('run-id', String(process.pid))}`;
 const url = process.env.DATABASE_URL || DEFAULT_BENCH_URL;
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -61,6 +64,7 @@ async function serve(): Promise<void> {
   const { systemClock } = await load<typeof clockModule>('src/lib/clock.ts');
   const { applyLedgerEntry } = await load<typeof ledgerModule>('src/modules/wallet/ledger.ts');
   const { createCompanySearchEngine } = await load<typeof searchEngineModule>('src/modules/companies/search-engine.ts');
+  const { createMatchEngine } = await load<typeof matchEngineModule>('src/modules/match/engine.ts');
   const { parseIdentifier, identifierKey } = await load<typeof identifiersModule>('src/lib/identifiers.ts');
   const { hashSecret } = await load<typeof idsModule>('src/lib/ids.ts');
 
@@ -79,7 +83,14 @@ async function serve(): Promise<void> {
     mode: argValue('only', 'search').includes('search') ? 'memory' : 'sql',
   });
   await engine.refresh();
-  const app = await buildStandaloneApp({ config, db: handle.db, logger, clock: systemClock }, { overrides: { companySearch: engine } });
+  // Batch matching's index (its own module) is built here, before anything is measured: built by
+  // the app on start, it would take the server's CPU during the first measured targets.
+  const matchEngine = createMatchEngine({ db: handle.db, logger });
+  await matchEngine.refresh();
+  const app = await buildStandaloneApp(
+    { config, db: handle.db, logger, clock: systemClock },
+    { overrides: { companySearch: engine, matchEngine } },
+  );
   app.get('/bench/bare', { config: { auth: 'none', rateLimitGroup: 'none' } }, async () => ({ status: 'success', data: { ok: true } }));
 
   // (c): the snapshot's round trips, nothing else, with plain pg (unnamed statements, as Kysely sends them).
@@ -167,6 +178,7 @@ async function serve(): Promise<void> {
   await bare.close();
   await app.close();
   await engine.stop();
+  await matchEngine.stop();
   await handle.close();
 }
 
@@ -204,7 +216,7 @@ async function main(): Promise<void> {
 
   const server: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', ...process.argv.slice(2)],
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', '--run-id', String(process.pid), ...process.argv.slice(2)],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: server.stdout! })[Symbol.asyncIterator]();

@@ -10,6 +10,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench node --import tsx bench/api-throughput.ts \
  *     [--seconds 10] [--warmup 3] [--connections 50] [--accounts 200] [--only snapshot,search,pg-min,bare-app,bare] [--app-dir DIR] [--cpu-prof]
+ *     [--answer-cache N]
  *
  * `--cpu-prof` writes the server's V8 CPU profile of each measured run to /tmp/regwatch-bench-prof/<target>.cpuprofile.
  * `--app-dir` serves the app of another checkout (e.g. a worktree of the base commit) against the
@@ -81,6 +82,8 @@ async function serve(): Promise<void> {
     db: handle.db,
     logger,
     mode: argValue('only', 'search').includes('search') ? 'memory' : 'sql',
+    // `--answer-cache 0` measures every search uncached (the engine keeps 10,000 answers per index by default).
+    ...(argValue('answer-cache', '') === '' ? {} : { answerCache: Number(argValue('answer-cache', '')) }),
   });
   await engine.refresh();
   // Batch matching's index (its own module) is built here, before anything is measured: built by

@@ -456,6 +456,26 @@ export class SearchIndex {
           ),
       });
     });
+    // The rows of the packed values the query allows (a rare legal form with a contact type), within the slice.
+    if ((plan.mask & ~3) !== 0) {
+      const { packedKeys, packedRows } = this.derived;
+      const low = plan.mask & HISTOGRAM_BITS;
+      const wantLow = plan.want & HISTOGRAM_BITS;
+      const lists: Uint32Array[] = [];
+      let size = 0;
+      for (let k = 0; k < packedKeys.length; k++) {
+        if ((packedKeys[k]! & low) !== wantLow) continue;
+        const a = packedRows.offsets[k]!;
+        const b = packedRows.offsets[k + 1]!;
+        const x = plan.dated ? lowerBound(packedRows.rows, plan.lo, a, b) : a;
+        const y = plan.dated ? lowerBound(packedRows.rows, plan.hi, x, b) : b;
+        if (y > x) {
+          size += y - x;
+          lists.push(packedRows.rows.subarray(x, y));
+        }
+      }
+      options.push({ size, covers: 0, rows: () => unionOf(lists, this.p.n) });
+    }
     if (options.length === 0) return null;
     options.sort((a, b) => a.size - b.size);
     const best = options[0]!;

@@ -10,6 +10,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench node --import tsx bench/api-throughput.ts \
  *     [--seconds 10] [--warmup 3] [--connections 50] [--accounts 200] [--only snapshot,search,pg-min,bare-app,bare] [--app-dir DIR] [--cpu-prof]
+ *     [--answer-cache N]
  *
  * `--cpu-prof` writes the server's V8 CPU profile of each measured run to /tmp/regwatch-bench-prof/<target>.cpuprofile.
  * `--app-dir` serves the app of another checkout (e.g. a worktree of the base commit) against the
@@ -33,11 +34,14 @@ import type * as databaseModule from '../src/db/database.ts';
 import type * as clockModule from '../src/lib/clock.ts';
 import type * as ledgerModule from '../src/modules/wallet/ledger.ts';
 import type * as searchEngineModule from '../src/modules/companies/search-engine.ts';
+import type * as matchEngineModule from '../src/modules/match/engine.ts';
 import type * as identifiersModule from '../src/lib/identifiers.ts';
 import type * as idsModule from '../src/lib/ids.ts';
 import { argValue, buildWorkload, DEFAULT_BENCH_URL, queryString, runLoad, type LoadResult, type LoadSpec } from './search-fixtures.ts';
 
-const APP_NAME = 'regwatch-bench-api';
+// Per run (the measuring process's pid, handed to the server): two runs on one database at once
+// (other engineers' benchmarks) must not count each other's PostgreSQL backends.
+const APP_NAME = `regwatch-bench-api-${argValue('run-id', String(process.pid))}`;
 const url = process.env.DATABASE_URL || DEFAULT_BENCH_URL;
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -61,6 +65,7 @@ async function serve(): Promise<void> {
   const { systemClock } = await load<typeof clockModule>('src/lib/clock.ts');
   const { applyLedgerEntry } = await load<typeof ledgerModule>('src/modules/wallet/ledger.ts');
   const { createCompanySearchEngine } = await load<typeof searchEngineModule>('src/modules/companies/search-engine.ts');
+  const { createMatchEngine } = await load<typeof matchEngineModule>('src/modules/match/engine.ts');
   const { parseIdentifier, identifierKey } = await load<typeof identifiersModule>('src/lib/identifiers.ts');
   const { hashSecret } = await load<typeof idsModule>('src/lib/ids.ts');
 
@@ -77,20 +82,17 @@ async function serve(): Promise<void> {
     db: handle.db,
     logger,
     mode: argValue('only', 'search').includes('search') ? 'memory' : 'sql',
+    // `--answer-cache 0` measures every search uncached (the engine keeps 10,000 answers per index by default).
+    ...(argValue('answer-cache', '') === '' ? {} : { answerCache: Number(argValue('answer-cache', '')) }),
   });
   await engine.refresh();
-  // Batch matching is not measured here: its index build (every company read, in this process and
-  // its database connections) would be counted in the API's and PostgreSQL's CPU of every target.
-  const idleMatchEngine = {
-    start() {},
-    current: async () => null,
-    refresh: async () => {},
-    status: () => ({ ready: false, companies: null, bytes: null, buildMs: null, rebuilding: false }),
-    stop: async () => {},
-  };
+  // Batch matching's index (its own module) is built here, before anything is measured: built by
+  // the app on start, it would take the server's CPU during the first measured targets.
+  const matchEngine = createMatchEngine({ db: handle.db, logger });
+  await matchEngine.refresh();
   const app = await buildStandaloneApp(
     { config, db: handle.db, logger, clock: systemClock },
-    { overrides: { companySearch: engine, matchEngine: idleMatchEngine } },
+    { overrides: { companySearch: engine, matchEngine } },
   );
   app.get('/bench/bare', { config: { auth: 'none', rateLimitGroup: 'none' } }, async () => ({ status: 'success', data: { ok: true } }));
 
@@ -179,6 +181,7 @@ async function serve(): Promise<void> {
   await bare.close();
   await app.close();
   await engine.stop();
+  await matchEngine.stop();
   await handle.close();
 }
 
@@ -216,7 +219,7 @@ async function main(): Promise<void> {
 
   const server: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', ...process.argv.slice(2)],
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', '--run-id', String(process.pid), ...process.argv.slice(2)],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: server.stdout! })[Symbol.asyncIterator]();

@@ -5,8 +5,14 @@
  * the index's memory and its time per query at the stated scale without loading 4.1 million
  * companies into PostgreSQL.
  *
- *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench node --max-old-space-size=6144 --import tsx bench/search-index-scale.ts [--factor 4.1] [--queries 1200]
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench node --max-old-space-size=6144 --import tsx bench/search-index-scale.ts \
+ *     [--factor 4.1] [--queries 1200] [--slowest 15] [--cpu-prof FILE]
+ *
+ * `--slowest N` lists the N slowest queries (kind, query, total); `--cpu-prof FILE` writes a V8
+ * CPU profile of the measured pass.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { cpus, loadavg } from 'node:os';
 import { createDatabase } from '../src/db/database.ts';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
@@ -17,6 +23,11 @@ import { argValue, buildWorkload, DEFAULT_BENCH_URL, mb, summary } from './searc
 
 const factor = Number(argValue('factor', '4.1'));
 const size = Number(argValue('queries', '1200'));
+const slowest = Number(argValue('slowest', '15'));
+const profileTo = argValue('cpu-prof', '');
+const session = new Session();
+session.connect();
+const inspect = (method: string) => new Promise<unknown>((ok, fail) => session.post(method, {}, (e, r) => (e ? fail(e) : ok(r))));
 console.log(
   JSON.stringify({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }),
 );
@@ -57,24 +68,37 @@ try {
   const wall: number[] = [];
   const cpu: number[] = [];
   const byKind = new Map<string, number[]>();
+  const each: { ms: number; kind: string; query: Record<string, string>; total: number }[] = [];
+  if (profileTo) {
+    await inspect('Profiler.enable');
+    await inspect('Profiler.start');
+  }
   for (const w of workload) {
     const { filters, page } = parseSearchQuery(w.query);
     index.query(filters, (page - 1) * 20, 20);
     const c0 = process.cpuUsage();
     const t1 = performance.now();
-    index.query(filters, (page - 1) * 20, 20);
+    const { total } = index.query(filters, (page - 1) * 20, 20);
     const ms = performance.now() - t1;
+    each.push({ ms, kind: w.kind, query: w.query, total });
     const c = process.cpuUsage(c0);
     wall.push(ms);
     cpu.push((c.user + c.system) / 1000);
     (byKind.get(w.kind) ?? byKind.set(w.kind, []).get(w.kind)!).push(ms);
   }
-  console.log(JSON.stringify({ workload: workload.length, query_wall_ms: summary(wall), query_cpu_ms: summary(cpu) }));
-  console.log('\n| kind | n | p50 ms | p95 ms |\n|---|---:|---:|---:|');
-  for (const [kind, ms] of [...byKind].sort((a, b) => summary(b[1]).p95 - summary(a[1]).p95).slice(0, 10)) {
-    const s = summary(ms);
-    console.log(`| ${kind} | ${s.n} | ${s.p50} | ${s.p95} |`);
+  if (profileTo) {
+    const { profile } = (await inspect('Profiler.stop')) as { profile: unknown };
+    writeFileSync(profileTo, JSON.stringify(profile));
   }
+  console.log(JSON.stringify({ workload: workload.length, query_wall_ms: summary(wall), query_cpu_ms: summary(cpu) }));
+  console.log('\n| kind | n | p50 ms | p95 ms | max ms |\n|---|---:|---:|---:|---:|');
+  for (const [kind, ms] of [...byKind].sort((a, b) => summary(b[1]).p95 - summary(a[1]).p95).slice(0, 12)) {
+    const s = summary(ms);
+    console.log(`| ${kind} | ${s.n} | ${s.p50} | ${s.p95} | ${s.max} |`);
+  }
+  console.log(`\nslowest ${slowest}:`);
+  for (const e of each.sort((a, b) => b.ms - a.ms).slice(0, slowest))
+    console.log(`  ${e.ms.toFixed(2).padStart(7)} ms  total ${String(e.total).padStart(8)}  ${e.kind}: ${JSON.stringify(e.query)}`);
   console.log(JSON.stringify({ loadavg_1m_5m_15m: loadavg().map((x) => Number(x.toFixed(2))) }));
 } finally {
   await handle.close();

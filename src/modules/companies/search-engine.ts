@@ -81,6 +81,11 @@ export interface SearchEngineOptions {
   buildIn?: 'worker' | 'thread';
   /** How often a serving index looks for finished runs without waiting for a search; 0: only when searched. Default 1,000 ms. */
   followEveryMs?: number;
+  /**
+   * Answers kept per index (by filters and window; 0: none). An index never changes (a delta or a
+   * rebuild makes a new one), so its answers are kept with it and dropped with it. Default 10,000.
+   */
+  answerCache?: number;
 }
 
 interface Loaded {
@@ -108,6 +113,23 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
   const retryAfterMs = options.retryAfterMs ?? 30_000;
   const buildIn = options.buildIn ?? 'worker';
   const followEveryMs = options.followEveryMs ?? 1_000;
+  const answerCache = options.answerCache ?? 10_000;
+  /** The answers of the serving index (keyed by it: a new index starts with none). */
+  const answers = new WeakMap<SearchIndex, Map<string, IndexAnswer>>();
+
+  function answerOf(index: SearchIndex, filters: SearchFilters, offset: number, limit: number): IndexAnswer {
+    if (answerCache <= 0) return index.query(filters, offset, limit);
+    let kept = answers.get(index);
+    if (kept === undefined) answers.set(index, (kept = new Map()));
+    // Filters are normalised (sorted lists, folded text): equal filter sets give one key.
+    const key = `${offset}:${limit}:${JSON.stringify(filters)}`;
+    const hit = kept.get(key);
+    if (hit !== undefined) return hit;
+    const answer = index.query(filters, offset, limit);
+    if (kept.size >= answerCache) kept.delete(kept.keys().next().value!);
+    kept.set(key, answer);
+    return answer;
+  }
 
   let loaded: Loaded | null = null;
   let building: Promise<void> | null = null;
@@ -377,7 +399,8 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       await syncFor(arrivedAt);
       // One object: the index and the day it reflects are never from two different states.
       const current = loaded;
-      return { ...current.index.query(filters, offset, limit), engine: 'memory' as const, dataAsOf: current.cursor.dataAsOf };
+      const answer = answerOf(current.index, filters, offset, limit);
+      return { total: answer.total, ids: [...answer.ids], engine: 'memory' as const, dataAsOf: current.cursor.dataAsOf };
     },
     start() {
       if (mode !== 'memory') return;

@@ -263,9 +263,18 @@ export function intersectTwo(a: Uint32Array, b: Uint32Array): Uint32Array {
   return out.subarray(0, w);
 }
 
-/** Sorted, distinct rows of several ascending lists (merged in pairs: linear in their sizes per level). */
-export function unionOf(lists: Uint32Array[]): Uint32Array {
+/**
+ * Sorted, distinct rows of several ascending lists. Few lists are merged in pairs (linear in their
+ * sizes per level); many (a short name-word prefix is the union of hundreds of words' lists) go
+ * through a bitset of the `n` rows instead: linear in their sizes plus n / 32, whatever their number.
+ */
+export function unionOf(lists: Uint32Array[], n = 0): Uint32Array {
   if (lists.length === 0) return new Uint32Array(0);
+  if (n > 0 && lists.length > 4) {
+    let size = 0;
+    for (const l of lists) size += l.length;
+    if (size * Math.log2(lists.length) > n / 16) return unionByBits(lists, n, size);
+  }
   let level = lists;
   while (level.length > 1) {
     const next: Uint32Array[] = [];
@@ -273,4 +282,38 @@ export function unionOf(lists: Uint32Array[]): Uint32Array {
     level = next;
   }
   return level[0]!;
+}
+
+/** unionOf through a bitset of `n` rows (`size`: the lists' summed length, an upper bound of the result). */
+export function unionByBits(lists: readonly Uint32Array[], n: number, size: number): Uint32Array {
+  const bits = new Int32Array((n + 31) >>> 5);
+  for (const l of lists) {
+    for (let i = 0; i < l.length; i++) {
+      const r = l[i]!;
+      bits[r >>> 5]! |= 1 << (r & 31);
+    }
+  }
+  const out = new Uint32Array(size);
+  let w = 0;
+  for (let k = 0; k < bits.length; k++) {
+    let b = bits[k]!;
+    while (b !== 0) {
+      const low = b & -b;
+      out[w++] = (k << 5) + 31 - Math.clz32(low);
+      b ^= low;
+    }
+  }
+  return out.subarray(0, w);
+}
+
+/** The first index of ascending `rows` holding a value ≥ v. */
+export function lowerBound(rows: Uint32Array, v: number, from = 0, to = rows.length): number {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -12,8 +12,8 @@ import { mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, type Pause } 
 /** The main part's side of applying changes. */
 export interface MainRows {
   lookup: IdLookup;
-  /** The packed value the histogram counts main row r under. */
-  packedOf(r: number): number;
+  /** Takes main row r off the histogram (every count it is in). */
+  forget(r: number, histogram: Map<number, number>): void;
 }
 
 /** Rows prepared between pauses. */
@@ -23,13 +23,15 @@ export class IndexOverlay {
   private constructor(
     readonly masked: Uint8Array,
     readonly maskedCount: number,
+    /** The masked rows, ascending. */
+    readonly maskedRows: Uint32Array,
     readonly histogram: ReadonlyMap<number, number>,
     /** In result order. */
     readonly rows: readonly DeltaRow[],
   ) {}
 
   static empty(n: number, histogram: ReadonlyMap<number, number>): IndexOverlay {
-    return new IndexOverlay(new Uint8Array(n), 0, histogram, []);
+    return new IndexOverlay(new Uint8Array(n), 0, new Uint32Array(0), histogram, []);
   }
 
   /** The delta rows a query matches, in result order. */
@@ -53,15 +55,20 @@ export class IndexOverlay {
     const masked = this.masked.slice();
     const histogram = new Map(this.histogram);
     let maskedCount = this.maskedCount;
+    const newlyMasked: number[] = [];
     for (const d of added) {
       const r = rowOfId(main.lookup, d.id);
       if (r < 0 || masked[r] !== 0) continue;
       masked[r] = 1;
       maskedCount++;
-      const packed = main.packedOf(r);
-      histogram.set(packed, histogram.get(packed)! - 1);
+      newlyMasked.push(r);
+      main.forget(r, histogram);
     }
+    const maskedRows = new Uint32Array(this.maskedRows.length + newlyMasked.length);
+    maskedRows.set(this.maskedRows);
+    maskedRows.set(newlyMasked, this.maskedRows.length);
+    maskedRows.sort();
     const kept = this.rows.filter((d) => !byId.has(d.id));
-    return new IndexOverlay(masked, maskedCount, histogram, mergeSorted(kept, added, compareRows));
+    return new IndexOverlay(masked, maskedCount, maskedRows, histogram, mergeSorted(kept, added, compareRows));
   }
 }

@@ -85,8 +85,8 @@ function toWire(index: SearchIndex): { wire: WireIndex; transfer: ArrayBuffer[] 
     add(c.values);
   }
   const d = wire.derived;
-  for (const a of [d.dims, d.histogramKeys, d.histogramCounts, d.lookup.ids, d.lookup.rows]) add(a);
-  for (const ps of [d.city, d.postal, d.code, d.prefix2, d.word] as Postings[]) {
+  for (const a of [d.dims, d.histogramKeys, d.histogramCounts, d.packedKeys, d.lookup.ids, d.lookup.rows]) add(a);
+  for (const ps of [d.city, d.postal, d.code, d.prefix2, d.word, d.packedRows] as Postings[]) {
     add(ps.offsets);
     add(ps.rows);
   }

@@ -10,6 +10,7 @@ import {
   SLICE,
   postingsOf,
   intersectTwo,
+  lowerBound,
   unionOf,
   idLookupOf,
   wordRange,
@@ -55,6 +56,9 @@ export interface IndexDerived {
   code: Postings;
   prefix2: Postings;
   word: Postings;
+  /** The distinct packed values (bits 0-21) of the rows, ascending, and the rows of each (`packedRows` keyed by index in `packedKeys`). */
+  packedKeys: Int32Array;
+  packedRows: Postings;
   lookup: IdLookup;
 }
 
@@ -69,6 +73,31 @@ const LEGAL_SHIFT = 12;
 const LEGAL_MAX = 1023;
 const DIGITS_SHIFT = 22;
 const HISTOGRAM_BITS = (1 << DIGITS_SHIFT) - 1;
+// The histogram counts every row under its packed bits 0-21, and once more under
+// `packed + (d + 1) * DIGIT_KEY` for each first digit d of its activity codes, so that a
+// one-digit activity prefix is counted without visiting rows too.
+const DIGIT_KEY = 1 << DIGITS_SHIFT;
+
+/** Calls `emit` with every histogram key main row `dims` is counted under. */
+function histogramKeysOf(dims: number, emit: (key: number) => void): void {
+  const packed = dims & HISTOGRAM_BITS;
+  emit(packed);
+  for (let digits = dims >>> DIGITS_SHIFT, d = 0; digits !== 0; digits >>>= 1, d++) if (digits & 1) emit(packed + (d + 1) * DIGIT_KEY);
+}
+
+/** The digit of the one-digit activity prefix a packed mask asks for, or -1. */
+function digitOf(mask: number): number {
+  const digits = mask >>> DIGITS_SHIFT;
+  return digits === 0 ? -1 : 31 - Math.clz32(digits);
+}
+
+// Which checks a candidate list stands for (its rows are exactly the rows passing them).
+const COVERS_CITY = 1;
+const COVERS_POSTAL = 2;
+const COVERS_CODES = 4;
+const COVERS_PREFIX = 8;
+/** Shifted by the name word's position in the plan. */
+const COVERS_WORD = 16;
 
 /** A query made concrete against this index's dictionaries. */
 interface Plan {
@@ -105,6 +134,8 @@ export class SearchIndex {
   private readonly overlay: IndexOverlay;
   /** Rows without an activity start begin here (they sort last). */
   private readonly firstUndated: number;
+  /** The overlay's histogram split by digit key: [0] every row, [d + 1] the rows with an activity code starting with d. */
+  private readonly histograms: Map<number, number>[];
 
   private constructor(parts: IndexParts, derived: IndexDerived, overlay: IndexOverlay | null) {
     this.p = parts;
@@ -118,6 +149,8 @@ export class SearchIndex {
     this.codePostings = derived.code;
     this.prefix2Postings = derived.prefix2;
     this.wordPostings = derived.word;
+    this.histograms = Array.from({ length: 11 }, () => new Map<number, number>());
+    for (const [key, count] of this.overlay.histogram) this.histograms[Math.floor(key / DIGIT_KEY)]!.set(key & HISTOGRAM_BITS, count);
   }
 
   static async create(p: IndexParts, pause: Pause = noPause): Promise<SearchIndex> {
@@ -134,6 +167,9 @@ export class SearchIndex {
     const dims = new Int32Array(p.n);
     const histogram = new Map<number, number>();
     const prefix2Ids = new Map<string, number>();
+    const count = (key: number) => {
+      histogram.set(key, (histogram.get(key) ?? 0) + 1);
+    };
     const codeFirstDigit = new Uint16Array(p.codeIds.size + 1);
     const codePrefix2 = new Uint32Array(p.codeIds.size + 1);
     for (const [code, id] of p.codeIds) {
@@ -152,10 +188,10 @@ export class SearchIndex {
         (p.flags[r]! << 2) |
         (Math.min(p.voiv[r]!, VOIV_MAX) << VOIV_SHIFT) |
         (Math.min(p.legal[r]!, LEGAL_MAX) << LEGAL_SHIFT);
-      histogram.set(packed, (histogram.get(packed) ?? 0) + 1);
       let digits = 0;
       for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) digits |= codeFirstDigit[p.codes.values[j]!]!;
       dims[r] = packed | (digits << DIGITS_SHIFT);
+      histogramKeysOf(dims[r]!, count);
       if ((r & (SLICE - 1)) === SLICE - 1) await pause();
     }
     let lo = 0;
@@ -188,8 +224,12 @@ export class SearchIndex {
     const word = await postingsOf(wordCount(p.sortedWords), p.n, pause, (r, emit) => {
       for (let j = p.words.offsets[r]!; j < p.words.offsets[r + 1]!; j++) emit(p.words.values[j]!);
     });
+    const packedKeys = Int32Array.from([...histogram.keys()].filter((k) => k <= HISTOGRAM_BITS)).sort();
+    const keyIndex = new Map<number, number>();
+    for (let i = 0; i < packedKeys.length; i++) keyIndex.set(packedKeys[i]!, i);
+    const packedRows = await postingsOf(packedKeys.length, p.n, pause, (r, emit) => emit(keyIndex.get(dims[r]! & HISTOGRAM_BITS)!));
     const lookup = await idLookupOf(p.ids, p.n, pause);
-    return { dims, histogram, prefix2Ids, firstUndated: lo, city, postal, code, prefix2, word, lookup };
+    return { dims, histogram, prefix2Ids, firstUndated: lo, city, postal, code, prefix2, word, packedKeys, packedRows, lookup };
   }
 
   /** The parts and what was derived from them (to hand the index to another thread). */
@@ -230,7 +270,15 @@ export class SearchIndex {
       this.derived.lookup.ids,
       this.derived.lookup.rows,
     ];
-    for (const ps of [this.cityPostings, this.postalPostings, this.codePostings, this.prefix2Postings, this.wordPostings])
+    arrays.push(this.derived.packedKeys, this.overlay.maskedRows);
+    for (const ps of [
+      this.cityPostings,
+      this.postalPostings,
+      this.codePostings,
+      this.prefix2Postings,
+      this.wordPostings,
+      this.derived.packedRows,
+    ])
       arrays.push(ps.offsets, ps.rows);
     return arrays.reduce((n, a) => n + a.byteLength, 0);
   }
@@ -241,7 +289,17 @@ export class SearchIndex {
    * running meanwhile see it whole.
    */
   async withChanges(rows: readonly IndexRow[], pause: Pause = noPause): Promise<SearchIndex> {
-    const overlay = await this.overlay.with(rows, { lookup: this.derived.lookup, packedOf: (r) => this.dims[r]! & HISTOGRAM_BITS }, pause);
+    const overlay = await this.overlay.with(
+      rows,
+      {
+        lookup: this.derived.lookup,
+        forget: (r, histogram) =>
+          histogramKeysOf(this.dims[r]!, (key) => {
+            histogram.set(key, histogram.get(key)! - 1);
+          }),
+      },
+      pause,
+    );
     return new SearchIndex(this.p, this.derived, overlay);
   }
 
@@ -349,10 +407,10 @@ export class SearchIndex {
    * than the slice of rows the date bounds leave; null means scan the slice (sequential reads of
    * one packed word a row beat random reads of a long list).
    */
-  private candidates(f: SearchFilters, plan: Plan): Uint32Array | null {
-    const options: { size: number; rows: () => Uint32Array }[] = [];
+  private candidates(f: SearchFilters, plan: Plan): { rows: Uint32Array; covers: number } | null {
+    const options: { size: number; covers: number; rows: () => Uint32Array }[] = [];
     const list = (ps: Postings, k: number) => ps.rows.subarray(ps.offsets[k]!, ps.offsets[k + 1]!);
-    const ofMask = (mask: Uint8Array) => {
+    const ofMask = (mask: Uint8Array, covers: number) => {
       const lists: Uint32Array[] = [];
       let size = 0;
       for (let k = 1; k < mask.length; k++) {
@@ -362,44 +420,74 @@ export class SearchIndex {
           size += l.length;
         }
       }
-      return { size, rows: () => unionOf(lists) };
+      return { size, covers, rows: () => unionOf(lists, this.p.n) };
     };
     if (plan.city > 0) {
       const l = list(this.cityPostings, plan.city);
-      options.push({ size: l.length, rows: () => l });
+      options.push({ size: l.length, covers: COVERS_CITY, rows: () => l });
     }
     if (plan.postal > 0 && plan.postal <= 100_000) {
       const l = list(this.postalPostings, plan.postal);
-      options.push({ size: l.length, rows: () => l });
+      options.push({ size: l.length, covers: COVERS_POSTAL, rows: () => l });
     }
     const prefix = f.activityPrefix;
+    // The prefix's codes are the plan's prefixMask when codes are given too, else its codeMask.
+    const prefixCovers = f.activityCodes.length > 0 ? COVERS_PREFIX : COVERS_CODES;
     if (prefix !== null && prefix.length === 2) {
       const k = this.prefix2Ids.get(prefix);
       if (k !== undefined) {
         const l = list(this.prefix2Postings, k);
-        options.push({ size: l.length, rows: () => l });
+        options.push({ size: l.length, covers: prefixCovers, rows: () => l });
       }
     } else if (prefix !== null && prefix.length > 2) {
       const mask = plan.prefixMask ?? (f.activityCodes.length === 0 ? plan.codeMask : null);
-      if (mask) options.push(ofMask(mask));
+      if (mask) options.push(ofMask(mask, prefixCovers));
     }
-    if (f.activityCodes.length > 0 && plan.codeMask) options.push(ofMask(plan.codeMask));
-    for (const [a, b] of plan.wordRanges) {
+    if (f.activityCodes.length > 0 && plan.codeMask) options.push(ofMask(plan.codeMask, COVERS_CODES));
+    plan.wordRanges.forEach(([a, b], q) => {
       const ps = this.wordPostings;
       options.push({
         size: ps.offsets[b]! - ps.offsets[a]!,
-        rows: () => unionOf(Array.from({ length: b - a }, (_, i) => list(ps, a + i))),
+        covers: COVERS_WORD << q,
+        rows: () =>
+          unionOf(
+            Array.from({ length: b - a }, (_, i) => list(ps, a + i)),
+            this.p.n,
+          ),
       });
+    });
+    // The rows of the packed values the query allows (a rare legal form with a contact type), within the slice.
+    if ((plan.mask & ~3) !== 0) {
+      const { packedKeys, packedRows } = this.derived;
+      const low = plan.mask & HISTOGRAM_BITS;
+      const wantLow = plan.want & HISTOGRAM_BITS;
+      const lists: Uint32Array[] = [];
+      let size = 0;
+      for (let k = 0; k < packedKeys.length; k++) {
+        if ((packedKeys[k]! & low) !== wantLow) continue;
+        const a = packedRows.offsets[k]!;
+        const b = packedRows.offsets[k + 1]!;
+        const x = plan.dated ? lowerBound(packedRows.rows, plan.lo, a, b) : a;
+        const y = plan.dated ? lowerBound(packedRows.rows, plan.hi, x, b) : b;
+        if (y > x) {
+          size += y - x;
+          lists.push(packedRows.rows.subarray(x, y));
+        }
+      }
+      options.push({ size, covers: 0, rows: () => unionOf(lists, this.p.n) });
     }
     if (options.length === 0) return null;
     options.sort((a, b) => a.size - b.size);
     const best = options[0]!;
-    if (best.size * 6 > plan.hi - plan.lo) return null;
+    // Candidates skip the checks their lists stand for, and come from a bitset union when many
+    // lists make them: worth it unless they are most of the slice.
+    if (best.size * 2 > plan.hi - plan.lo) return null;
     // Two lists of similar size (a city and an activity): merging them is cheaper than checking
     // every row of the first against the second's column.
     const second = options[1];
-    if (second !== undefined && second.size <= best.size * 10) return intersectTwo(best.rows(), second.rows());
-    return best.rows();
+    if (second !== undefined && second.size <= best.size * 10)
+      return { rows: intersectTwo(best.rows(), second.rows()), covers: best.covers | second.covers };
+    return { rows: best.rows(), covers: best.covers };
   }
 
   /** Total matches and the company ids of rows [offset, offset + limit) in result order. */
@@ -437,12 +525,10 @@ export class SearchIndex {
         plan.exactVoiv !== 0 ||
         plan.exactLegal !== 0;
 
-      if (!rowChecks && !plan.dated && (mask & ~HISTOGRAM_BITS) === 0) {
-        // Only packed columns: the histogram counts, a scan from the top finds the page.
-        let mainTotal = 0;
-        for (const [packed, count] of this.overlay.histogram) if ((packed & mask) === want) mainTotal += count;
+      // Emits main rows from `from` on, in order, until the page is full; returns the main rows emitted.
+      const pageFrom = (from: number, to: number): number => {
         const end = offset + limit;
-        for (let r = 0; r < p.n && position < end && ids.length < limit; r++) {
+        for (let r = from; r < to && position < end && ids.length < limit; r++) {
           if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
           if (merging) emitMerged(r);
           else {
@@ -450,17 +536,85 @@ export class SearchIndex {
             position++;
           }
         }
-        // Every main match before the page's end was emitted; the rest are counted, not visited.
-        const emittedMain = position - j;
-        position += mainTotal - emittedMain;
-      } else if (!rowChecks) {
-        // Packed columns within a slice of dates: one comparison a row.
-        for (let r = plan.lo, e = plan.hi; r < e; r++) {
-          if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
-          if (merging) emitMerged(r);
-          else {
-            if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
-            position++;
+        return position - j;
+      };
+      const low = mask & HISTOGRAM_BITS;
+      const wantLow = want & HISTOGRAM_BITS;
+      const digit = digitOf(mask);
+
+      if (!rowChecks) {
+        // Packed columns only, within the slice of rows the date bounds leave (all rows without).
+        // The rows of each packed value are listed in order: two binary searches a matching
+        // value count its rows in the slice, without visiting them.
+        const lo = plan.dated ? plan.lo : 0;
+        const hi = plan.dated ? plan.hi : p.n;
+        const { packedKeys, packedRows } = this.derived;
+        const lists: Uint32Array[] = [];
+        let inSlice = 0;
+        for (let k = 0; k < packedKeys.length; k++) {
+          if ((packedKeys[k]! & low) !== wantLow) continue;
+          const a = packedRows.offsets[k]!;
+          const b = packedRows.offsets[k + 1]!;
+          const x = plan.dated ? lowerBound(packedRows.rows, lo, a, b) : a;
+          const y = plan.dated ? lowerBound(packedRows.rows, hi, x, b) : b;
+          if (y > x) {
+            inSlice += y - x;
+            lists.push(packedRows.rows.subarray(x, y));
+          }
+        }
+        // Emits main rows of ascending `rows` until the page is full; returns the main rows emitted.
+        const pageOf = (rows: Uint32Array): number => {
+          const end = offset + limit;
+          for (let i = 0; i < rows.length && position < end && ids.length < limit; i++) {
+            const r = rows[i]!;
+            if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
+            if (merging) emitMerged(r);
+            else {
+              if (position >= offset) ids.push(String(ids64[r]!));
+              position++;
+            }
+          }
+          return position - j;
+        };
+        // Few matching rows: merging their lists costs less than scanning the slice to the page's end.
+        const sparse = inSlice * inSlice < (offset + limit) * (hi - lo);
+        if (digit < 0 || !plan.dated) {
+          let mainTotal = 0;
+          if (!plan.dated) {
+            // The histogram counts (masked rows already taken off it, a one-digit prefix included).
+            for (const [packed, count] of this.histograms[digit + 1]!) if ((packed & low) === wantLow) mainTotal += count;
+          } else {
+            let maskedIn = 0;
+            if (masked !== null) {
+              const mr = this.overlay.maskedRows;
+              for (let i = lowerBound(mr, lo); i < mr.length && mr[i]! < hi; i++) if ((dims[mr[i]!]! & mask) === want) maskedIn++;
+            }
+            mainTotal = inSlice - maskedIn;
+          }
+          // Every main match before the page's end is emitted; the rest are counted, not visited.
+          const emittedMain = sparse ? pageOf(unionOf(lists, p.n)) : pageFrom(lo, hi);
+          position += mainTotal - emittedMain;
+        } else if (inSlice * 4 < hi - lo) {
+          // Dates and a one-digit prefix, few rows of the matching packed values in the slice: those rows are the candidates.
+          const rows = unionOf(lists, p.n);
+          for (let i = 0; i < rows.length; i++) {
+            const r = rows[i]!;
+            if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
+            if (merging) emitMerged(r);
+            else {
+              if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
+              position++;
+            }
+          }
+        } else {
+          // One comparison a row.
+          for (let r = lo; r < hi; r++) {
+            if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
+            if (merging) emitMerged(r);
+            else {
+              if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
+              position++;
+            }
           }
         }
       } else {
@@ -469,7 +623,16 @@ export class SearchIndex {
         const codeVal = p.codes.values;
         const wordOff = p.words.offsets;
         const wordVal = p.words.values;
-        const { city: pc, postal: pp, codeMask, prefixMask, wordRanges, exactVoiv, exactLegal } = plan;
+        const { exactVoiv, exactLegal } = plan;
+        const chosen = this.candidates(f, plan);
+        const rows = chosen?.rows ?? null;
+        // What the candidates' lists stand for is not checked again.
+        const covers = chosen?.covers ?? 0;
+        const pc = covers & COVERS_CITY ? 0 : plan.city;
+        const pp = covers & COVERS_POSTAL ? 0 : plan.postal;
+        const codeMask = covers & COVERS_CODES ? null : plan.codeMask;
+        const prefixMask = covers & COVERS_PREFIX ? null : plan.prefixMask;
+        const wordRanges = plan.wordRanges.filter((_, q) => (covers & (COVERS_WORD << q)) === 0);
         const passes = (r: number): boolean => {
           if ((dims[r]! & mask) !== want) return false;
           if (pc !== 0 && city[r] !== pc) return false;
@@ -510,7 +673,6 @@ export class SearchIndex {
           }
           return true;
         };
-        const rows = this.candidates(f, plan);
         const lo = plan.lo;
         const hi = plan.hi;
         const n = rows === null ? hi - lo : rows.length;

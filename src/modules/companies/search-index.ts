@@ -1,95 +1,27 @@
-import { isStoredPostalCode, type SearchFilters } from './filters.ts';
-import { type IndexRow, type IndexAnswer, STATUS_CODE, NO_DAY, dayOf, CONTACT_FLAG, compareRows } from './search-index-rows.ts';
-import {
-  type Csr,
-  type IdLookup,
-  type PackedWords,
-  type Pause,
-  type Postings,
-  noPause,
-  SLICE,
-  postingsOf,
-  intersectTwo,
-  lowerBound,
-  unionOf,
-  idLookupOf,
-  wordRange,
-  wordCount,
-} from './search-index-arrays.ts';
+import type { SearchFilters } from './filters.ts';
+import { type IndexRow, type IndexAnswer, compareRows } from './search-index-rows.ts';
+import { type Pause, type Postings, noPause, intersectTwo, lowerBound, unionOf } from './search-index-arrays.ts';
 import { IndexOverlay } from './search-index-delta.ts';
+import {
+  type IndexParts,
+  type IndexDerived,
+  deriveIndex,
+  histogramKeysOf,
+  digitOf,
+  HISTOGRAM_BITS,
+  DIGIT_KEY,
+} from './search-index-derive.ts';
+import { type Plan, planQuery } from './search-index-plan.ts';
+
+export type { IndexParts, IndexDerived } from './search-index-derive.ts';
+
 /**
  * The search index's query side: the columns a build produced (search-index-builder.ts), posting
  * lists for the selective filters, and an overlay of companies changed since (runs and imports
  * applied as deltas, search-index-delta.ts). The rows' shape and order are in
- * search-index-rows.ts, the typed-array parts in search-index-arrays.ts.
+ * search-index-rows.ts, the typed-array parts in search-index-arrays.ts, the parts and what is
+ * derived from them in search-index-derive.ts, a search's plan in search-index-plan.ts.
  */
-
-/** Everything a build hands the query side. */
-export interface IndexParts {
-  n: number;
-  ids: Float64Array;
-  days: Int32Array;
-  keys: Float64Array;
-  status: Uint8Array;
-  voiv: Uint16Array;
-  legal: Uint16Array;
-  flags: Uint8Array;
-  city: Uint32Array;
-  postal: Uint32Array;
-  codes: Csr;
-  words: Csr;
-  voivodeships: ReadonlyMap<string, number>;
-  legalForms: ReadonlyMap<string, number>;
-  cities: ReadonlyMap<string, number>;
-  codeIds: ReadonlyMap<string, number>;
-  sortedWords: PackedWords;
-}
-
-/** What SearchIndex.derive works out from the parts: the packed column, the histogram, the posting lists and the id lookup. */
-export interface IndexDerived {
-  dims: Int32Array;
-  histogram: Map<number, number>;
-  prefix2Ids: Map<string, number>;
-  firstUndated: number;
-  city: Postings;
-  postal: Postings;
-  code: Postings;
-  prefix2: Postings;
-  word: Postings;
-  /** The distinct packed values (bits 0-21) of the rows, ascending, and the rows of each (`packedRows` keyed by index in `packedKeys`). */
-  packedKeys: Int32Array;
-  packedRows: Postings;
-  lookup: IdLookup;
-}
-
-// The low-cardinality columns packed in one word per row, so that status, contact type,
-// voivodeship, legal form and a one-digit activity prefix cost one read and one comparison:
-// status in bits 0-1, contact flags 2-4, voivodeship 5-11, legal form 12-21, and in 22-31 a bit
-// per first digit of the row's activity codes. Ids past a field's width share its last value and
-// are told apart by their own column. The histogram counts rows by bits 0-21.
-const VOIV_SHIFT = 5;
-const VOIV_MAX = 127;
-const LEGAL_SHIFT = 12;
-const LEGAL_MAX = 1023;
-const DIGITS_SHIFT = 22;
-const HISTOGRAM_BITS = (1 << DIGITS_SHIFT) - 1;
-// The histogram counts every row under its packed bits 0-21, and once more under
-// `packed + (d + 1) * DIGIT_KEY` for each first digit d of its activity codes, so that a
-// one-digit activity prefix is counted without visiting rows too.
-const DIGIT_KEY = 1 << DIGITS_SHIFT;
-
-/** Calls `emit` with every histogram key main row `dims` is counted under. */
-function histogramKeysOf(dims: number, emit: (key: number) => void): void {
-  const packed = dims & HISTOGRAM_BITS;
-  emit(packed);
-  for (let digits = dims >>> DIGITS_SHIFT, d = 0; digits !== 0; digits >>>= 1, d++) if (digits & 1) emit(packed + (d + 1) * DIGIT_KEY);
-}
-
-/** The digit of the one-digit activity prefix a packed mask asks for, or -1. */
-function digitOf(mask: number): number {
-  const digits = mask >>> DIGITS_SHIFT;
-  return digits === 0 ? -1 : 31 - Math.clz32(digits);
-}
 
 // Which checks a candidate list stands for (its rows are exactly the rows passing them).
 const COVERS_CITY = 1;
@@ -98,26 +30,6 @@ const COVERS_CODES = 4;
 const COVERS_PREFIX = 8;
 /** Shifted by the name word's position in the plan. */
 const COVERS_WORD = 16;
-
-/** A query made concrete against this index's dictionaries. */
-interface Plan {
-  mask: number;
-  want: number;
-  /** Set when the asked voivodeship or legal form has an id past its field's width. */
-  exactVoiv: number;
-  exactLegal: number;
-  city: number;
-  postal: number;
-  /** Code ids any of which a row needs (activity codes, or the prefix when no codes are given). */
-  codeMask: Uint8Array | null;
-  /** Code ids with the prefix, when codes are given too. */
-  prefixMask: Uint8Array | null;
-  wordRanges: [number, number][];
-  lo: number;
-  hi: number;
-  dated: boolean;
-  impossible: boolean;
-}
 
 export class SearchIndex {
   private readonly p: IndexParts;
@@ -163,73 +75,8 @@ export class SearchIndex {
   }
 
   /** Derives the packed column, the posting lists and the id lookup, pausing every few milliseconds. */
-  static async derive(p: IndexParts, pause: Pause = noPause): Promise<IndexDerived> {
-    const dims = new Int32Array(p.n);
-    const histogram = new Map<number, number>();
-    const prefix2Ids = new Map<string, number>();
-    const count = (key: number) => {
-      histogram.set(key, (histogram.get(key) ?? 0) + 1);
-    };
-    const codeFirstDigit = new Uint16Array(p.codeIds.size + 1);
-    const codePrefix2 = new Uint32Array(p.codeIds.size + 1);
-    for (const [code, id] of p.codeIds) {
-      const d = code.charCodeAt(0) - 48;
-      if (d >= 0 && d <= 9) codeFirstDigit[id] = 1 << d;
-      if (code.length >= 2) {
-        const two = code.slice(0, 2);
-        let pid = prefix2Ids.get(two);
-        if (pid === undefined) prefix2Ids.set(two, (pid = prefix2Ids.size + 1));
-        codePrefix2[id] = pid;
-      }
-    }
-    for (let r = 0; r < p.n; r++) {
-      const packed =
-        p.status[r]! |
-        (p.flags[r]! << 2) |
-        (Math.min(p.voiv[r]!, VOIV_MAX) << VOIV_SHIFT) |
-        (Math.min(p.legal[r]!, LEGAL_MAX) << LEGAL_SHIFT);
-      let digits = 0;
-      for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) digits |= codeFirstDigit[p.codes.values[j]!]!;
-      dims[r] = packed | (digits << DIGITS_SHIFT);
-      histogramKeysOf(dims[r]!, count);
-      if ((r & (SLICE - 1)) === SLICE - 1) await pause();
-    }
-    let lo = 0;
-    let hi = p.n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (p.days[mid]! !== NO_DAY) lo = mid + 1;
-      else hi = mid;
-    }
-    const city = await postingsOf(p.cities.size + 1, p.n, pause, (r, emit) => {
-      if (p.city[r]! !== 0) emit(p.city[r]!);
-    });
-    const postal = await postingsOf(100_001, p.n, pause, (r, emit) => {
-      if (p.postal[r]! !== 0) emit(p.postal[r]!);
-    });
-    const code = await postingsOf(p.codeIds.size + 1, p.n, pause, (r, emit) => {
-      for (let j = p.codes.offsets[r]!; j < p.codes.offsets[r + 1]!; j++) emit(p.codes.values[j]!);
-    });
-    const prefix2 = await postingsOf(prefix2Ids.size + 1, p.n, pause, (r, emit) => {
-      // A row with two codes of one division is listed once.
-      const start = p.codes.offsets[r]!;
-      for (let j = start; j < p.codes.offsets[r + 1]!; j++) {
-        const k = codePrefix2[p.codes.values[j]!]!;
-        if (k === 0) continue;
-        let again = false;
-        for (let i = start; i < j; i++) if (codePrefix2[p.codes.values[i]!] === k) again = true;
-        if (!again) emit(k);
-      }
-    });
-    const word = await postingsOf(wordCount(p.sortedWords), p.n, pause, (r, emit) => {
-      for (let j = p.words.offsets[r]!; j < p.words.offsets[r + 1]!; j++) emit(p.words.values[j]!);
-    });
-    const packedKeys = Int32Array.from([...histogram.keys()].filter((k) => k <= HISTOGRAM_BITS)).sort();
-    const keyIndex = new Map<number, number>();
-    for (let i = 0; i < packedKeys.length; i++) keyIndex.set(packedKeys[i]!, i);
-    const packedRows = await postingsOf(packedKeys.length, p.n, pause, (r, emit) => emit(keyIndex.get(dims[r]! & HISTOGRAM_BITS)!));
-    const lookup = await idLookupOf(p.ids, p.n, pause);
-    return { dims, histogram, prefix2Ids, firstUndated: lo, city, postal, code, prefix2, word, packedKeys, packedRows, lookup };
+  static derive(p: IndexParts, pause: Pause = noPause): Promise<IndexDerived> {
+    return deriveIndex(p, pause);
   }
 
   /** The parts and what was derived from them (to hand the index to another thread). */
@@ -303,103 +150,8 @@ export class SearchIndex {
     return new SearchIndex(this.p, this.derived, overlay);
   }
 
-  private codeMaskOf(pred: (code: string) => boolean): Uint8Array | null {
-    const mask = new Uint8Array(this.p.codeIds.size + 1);
-    let any = false;
-    for (const [c, id] of this.p.codeIds) {
-      if (pred(c)) {
-        mask[id] = 1;
-        any = true;
-      }
-    }
-    return any ? mask : null;
-  }
-
   private plan(f: SearchFilters): Plan {
-    const p = this.p;
-    const plan: Plan = {
-      mask: 3,
-      want: STATUS_CODE[f.status],
-      exactVoiv: 0,
-      exactLegal: 0,
-      city: 0,
-      postal: 0,
-      codeMask: null,
-      prefixMask: null,
-      wordRanges: [],
-      lo: 0,
-      hi: p.n,
-      dated: false,
-      impossible: false,
-    };
-    if (f.hasContact !== null) {
-      plan.mask |= CONTACT_FLAG[f.hasContact] << 2;
-      plan.want |= CONTACT_FLAG[f.hasContact] << 2;
-    }
-    // A packed field holds ids below its max; a larger id is packed as max and checked exactly.
-    const restrictPacked = (id: number | undefined, max: number, shift: number): number => {
-      if (id === undefined) {
-        plan.impossible = true;
-        return 0;
-      }
-      plan.mask |= max << shift;
-      plan.want |= Math.min(id, max) << shift;
-      return id >= max ? id : 0;
-    };
-    if (f.voivodeship !== null) plan.exactVoiv = restrictPacked(p.voivodeships.get(f.voivodeship), VOIV_MAX, VOIV_SHIFT);
-    if (f.legalForm !== null) plan.exactLegal = restrictPacked(p.legalForms.get(f.legalForm), LEGAL_MAX, LEGAL_SHIFT);
-    if (f.city !== null) {
-      plan.city = p.cities.get(f.city) ?? -1;
-      if (plan.city < 0) plan.impossible = true;
-    }
-    if (f.postalCode !== null) {
-      if (isStoredPostalCode(f.postalCode)) plan.postal = Number(f.postalCode) + 1;
-      else plan.impossible = true;
-    }
-
-    const prefix = f.activityPrefix;
-    if (f.activityCodes.length > 0) {
-      const wanted = new Set(f.activityCodes);
-      plan.codeMask = this.codeMaskOf((c) => wanted.has(c));
-      if (plan.codeMask === null) plan.impossible = true;
-    }
-    if (prefix !== null) {
-      if (prefix.length === 1) {
-        const bit = 1 << (DIGITS_SHIFT + prefix.charCodeAt(0) - 48);
-        plan.mask |= bit;
-        plan.want |= bit;
-      } else {
-        const mask = this.codeMaskOf((c) => c.startsWith(prefix));
-        if (mask === null) plan.impossible = true;
-        if (plan.codeMask === null) plan.codeMask = mask;
-        else plan.prefixMask = mask;
-      }
-    }
-    for (const w of f.nameWords) {
-      const [a, b] = wordRange(p.sortedWords, w);
-      if (a === b) plan.impossible = true;
-      plan.wordRanges.push([a, b]);
-    }
-
-    if (f.activityStartFrom !== null || f.activityStartTo !== null) {
-      // Rows are in descending day order: the bounds select one contiguous slice.
-      plan.dated = true;
-      const days = p.days;
-      const firstAtMost = (day: number) => {
-        let lo = 0;
-        let hi = this.firstUndated;
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1;
-          if (days[mid]! > day) lo = mid + 1;
-          else hi = mid;
-        }
-        return lo;
-      };
-      plan.lo = f.activityStartTo !== null ? firstAtMost(dayOf(f.activityStartTo)) : 0;
-      plan.hi = f.activityStartFrom !== null ? firstAtMost(dayOf(f.activityStartFrom) - 1) : this.firstUndated;
-      if (plan.hi < plan.lo) plan.hi = plan.lo;
-    }
-    return plan;
+    return planQuery(this.p, this.firstUndated, f);
   }
 
   /**

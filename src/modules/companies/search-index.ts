@@ -251,18 +251,20 @@ export class SearchIndex {
     const ids64 = p.ids;
     let position = 0;
     let j = 0;
-    // Emits main row r in result order, after the delta rows that come before it (delta present only).
-    const emitMerged = (r: number) => {
-      const here = { day: p.days[r]!, key: p.keys[r]!, id: ids64[r]! };
-      while (j < dm.length && compareRows(dm[j]!, here) < 0) {
-        if (position >= offset && ids.length < limit) ids.push(dm[j]!.row.id);
-        position++;
-        j++;
+    const merging = dm.length > 0;
+    // Emits main row r in result order, after the delta rows that come before it.
+    const emit = (r: number) => {
+      if (merging) {
+        const here = { day: p.days[r]!, key: p.keys[r]!, id: ids64[r]! };
+        while (j < dm.length && compareRows(dm[j]!, here) < 0) {
+          if (position >= offset && ids.length < limit) ids.push(dm[j]!.row.id);
+          position++;
+          j++;
+        }
       }
       if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
       position++;
     };
-    const merging = dm.length > 0;
 
     if (!plan.impossible && plan.hi > plan.lo) {
       const dims = this.dims;
@@ -282,11 +284,7 @@ export class SearchIndex {
         const end = offset + limit;
         for (let r = from; r < to && position < end && ids.length < limit; r++) {
           if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
-          if (merging) emitMerged(r);
-          else {
-            if (position >= offset) ids.push(String(ids64[r]!));
-            position++;
-          }
+          emit(r);
         }
         return position - j;
       };
@@ -320,11 +318,7 @@ export class SearchIndex {
           for (let i = 0; i < rows.length && position < end && ids.length < limit; i++) {
             const r = rows[i]!;
             if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
-            if (merging) emitMerged(r);
-            else {
-              if (position >= offset) ids.push(String(ids64[r]!));
-              position++;
-            }
+            emit(r);
           }
           return position - j;
         };
@@ -352,21 +346,13 @@ export class SearchIndex {
           for (let i = 0; i < rows.length; i++) {
             const r = rows[i]!;
             if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
-            if (merging) emitMerged(r);
-            else {
-              if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
-              position++;
-            }
+            emit(r);
           }
         } else {
           // One comparison a row.
           for (let r = lo; r < hi; r++) {
             if ((dims[r]! & mask) !== want || (masked !== null && masked[r] !== 0)) continue;
-            if (merging) emitMerged(r);
-            else {
-              if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
-              position++;
-            }
+            emit(r);
           }
         }
       } else {
@@ -431,11 +417,7 @@ export class SearchIndex {
         for (let i = 0; i < n; i++) {
           const r = rows === null ? lo + i : rows[i]!;
           if (r < lo || r >= hi || !passes(r)) continue;
-          if (merging) emitMerged(r);
-          else {
-            if (position >= offset && ids.length < limit) ids.push(String(ids64[r]!));
-            position++;
-          }
+          emit(r);
         }
       }
     }

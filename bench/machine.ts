@@ -259,9 +259,6 @@ export interface KernelReference {
  */
 export function kernelReference(): KernelReference {
   const touches = JSON.parse(execFileSync(process.execPath, ['-e', FIRST_TOUCH_PROBE], { encoding: 'utf8' })) as [number, number][];
-  const last = touches.at(-1)!;
-  const warm = Math.min(...touches.map((t) => t[0]));
-  const cold = last[0] > 3 * Math.max(warm, 1) ? last : null;
   let extend = Infinity;
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-kref-'));
   try {
@@ -276,12 +273,24 @@ export function kernelReference(): KernelReference {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  return { ...firstTouchFigures(touches), file_extend_us_per_8k: Number(extend.toFixed(2)), free_page_reporting: reportedKib() !== null };
+}
+
+/**
+ * The probe's buffers ([wall µs, CPU µs] a page, 256 MiB each, in the order touched) as figures:
+ * the fastest is the warm price; the last is cold when three times slower than the fastest (the
+ * probe stops there), and the buffers before it were warm memory.
+ */
+export function firstTouchFigures(
+  touches: readonly [number, number][],
+): Pick<KernelReference, 'first_touch_us_per_4k' | 'first_touch_cpu_us_per_4k' | 'warm_touch_us_per_4k' | 'warm_pool_mb'> {
+  const last = touches.at(-1)!;
+  const warm = Math.min(...touches.map((t) => t[0]));
+  const cold = last[0] > 3 * Math.max(warm, 1) ? last : null;
   return {
     first_touch_us_per_4k: cold === null ? null : Number(cold[0].toFixed(2)),
     first_touch_cpu_us_per_4k: cold === null ? null : Number(cold[1].toFixed(2)),
     warm_touch_us_per_4k: Number(warm.toFixed(2)),
     warm_pool_mb: (cold === null ? touches.length : touches.length - 1) * 256,
-    file_extend_us_per_8k: Number(extend.toFixed(2)),
-    free_page_reporting: reportedKib() !== null,
   };
 }

@@ -1,6 +1,6 @@
 import type { SearchFilters } from './filters.ts';
 import { compareRows, deltaRowOf, rowMatches, type DeltaRow, type IndexRow } from './search-index-rows.ts';
-import { mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, type Pause } from './search-index-arrays.ts';
+import { mapSliced, mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, type Pause } from './search-index-arrays.ts';
 
 /**
  * What changed since the main part of a search index was built: the main rows replaced (masked
@@ -51,9 +51,9 @@ export class IndexOverlay {
     }
     const added = await sortSliced([...byId.values()], compareRows, pause);
 
-    // From here on, no pause: a few linear passes, done in one go.
+    // The histogram's copy (a Map entry per key) between pauses; from here on, a few linear passes in one go.
+    const histogram = await mapSliced(this.histogram, pause);
     const masked = this.masked.slice();
-    const histogram = new Map(this.histogram);
     let maskedCount = this.maskedCount;
     const newlyMasked: number[] = [];
     for (const d of added) {

@@ -1,6 +1,6 @@
 import type { SearchFilters } from './filters.ts';
 import { type IndexRow, type IndexAnswer, compareRows } from './search-index-rows.ts';
-import { type Pause, type Postings, noPause, intersectTwo, lowerBound, unionOf } from './search-index-arrays.ts';
+import { type Pause, type Postings, MAP_SLICE, noPause, intersectTwo, lowerBound, unionOf } from './search-index-arrays.ts';
 import { IndexOverlay } from './search-index-delta.ts';
 import {
   type IndexParts,
@@ -49,10 +49,10 @@ export class SearchIndex {
   /** The overlay's histogram split by digit key: [0] every row, [d + 1] the rows with an activity code starting with d. */
   private readonly histograms: Map<number, number>[];
 
-  private constructor(parts: IndexParts, derived: IndexDerived, overlay: IndexOverlay | null) {
+  private constructor(parts: IndexParts, derived: IndexDerived, overlay: IndexOverlay, histograms: Map<number, number>[]) {
     this.p = parts;
     this.derived = derived;
-    this.overlay = overlay ?? IndexOverlay.empty(parts.n, derived.histogram);
+    this.overlay = overlay;
     this.dims = derived.dims;
     this.prefix2Ids = derived.prefix2Ids;
     this.firstUndated = derived.firstUndated;
@@ -61,17 +61,27 @@ export class SearchIndex {
     this.codePostings = derived.code;
     this.prefix2Postings = derived.prefix2;
     this.wordPostings = derived.word;
-    this.histograms = Array.from({ length: 11 }, () => new Map<number, number>());
-    for (const [key, count] of this.overlay.histogram) this.histograms[Math.floor(key / DIGIT_KEY)]!.set(key & HISTOGRAM_BITS, count);
+    this.histograms = histograms;
+  }
+
+  /** An index with `overlay`, its histogram split by digit key between pauses (a Map entry per key: 100,000s of them). */
+  private static async of(p: IndexParts, derived: IndexDerived, overlay: IndexOverlay, pause: Pause): Promise<SearchIndex> {
+    const histograms = Array.from({ length: 11 }, () => new Map<number, number>());
+    let i = 0;
+    for (const [key, count] of overlay.histogram) {
+      histograms[Math.floor(key / DIGIT_KEY)]!.set(key & HISTOGRAM_BITS, count);
+      if (++i % MAP_SLICE === 0) await pause();
+    }
+    return new SearchIndex(p, derived, overlay, histograms);
   }
 
   static async create(p: IndexParts, pause: Pause = noPause): Promise<SearchIndex> {
-    return new SearchIndex(p, await SearchIndex.derive(p, pause), null);
+    return SearchIndex.fromDerived(p, await SearchIndex.derive(p, pause), pause);
   }
 
-  /** An index of parts and what was derived from them elsewhere (a build's worker thread): no work on this thread. */
-  static fromDerived(p: IndexParts, derived: IndexDerived): SearchIndex {
-    return new SearchIndex(p, derived, null);
+  /** An index of parts and what was derived from them elsewhere (a build's worker thread): only its histogram's split on this thread, between pauses. */
+  static fromDerived(p: IndexParts, derived: IndexDerived, pause: Pause = noPause): Promise<SearchIndex> {
+    return SearchIndex.of(p, derived, IndexOverlay.empty(p.n, derived.histogram), pause);
   }
 
   /** Derives the packed column, the posting lists and the id lookup, pausing every few milliseconds. */
@@ -147,7 +157,7 @@ export class SearchIndex {
       },
       pause,
     );
-    return new SearchIndex(this.p, this.derived, overlay);
+    return SearchIndex.of(this.p, this.derived, overlay, pause);
   }
 
   private plan(f: SearchFilters): Plan {

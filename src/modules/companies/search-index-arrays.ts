@@ -98,7 +98,6 @@ export function mergeSorted<T>(a: readonly T[], b: readonly T[], compare: (a: T,
   return out;
 }
 
-/** Sorts in slices merged in pairs, pausing between steps, so a large sort never blocks for long. */
 /** Map entries handled between two pauses (a Map's set is tens of nanoseconds: about a millisecond a slice). */
 export const MAP_SLICE = 16_384;
 
@@ -112,6 +111,7 @@ export async function mapSliced<K, V>(entries: Iterable<readonly [K, V]>, pause:
   return into;
 }
 
+/** Sorts in slices merged in pairs, pausing between steps, so a large sort never blocks for long. */
 export async function sortSliced<T>(values: T[], compare: (a: T, b: T) => number, pause: Pause): Promise<T[]> {
   const runs: T[][] = [];
   for (let i = 0; i < values.length; i += SLICE) {

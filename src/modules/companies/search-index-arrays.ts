@@ -98,19 +98,6 @@ export function mergeSorted<T>(a: readonly T[], b: readonly T[], compare: (a: T,
   return out;
 }
 
-/** Map entries handled between two pauses (a Map's set is tens of nanoseconds: about a millisecond a slice). */
-export const MAP_SLICE = 16_384;
-
-/** `entries` as a Map, pausing every MAP_SLICE entries (a large Map built at once is a long task, and its garbage). */
-export async function mapSliced<K, V>(entries: Iterable<readonly [K, V]>, pause: Pause, into: Map<K, V> = new Map()): Promise<Map<K, V>> {
-  let i = 0;
-  for (const [k, v] of entries) {
-    into.set(k, v);
-    if (++i % MAP_SLICE === 0) await pause();
-  }
-  return into;
-}
-
 /** Sorts in slices merged in pairs, pausing between steps, so a large sort never blocks for long. */
 export async function sortSliced<T>(values: T[], compare: (a: T, b: T) => number, pause: Pause): Promise<T[]> {
   const runs: T[][] = [];

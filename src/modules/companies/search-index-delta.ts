@@ -1,6 +1,7 @@
 import type { SearchFilters } from './filters.ts';
 import { compareRows, deltaRowOf, rowMatches, type DeltaRow, type IndexRow } from './search-index-rows.ts';
-import { mapSliced, mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, type Pause } from './search-index-arrays.ts';
+import type { Histogram } from './search-index-derive.ts';
+import { mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, type Pause } from './search-index-arrays.ts';
 
 /**
  * What changed since the main part of a search index was built: the main rows replaced (masked
@@ -13,7 +14,7 @@ import { mapSliced, mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, ty
 export interface MainRows {
   lookup: IdLookup;
   /** Takes main row r off the histogram (every count it is in). */
-  forget(r: number, histogram: Map<number, number>): void;
+  forget(r: number, histogram: Histogram): void;
 }
 
 /** Rows prepared between pauses. */
@@ -25,12 +26,13 @@ export class IndexOverlay {
     readonly maskedCount: number,
     /** The masked rows, ascending. */
     readonly maskedRows: Uint32Array,
-    readonly histogram: ReadonlyMap<number, number>,
+    /** Never modified (a change copies the counts). */
+    readonly histogram: Histogram,
     /** In result order. */
     readonly rows: readonly DeltaRow[],
   ) {}
 
-  static empty(n: number, histogram: ReadonlyMap<number, number>): IndexOverlay {
+  static empty(n: number, histogram: Histogram): IndexOverlay {
     return new IndexOverlay(new Uint8Array(n), 0, new Uint32Array(0), histogram, []);
   }
 
@@ -51,9 +53,9 @@ export class IndexOverlay {
     }
     const added = await sortSliced([...byId.values()], compareRows, pause);
 
-    // The histogram's copy (a Map entry per key) between pauses; from here on, a few linear passes in one go.
-    const histogram = await mapSliced(this.histogram, pause);
+    // From here on, no pause: a few linear passes and copies of typed arrays, done in one go.
     const masked = this.masked.slice();
+    const histogram: Histogram = { keys: this.histogram.keys, counts: this.histogram.counts.slice() };
     let maskedCount = this.maskedCount;
     const newlyMasked: number[] = [];
     for (const d of added) {

@@ -37,9 +37,7 @@ interface WireIndex {
     cities: string;
     codeIds: string;
   };
-  derived: Omit<IndexDerived, 'histogram' | 'prefix2Ids'> & {
-    histogramKeys: Float64Array;
-    histogramCounts: Float64Array;
+  derived: Omit<IndexDerived, 'prefix2Ids'> & {
     prefix2Ids: string;
   };
 }
@@ -74,8 +72,6 @@ function toWire(index: SearchIndex): { wire: WireIndex; transfer: ArrayBuffer[] 
     },
     derived: {
       ...derived,
-      histogramKeys: Float64Array.from(derived.histogram.keys()),
-      histogramCounts: Float64Array.from(derived.histogram.values()),
       prefix2Ids: joinDictionary(derived.prefix2Ids),
     },
   };
@@ -89,7 +85,7 @@ function toWire(index: SearchIndex): { wire: WireIndex; transfer: ArrayBuffer[] 
     add(c.values);
   }
   const d = wire.derived;
-  for (const a of [d.dims, d.histogramKeys, d.histogramCounts, d.packedKeys, d.lookup.ids, d.lookup.rows]) add(a);
+  for (const a of [d.dims, d.histogram.keys, d.histogram.counts, d.packedKeys, d.lookup.ids, d.lookup.rows]) add(a);
   for (const ps of [d.city, d.postal, d.code, d.prefix2, d.word, d.packedRows] as Postings[]) {
     add(ps.offsets);
     add(ps.rows);
@@ -106,13 +102,7 @@ async function fromWire(wire: WireIndex, pause: Pause): Promise<SearchIndex> {
     cities: await splitDictionary(p.cities, pause),
     codeIds: await splitDictionary(p.codeIds, pause),
   };
-  const histogram = new Map<number, number>();
-  for (let i = 0; i < d.histogramKeys.length; i++) {
-    histogram.set(d.histogramKeys[i]!, d.histogramCounts[i]!);
-    if (i % DICTIONARY_SLICE === DICTIONARY_SLICE - 1) await pause();
-  }
-  const { histogramKeys: _k, histogramCounts: _c, ...rest } = d;
-  return SearchIndex.fromDerived(parts, { ...rest, histogram, prefix2Ids: await splitDictionary(d.prefix2Ids, pause) }, pause);
+  return SearchIndex.fromDerived(parts, { ...d, prefix2Ids: await splitDictionary(d.prefix2Ids, pause) });
 }
 
 /** Where a worker reads the companies from: its own connection, in a snapshot exported by the serving thread. */

@@ -1,12 +1,13 @@
 import type { SearchFilters } from './filters.ts';
 import { type IndexRow, type IndexAnswer, compareRows } from './search-index-rows.ts';
-import { type Pause, type Postings, MAP_SLICE, noPause, intersectTwo, lowerBound, unionOf } from './search-index-arrays.ts';
+import { type Pause, type Postings, noPause, intersectTwo, lowerBound, unionOf } from './search-index-arrays.ts';
 import { IndexOverlay } from './search-index-delta.ts';
 import {
   type IndexParts,
   type IndexDerived,
   deriveIndex,
   histogramKeysOf,
+  histogramPosition,
   digitOf,
   HISTOGRAM_BITS,
   DIGIT_KEY,
@@ -46,13 +47,13 @@ export class SearchIndex {
   private readonly overlay: IndexOverlay;
   /** Rows without an activity start begin here (they sort last). */
   private readonly firstUndated: number;
-  /** The overlay's histogram split by digit key: [0] every row, [d + 1] the rows with an activity code starting with d. */
-  private readonly histograms: Map<number, number>[];
+  /** Where each digit group of the histogram's keys starts: [0] every row, [d + 1] the rows with an activity code starting with d; [11] the end. */
+  private readonly histogramStarts: Int32Array;
 
-  private constructor(parts: IndexParts, derived: IndexDerived, overlay: IndexOverlay, histograms: Map<number, number>[]) {
+  private constructor(parts: IndexParts, derived: IndexDerived, overlay: IndexOverlay | null) {
     this.p = parts;
     this.derived = derived;
-    this.overlay = overlay;
+    this.overlay = overlay ?? IndexOverlay.empty(parts.n, derived.histogram);
     this.dims = derived.dims;
     this.prefix2Ids = derived.prefix2Ids;
     this.firstUndated = derived.firstUndated;
@@ -61,27 +62,17 @@ export class SearchIndex {
     this.codePostings = derived.code;
     this.prefix2Postings = derived.prefix2;
     this.wordPostings = derived.word;
-    this.histograms = histograms;
-  }
-
-  /** An index with `overlay`, its histogram split by digit key between pauses (a Map entry per key: 100,000s of them). */
-  private static async of(p: IndexParts, derived: IndexDerived, overlay: IndexOverlay, pause: Pause): Promise<SearchIndex> {
-    const histograms = Array.from({ length: 11 }, () => new Map<number, number>());
-    let i = 0;
-    for (const [key, count] of overlay.histogram) {
-      histograms[Math.floor(key / DIGIT_KEY)]!.set(key & HISTOGRAM_BITS, count);
-      if (++i % MAP_SLICE === 0) await pause();
-    }
-    return new SearchIndex(p, derived, overlay, histograms);
+    const keys = this.overlay.histogram.keys;
+    this.histogramStarts = Int32Array.from({ length: 12 }, (_, g) => histogramPosition(keys, g * DIGIT_KEY));
   }
 
   static async create(p: IndexParts, pause: Pause = noPause): Promise<SearchIndex> {
-    return SearchIndex.fromDerived(p, await SearchIndex.derive(p, pause), pause);
+    return new SearchIndex(p, await SearchIndex.derive(p, pause), null);
   }
 
-  /** An index of parts and what was derived from them elsewhere (a build's worker thread): only its histogram's split on this thread, between pauses. */
-  static fromDerived(p: IndexParts, derived: IndexDerived, pause: Pause = noPause): Promise<SearchIndex> {
-    return SearchIndex.of(p, derived, IndexOverlay.empty(p.n, derived.histogram), pause);
+  /** An index of parts and what was derived from them elsewhere (a build's worker thread): no work on this thread. */
+  static fromDerived(p: IndexParts, derived: IndexDerived): SearchIndex {
+    return new SearchIndex(p, derived, null);
   }
 
   /** Derives the packed column, the posting lists and the id lookup, pausing every few milliseconds. */
@@ -152,12 +143,12 @@ export class SearchIndex {
         lookup: this.derived.lookup,
         forget: (r, histogram) =>
           histogramKeysOf(this.dims[r]!, (key) => {
-            histogram.set(key, histogram.get(key)! - 1);
+            histogram.counts[histogramPosition(histogram.keys, key)]!--;
           }),
       },
       pause,
     );
-    return SearchIndex.of(this.p, this.derived, overlay, pause);
+    return new SearchIndex(this.p, this.derived, overlay);
   }
 
   private plan(f: SearchFilters): Plan {
@@ -338,7 +329,10 @@ export class SearchIndex {
           let mainTotal = 0;
           if (!plan.dated) {
             // The histogram counts (masked rows already taken off it, a one-digit prefix included).
-            for (const [packed, count] of this.histograms[digit + 1]!) if ((packed & low) === wantLow) mainTotal += count;
+            const { keys, counts } = this.overlay.histogram;
+            const to = this.histogramStarts[digit + 2]!;
+            // Within a digit group, bits 0-21 of a key are the packed value (`low` has no digit bits).
+            for (let k = this.histogramStarts[digit + 1]!; k < to; k++) if ((keys[k]! & low) === wantLow) mainTotal += counts[k]!;
           } else {
             let maskedIn = 0;
             if (masked !== null) {

@@ -17,8 +17,8 @@ export interface MainRows {
   forget(r: number, histogram: Histogram): void;
 }
 
-/** Rows prepared between pauses. */
-const PREPARE_SLICE = 4096;
+/** Rows prepared (or sorted, or masked) between pauses: about a millisecond of work, a few on a loaded machine. */
+const PREPARE_SLICE = 1024;
 
 export class IndexOverlay {
   private constructor(
@@ -51,14 +51,16 @@ export class IndexOverlay {
       byId.set(d.id, d);
       if (i % PREPARE_SLICE === PREPARE_SLICE - 1) await pause();
     }
-    const added = await sortSliced([...byId.values()], compareRows, pause);
+    const added = await sortSliced([...byId.values()], compareRows, pause, PREPARE_SLICE);
 
-    // From here on, no pause: a few linear passes and copies of typed arrays, done in one go.
+    // Everything below is built anew (this overlay is never modified), so it may pause too.
     const masked = this.masked.slice();
     const histogram: Histogram = { keys: this.histogram.keys, counts: this.histogram.counts.slice() };
     let maskedCount = this.maskedCount;
     const newlyMasked: number[] = [];
-    for (const d of added) {
+    for (let i = 0; i < added.length; i++) {
+      if (i % PREPARE_SLICE === PREPARE_SLICE - 1) await pause();
+      const d = added[i]!;
       const r = rowOfId(main.lookup, d.id);
       if (r < 0 || masked[r] !== 0) continue;
       masked[r] = 1;
@@ -71,6 +73,7 @@ export class IndexOverlay {
     maskedRows.set(newlyMasked, this.maskedRows.length);
     maskedRows.sort();
     const kept = this.rows.filter((d) => !byId.has(d.id));
+    await pause();
     return new IndexOverlay(masked, maskedCount, maskedRows, histogram, mergeSorted(kept, added, compareRows));
   }
 }

@@ -31,15 +31,15 @@ async function seeded(count: number): Promise<TestDatabase> {
 }
 
 /** A worker build reading the snapshot of a repeatable-read transaction, which ends once the worker has imported it. */
-async function startIn(db: TestDatabase, afterImport: () => Promise<void> = async () => {}): Promise<WorkerBuild> {
+async function startIn(db: TestDatabase, afterExport: () => Promise<void> = async () => {}): Promise<WorkerBuild> {
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const { rows } = await client.query<{ s: string }>('SELECT pg_export_snapshot() AS s');
+    await afterExport();
     const build = startWorkerBuild(noPause, { connection: connectionSettingsOf(db.db)!, snapshot: rows[0]!.s, chunkSize: 2 });
     await build.imported;
-    await afterImport();
     await client.query('COMMIT');
     return build;
   } finally {
@@ -60,7 +60,7 @@ const buildBackends = async (db: TestDatabase) =>
 test('the worker reads the exported snapshot: a change committed after the export is not in the index', { timeout: 60_000 }, async () => {
   const db = await seeded(5);
   const build = await startIn(db, async () => {
-    // Committed after the export, before the worker has read anything it sees (chunks of 2).
+    // Committed after the export, before the worker starts: only the imported snapshot hides it.
     await runDaily(db.db, { date: '2026-11-02', source: arraySource([named(1, 'ZMIENIONA'), named(9, 'NOWA')]), sourceKey: 'file:next' });
   });
   await build.read;

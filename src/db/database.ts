@@ -28,9 +28,37 @@ export function poolOf(db: object): pg.Pool | undefined {
   return pools.get(db);
 }
 
-export function createDatabase(url: string, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
+/**
+ * The connection settings of a database made by createDatabase, as plain values that can cross
+ * to a worker thread (structured clone): a worker opens its own connection with them
+ * (createDatabase(settings)). Undefined for any other database.
+ */
+export function connectionSettingsOf(db: object): ConnectionSettings | undefined {
+  const pool = pools.get(db);
+  if (!pool) return undefined;
+  const options = pool.options as unknown as Record<string, unknown>;
+  const out: ConnectionSettings = {};
+  // Every own key, the password too (pg-pool hides it from enumeration); functions stay behind.
+  for (const key of Object.getOwnPropertyNames(options)) {
+    const v = options[key];
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;
+    else if (key === 'ssl' && v !== null && typeof v === 'object') {
+      try {
+        out[key] = structuredClone(v);
+      } catch {
+        // An ssl option that cannot be cloned (a callback in it) is left to the defaults.
+      }
+    }
+  }
+  return out;
+}
+
+/** pg pool settings made of plain values (connectionSettingsOf). */
+export type ConnectionSettings = Record<string, unknown>;
+
+export function createDatabase(url: string | ConnectionSettings, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
   const pool = new pg.Pool({
-    connectionString: url,
+    ...(typeof url === 'string' ? { connectionString: url } : (url as pg.PoolConfig)),
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'regwatch',
     idleTimeoutMillis: 30_000,

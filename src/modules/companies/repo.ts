@@ -236,12 +236,11 @@ export async function readIndexLinesInOrder(
 
 /**
  * Every company's index line (search-index-lines.ts) in id order, not result order, one text per
- * chunk of `chunkSize` companies, aggregated by PostgreSQL: what a build in a worker thread is
- * sent (the worker sorts). This thread then receives one string a chunk instead of a row object
- * and a string per company, so it allocates almost nothing while a build runs: at 1,000,000
- * companies the per-row strings of a cursor cost the serving thread garbage collections of
- * 20–50 ms (docs/benchmarks.md, "Search freshness"). Keyset pages over the primary key, so no
- * sort and no cursor; run it in one repeatable-read transaction for one snapshot.
+ * chunk of `chunkSize` companies, aggregated by PostgreSQL: what a build in a worker thread reads
+ * (search-index-worker.ts; the worker sorts). One string a chunk instead of a row object and a
+ * string per company. Keyset pages over the primary key, so no sort and no cursor; run it in one
+ * repeatable-read transaction for one snapshot. The next page is asked for before `onChunk` is
+ * called with this one, so PostgreSQL reads it while this one is parsed.
  */
 export async function readIndexLinesById(
   trx: RegistryExecutor,
@@ -249,18 +248,25 @@ export async function readIndexLinesById(
   onChunk: (lines: string) => Promise<void>,
 ): Promise<number> {
   const n = Math.max(1, Math.floor(chunkSize));
-  let after = 0;
-  let total = 0;
-  for (;;) {
+  const page = async (after: number) => {
     const { rows } = await sql<{ lines: string | null; last: number | null; n: number }>`
       SELECT string_agg(s.line, chr(30)) AS lines, max(s.id)::float8 AS last, count(*)::int AS n
       FROM (SELECT c.id, ${INDEX_LINE} AS line FROM companies c WHERE c.id > ${after}::bigint ORDER BY c.id LIMIT ${n}) s`.execute(trx);
-    const r = rows[0]!;
+    return rows[0]!;
+  };
+  let total = 0;
+  let next: Promise<Awaited<ReturnType<typeof page>>> | null = page(0);
+  while (next !== null) {
+    const r: Awaited<ReturnType<typeof page>> = await next;
+    next = null;
     if (r.lines === null || r.last === null) break;
     total += r.n;
-    after = r.last;
+    if (r.n >= n) {
+      next = page(r.last);
+      // Awaited on the next turn; if onChunk throws first, the transaction's end reports the failure.
+      next.catch(() => {});
+    }
     await onChunk(r.lines);
-    if (r.n < n) break;
   }
   return total;
 }

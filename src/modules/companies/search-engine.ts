@@ -1,12 +1,14 @@
+import { sql } from 'kysely';
+import { connectionSettingsOf, type ConnectionSettings } from '../../db/database.ts';
 import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
 import { nextFollowStep, readIndexCursor, type FollowStep, type IndexCursor } from './index-follower.ts';
-import { readDataAsOf, readIndexRowsInOrder, readIndexLinesById, readRunChangedRows, searchCompaniesSql } from './repo.ts';
+import { readDataAsOf, readIndexRowsInOrder, readRunChangedRows, searchCompaniesSql } from './repo.ts';
 import type { SearchIndex } from './search-index.ts';
 import { SearchIndexBuilder } from './search-index-builder.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
-import { startWorkerBuild } from './search-index-worker.ts';
+import { startWorkerBuild, type WorkerBuild } from './search-index-worker.ts';
 
 /**
  * Keeps the in-memory search index of this process in step with the database, and answers
@@ -23,8 +25,9 @@ import { startWorkerBuild } from './search-index-worker.ts';
  *
  * A change is applied to a copy of the index's overlay (search-index-delta.ts) and swapped in
  * whole; a rebuild is swapped in only once it has caught up with the runs that finished while it
- * was built. Full builds run in a worker thread (search-index-worker.ts); this thread only reads
- * the rows from PostgreSQL, one string per 2,000 companies, and sends them on.
+ * was built. Full builds run in a worker thread (search-index-worker.ts) that reads the companies
+ * over a connection of its own, in the snapshot of this thread's transaction that read the
+ * cursor: this thread reads none of the rows.
  */
 
 /** Lets requests run between slices of this thread's share of the work. */
@@ -69,7 +72,7 @@ export interface SearchEngineOptions {
   logger: Log;
   /** `sql` never builds an index (every search runs in PostgreSQL). Default `memory`. */
   mode?: 'memory' | 'sql';
-  /** Rows read per query while building (each chunk is a few milliseconds of this thread's time). */
+  /** Rows read per query while building (in a build in this thread, each chunk is a few milliseconds of its time). */
   chunkSize?: number;
   /**
    * Finished runs that changed more companies than this are applied by a rebuild instead of a
@@ -107,11 +110,16 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
   const { db, logger } = options;
   const mode = options.mode ?? 'memory';
   const chunkSize = options.chunkSize ?? 4_000;
-  // One string a chunk crosses this thread to the worker: small enough to post in well under a millisecond.
+  // Companies per query of a worker's read (one string aggregated by PostgreSQL each).
   const workerChunkSize = options.chunkSize ?? 2_000;
   const maxDelta = options.maxDelta ?? 50_000;
   const retryAfterMs = options.retryAfterMs ?? 30_000;
   const buildIn = options.buildIn ?? 'worker';
+  // The worker opens its own connection with the pool's settings; a database not made by
+  // createDatabase (none in this service) builds in this thread instead.
+  const connection = connectionSettingsOf(db);
+  if (mode === 'memory' && buildIn === 'worker' && connection === undefined)
+    logger.warn({}, 'search index: no connection settings for a worker; building in this thread');
   const followEveryMs = options.followEveryMs ?? 1_000;
   const answerCache = options.answerCache ?? 10_000;
   /** The answers of the serving index (keyed by it: a new index starts with none). */
@@ -133,6 +141,8 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
 
   let loaded: Loaded | null = null;
   let building: Promise<void> | null = null;
+  /** The worker of the build in progress (stop() ends it). */
+  let buildWorker: WorkerBuild | null = null;
   let rebuildAgain = false;
   /** A change too large for a delta was seen: the index stays as it is until a rebuild is in. */
   let holding = false;
@@ -145,20 +155,6 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
   let generation = 0;
   let prefetching = false;
 
-  async function readInWorker(trx: RegistryExecutor): Promise<() => Promise<SearchIndex>> {
-    const worker = startWorkerBuild(yieldToRequests);
-    try {
-      await readIndexLinesById(trx, workerChunkSize, async (lines) => {
-        if (stopped) throw new Error('search engine stopped');
-        await worker.add(lines);
-      });
-    } catch (e) {
-      await worker.abort();
-      throw e;
-    }
-    return () => worker.finish();
-  }
-
   async function readInThread(trx: RegistryExecutor): Promise<() => Promise<SearchIndex>> {
     const builder = new SearchIndexBuilder();
     await readIndexRowsInOrder(trx, chunkSize, async (rows) => {
@@ -169,18 +165,51 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     return () => builder.build(yieldToRequests);
   }
 
+  /**
+   * A build in a worker thread, which reads the companies itself (search-index-worker.ts): this
+   * thread reads only the cursor, in a repeatable-read transaction whose snapshot the worker
+   * imports (pg_export_snapshot), so the index and its cursor describe the same state. The
+   * transaction stays open until the worker has imported it; nothing of the rows crosses this thread.
+   */
+  async function buildInWorker(started: number, connection: ConnectionSettings): Promise<Loaded> {
+    let worker: WorkerBuild | null = null;
+    try {
+      const cursor = await db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute(async (trx) => {
+          const cursor = await readIndexCursor(trx);
+          const { rows } = await sql<{ snapshot: string }>`SELECT pg_export_snapshot() AS snapshot`.execute(trx);
+          if (stopped) throw new Error('search engine stopped');
+          worker = startWorkerBuild(yieldToRequests, { connection, snapshot: rows[0]!.snapshot, chunkSize: workerChunkSize });
+          buildWorker = worker;
+          await worker.imported;
+          return cursor;
+        });
+      const w: WorkerBuild = worker!;
+      await w.read;
+      const readMs = Date.now() - started;
+      const index = await w.finish();
+      return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started, readMs };
+    } catch (e) {
+      await (worker as WorkerBuild | null)?.abort();
+      throw e;
+    } finally {
+      if (buildWorker === worker) buildWorker = null;
+    }
+  }
+
   async function build(): Promise<Loaded> {
     const started = Date.now();
+    if (buildIn === 'worker' && connection !== undefined) return buildInWorker(started, connection);
     // One snapshot for the whole read: the index and its cursor describe the same state. The
     // transaction ends once the rows are read; the index is finished after.
     const { cursor, finish } = await db
       .transaction()
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
-      .execute(async (trx) => ({
-        cursor: await readIndexCursor(trx),
-        finish: await (buildIn === 'worker' ? readInWorker(trx) : readInThread(trx)),
-      }));
+      .execute(async (trx) => ({ cursor: await readIndexCursor(trx), finish: await readInThread(trx) }));
     const readMs = Date.now() - started;
     const index = await finish();
     return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started, readMs };
@@ -435,6 +464,7 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
       if (followTimer) clearInterval(followTimer);
+      await buildWorker?.abort();
       await building?.catch(() => {});
     },
   };

@@ -99,10 +99,10 @@ export function mergeSorted<T>(a: readonly T[], b: readonly T[], compare: (a: T,
 }
 
 /** Sorts in slices merged in pairs, pausing between steps, so a large sort never blocks for long. */
-export async function sortSliced<T>(values: T[], compare: (a: T, b: T) => number, pause: Pause): Promise<T[]> {
+export async function sortSliced<T>(values: T[], compare: (a: T, b: T) => number, pause: Pause, slice = SLICE): Promise<T[]> {
   const runs: T[][] = [];
-  for (let i = 0; i < values.length; i += SLICE) {
-    runs.push(values.slice(i, i + SLICE).sort(compare));
+  for (let i = 0; i < values.length; i += slice) {
+    runs.push(values.slice(i, i + slice).sort(compare));
     await pause();
   }
   let level = runs;

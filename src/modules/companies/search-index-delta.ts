@@ -1,5 +1,6 @@
 import type { SearchFilters } from './filters.ts';
 import { compareRows, deltaRowOf, rowMatches, type DeltaRow, type IndexRow } from './search-index-rows.ts';
+import type { Histogram } from './search-index-derive.ts';
 import { mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, type Pause } from './search-index-arrays.ts';
 
 /**
@@ -13,11 +14,11 @@ import { mergeSorted, noPause, rowOfId, sortSliced, type IdLookup, type Pause } 
 export interface MainRows {
   lookup: IdLookup;
   /** Takes main row r off the histogram (every count it is in). */
-  forget(r: number, histogram: Map<number, number>): void;
+  forget(r: number, histogram: Histogram): void;
 }
 
-/** Rows prepared between pauses. */
-const PREPARE_SLICE = 4096;
+/** Rows prepared (or sorted, or masked) between pauses: about a millisecond of work, a few on a loaded machine. */
+const PREPARE_SLICE = 1024;
 
 export class IndexOverlay {
   private constructor(
@@ -25,12 +26,13 @@ export class IndexOverlay {
     readonly maskedCount: number,
     /** The masked rows, ascending. */
     readonly maskedRows: Uint32Array,
-    readonly histogram: ReadonlyMap<number, number>,
+    /** Never modified (a change copies the counts). */
+    readonly histogram: Histogram,
     /** In result order. */
     readonly rows: readonly DeltaRow[],
   ) {}
 
-  static empty(n: number, histogram: ReadonlyMap<number, number>): IndexOverlay {
+  static empty(n: number, histogram: Histogram): IndexOverlay {
     return new IndexOverlay(new Uint8Array(n), 0, new Uint32Array(0), histogram, []);
   }
 
@@ -49,14 +51,16 @@ export class IndexOverlay {
       byId.set(d.id, d);
       if (i % PREPARE_SLICE === PREPARE_SLICE - 1) await pause();
     }
-    const added = await sortSliced([...byId.values()], compareRows, pause);
+    const added = await sortSliced([...byId.values()], compareRows, pause, PREPARE_SLICE);
 
-    // From here on, no pause: a few linear passes, done in one go.
+    // Everything below is built anew (this overlay is never modified), so it may pause too.
     const masked = this.masked.slice();
-    const histogram = new Map(this.histogram);
+    const histogram: Histogram = { keys: this.histogram.keys, counts: this.histogram.counts.slice() };
     let maskedCount = this.maskedCount;
     const newlyMasked: number[] = [];
-    for (const d of added) {
+    for (let i = 0; i < added.length; i++) {
+      if (i % PREPARE_SLICE === PREPARE_SLICE - 1) await pause();
+      const d = added[i]!;
       const r = rowOfId(main.lookup, d.id);
       if (r < 0 || masked[r] !== 0) continue;
       masked[r] = 1;
@@ -69,6 +73,7 @@ export class IndexOverlay {
     maskedRows.set(newlyMasked, this.maskedRows.length);
     maskedRows.sort();
     const kept = this.rows.filter((d) => !byId.has(d.id));
+    await pause();
     return new IndexOverlay(masked, maskedCount, maskedRows, histogram, mergeSorted(kept, added, compareRows));
   }
 }

@@ -43,7 +43,7 @@ export interface IndexParts {
 /** What SearchIndex.derive works out from the parts: the packed column, the histogram, the posting lists and the id lookup. */
 export interface IndexDerived {
   dims: Int32Array;
-  histogram: Map<number, number>;
+  histogram: Histogram;
   prefix2Ids: Map<string, number>;
   firstUndated: number;
   city: Postings;
@@ -73,6 +73,34 @@ export const HISTOGRAM_BITS = (1 << DIGITS_SHIFT) - 1;
 // one-digit activity prefix is counted without visiting rows too.
 export const DIGIT_KEY = 1 << DIGITS_SHIFT;
 
+/**
+ * Main rows counted by histogram key, the keys ascending: typed arrays, not a Map of 100,000s of
+ * entries, so a build's worker hands it over by transfer and the serving thread's heap holds (and
+ * a delta copies) no object per key. The keys of digit group g (0: every row; d + 1: rows with an
+ * activity code starting with d) are the run from g * DIGIT_KEY on.
+ */
+export interface Histogram {
+  keys: Int32Array;
+  counts: Int32Array;
+}
+
+export function histogramOf(counts: ReadonlyMap<number, number>): Histogram {
+  const keys = Int32Array.from(counts.keys()).sort();
+  return { keys, counts: Int32Array.from(keys, (k) => counts.get(k)!) };
+}
+
+/** The position of `key` in the histogram's keys (the first key at or past it). */
+export function histogramPosition(keys: Int32Array, key: number): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Calls `emit` with every histogram key main row `dims` is counted under. */
 export function histogramKeysOf(dims: number, emit: (key: number) => void): void {
   const packed = dims & HISTOGRAM_BITS;
@@ -89,10 +117,10 @@ export function digitOf(mask: number): number {
 /** Derives the packed column, the posting lists and the id lookup, pausing every few milliseconds. */
 export async function deriveIndex(p: IndexParts, pause: Pause = noPause): Promise<IndexDerived> {
   const dims = new Int32Array(p.n);
-  const histogram = new Map<number, number>();
+  const counted = new Map<number, number>();
   const prefix2Ids = new Map<string, number>();
   const count = (key: number) => {
-    histogram.set(key, (histogram.get(key) ?? 0) + 1);
+    counted.set(key, (counted.get(key) ?? 0) + 1);
   };
   const codeFirstDigit = new Uint16Array(p.codeIds.size + 1);
   const codePrefix2 = new Uint32Array(p.codeIds.size + 1);
@@ -148,7 +176,9 @@ export async function deriveIndex(p: IndexParts, pause: Pause = noPause): Promis
   const word = await postingsOf(wordCount(p.sortedWords), p.n, pause, (r, emit) => {
     for (let j = p.words.offsets[r]!; j < p.words.offsets[r + 1]!; j++) emit(p.words.values[j]!);
   });
-  const packedKeys = Int32Array.from([...histogram.keys()].filter((k) => k <= HISTOGRAM_BITS)).sort();
+  const histogram = histogramOf(counted);
+  // Group 0 of the histogram's keys: every packed value that occurs.
+  const packedKeys = histogram.keys.slice(0, histogramPosition(histogram.keys, DIGIT_KEY));
   const keyIndex = new Map<number, number>();
   for (let i = 0; i < packedKeys.length; i++) keyIndex.set(packedKeys[i]!, i);
   const packedRows = await postingsOf(packedKeys.length, p.n, pause, (r, emit) => emit(keyIndex.get(dims[r]! & HISTOGRAM_BITS)!));

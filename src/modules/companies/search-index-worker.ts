@@ -1,29 +1,33 @@
 import { isMainThread, parentPort, workerData, type Worker } from 'node:worker_threads';
+import { sql } from 'kysely';
+import { createDatabase, type ConnectionSettings } from '../../db/database.ts';
 import { startTsWorker } from '../../lib/ts-worker.ts';
+import { readIndexLinesById } from './repo.ts';
 import type { Csr, Pause, Postings } from './search-index-arrays.ts';
 import { SearchIndexBuilder } from './search-index-builder.ts';
 import { parseIndexLines } from './search-index-lines.ts';
 import { SearchIndex, type IndexDerived, type IndexParts } from './search-index.ts';
 
 /**
- * A full build of the search index in a worker thread (docs/search.md, "Freshness"). The serving
- * thread reads the index lines from PostgreSQL (in id order, one string a chunk: repo.ts
- * readIndexLinesById) and sends them on as they came; the worker parses them, puts the rows in
- * result order, builds the columns, sorts the words and derives the posting lists, then hands
- * every typed array back by transfer (no copy). What is left for the serving thread is a few small dictionaries,
- * rebuilt between pauses. A build in the serving thread itself (SearchIndexBuilder with pauses)
- * paused request handling for up to ~260 ms at 1,000,000 companies; this one does not.
+ * A full build of the search index in a worker thread (docs/search.md, "Freshness"). The worker
+ * opens a connection of its own (the serving pool's settings) and reads the companies itself, in
+ * the snapshot the serving thread exported (pg_export_snapshot) from the transaction it read the
+ * index's cursor in, so the index and its cursor describe one state. It reads the index lines in
+ * id order (one string a chunk: repo.ts readIndexLinesById), parses them, puts the rows in result
+ * order, builds the columns, sorts the words and derives the posting lists, then hands every typed
+ * array back by transfer (no copy). The serving thread reads nothing of it: what is left for it is
+ * a few small dictionaries, rebuilt between pauses. A build in the serving thread itself
+ * (SearchIndexBuilder with pauses) paused request handling for up to ~260 ms at 1,000,000
+ * companies; rows read by the serving thread and sent to the worker still cost it 30-40 ms
+ * garbage collections.
  */
 
 const ROLE = 'regwatch-search-index-build';
-/** Chunks of lines sent and not yet parsed: enough to keep the worker busy, few enough to bound memory. */
-const IN_FLIGHT = 4;
 /** Dictionary entries rebuilt between pauses. */
 const DICTIONARY_SLICE = 16_384;
 const SEP = '\x1e';
 
-type ToWorker = { type: 'lines'; text: string } | { type: 'finish' };
-type ToMain = { type: 'ack' } | { type: 'index'; index: WireIndex } | { type: 'fatal'; message: string };
+type ToMain = { type: 'imported' } | { type: 'read' } | { type: 'index'; index: WireIndex } | { type: 'fatal'; message: string };
 
 /** An index as it crosses threads: typed arrays (transferred), and each dictionary as one string of its values in id order. */
 interface WireIndex {
@@ -33,9 +37,7 @@ interface WireIndex {
     cities: string;
     codeIds: string;
   };
-  derived: Omit<IndexDerived, 'histogram' | 'prefix2Ids'> & {
-    histogramKeys: Float64Array;
-    histogramCounts: Float64Array;
+  derived: Omit<IndexDerived, 'prefix2Ids'> & {
     prefix2Ids: string;
   };
 }
@@ -70,8 +72,6 @@ function toWire(index: SearchIndex): { wire: WireIndex; transfer: ArrayBuffer[] 
     },
     derived: {
       ...derived,
-      histogramKeys: Float64Array.from(derived.histogram.keys()),
-      histogramCounts: Float64Array.from(derived.histogram.values()),
       prefix2Ids: joinDictionary(derived.prefix2Ids),
     },
   };
@@ -85,7 +85,7 @@ function toWire(index: SearchIndex): { wire: WireIndex; transfer: ArrayBuffer[] 
     add(c.values);
   }
   const d = wire.derived;
-  for (const a of [d.dims, d.histogramKeys, d.histogramCounts, d.packedKeys, d.lookup.ids, d.lookup.rows]) add(a);
+  for (const a of [d.dims, d.histogram.keys, d.histogram.counts, d.packedKeys, d.lookup.ids, d.lookup.rows]) add(a);
   for (const ps of [d.city, d.postal, d.code, d.prefix2, d.word, d.packedRows] as Postings[]) {
     add(ps.offsets);
     add(ps.rows);
@@ -102,98 +102,120 @@ async function fromWire(wire: WireIndex, pause: Pause): Promise<SearchIndex> {
     cities: await splitDictionary(p.cities, pause),
     codeIds: await splitDictionary(p.codeIds, pause),
   };
-  const histogram = new Map<number, number>();
-  for (let i = 0; i < d.histogramKeys.length; i++) histogram.set(d.histogramKeys[i]!, d.histogramCounts[i]!);
-  const { histogramKeys: _k, histogramCounts: _c, ...rest } = d;
-  return SearchIndex.fromDerived(parts, { ...rest, histogram, prefix2Ids: await splitDictionary(d.prefix2Ids, pause) });
+  return SearchIndex.fromDerived(parts, { ...d, prefix2Ids: await splitDictionary(d.prefix2Ids, pause) });
 }
 
-/** A build in progress in a worker thread: feed it the index lines in result order, then finish. */
+/** Where a worker reads the companies from: its own connection, in a snapshot exported by the serving thread. */
+export interface WorkerBuildSource {
+  /** The serving pool's settings (connectionSettingsOf): the worker opens one connection of its own with them. */
+  connection: ConnectionSettings;
+  /** pg_export_snapshot() of a transaction kept open until `imported`: the worker reads exactly that state. */
+  snapshot: string;
+  /** Companies per query (one string aggregated by PostgreSQL each). */
+  chunkSize: number;
+}
+
+/** A build in progress in a worker thread. Every promise rejects if the worker fails or the build is aborted. */
 export interface WorkerBuild {
-  /** Sends one chunk of index lines (resolves once the worker has room for more). */
-  add(lines: string): Promise<void>;
-  /** The index of every line sent, handed over to this thread. */
+  /** The worker's transaction has imported the snapshot: the exporting transaction may end. */
+  readonly imported: Promise<void>;
+  /** Every company is read (the worker's connection is closed); the index is being finished. */
+  readonly read: Promise<void>;
+  /** The index, its arrays handed over to this thread by transfer. */
   finish(): Promise<SearchIndex>;
-  /** Stops the worker (a build given up). */
+  /** Stops the worker (a build given up): the pending promises reject. */
   abort(): Promise<void>;
 }
 
-export function startWorkerBuild(pause: Pause): WorkerBuild {
-  const worker: Worker = startTsWorker(import.meta.url, { role: ROLE });
-  let inFlight = 0;
-  let failure: Error | null = null;
-  let waiting: { resolve: () => void; reject: (e: Error) => void } | null = null;
-  let result: { resolve: (w: WireIndex) => void; reject: (e: Error) => void } | null = null;
-  let done = false;
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(v: T): void;
+  reject(e: Error): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Awaited later (or never, on a failure before): not an unhandled rejection meanwhile.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+export function startWorkerBuild(pause: Pause, source: WorkerBuildSource): WorkerBuild {
+  const worker: Worker = startTsWorker(import.meta.url, { role: ROLE, source });
+  const imported = deferred<void>();
+  const read = deferred<void>();
+  const index = deferred<WireIndex>();
+  let settled = false;
   const fail = (e: Error) => {
-    failure ??= e;
-    waiting?.reject(failure);
-    result?.reject(failure);
-    waiting = null;
-    result = null;
+    if (settled) return;
+    settled = true;
+    for (const d of [imported, read, index]) d.reject(e);
   };
   worker.on('message', (m: ToMain) => {
-    if (m.type === 'ack') {
-      inFlight--;
-      waiting?.resolve();
-      waiting = null;
-    } else if (m.type === 'index') {
-      done = true;
-      result?.resolve(m.index);
-      result = null;
+    if (m.type === 'imported') imported.resolve();
+    else if (m.type === 'read') read.resolve();
+    else if (m.type === 'index') {
+      settled = true;
+      index.resolve(m.index);
     } else fail(new Error(`search index worker: ${m.message}`));
   });
   worker.on('error', (e) => fail(e));
-  worker.on('exit', (code) => {
-    if (!done) fail(new Error(`search index worker stopped (exit code ${code})`));
-  });
-  const send = (m: ToWorker) => worker.postMessage(m);
+  worker.on('exit', (code) => fail(new Error(`search index worker stopped (exit code ${code})`)));
 
   return {
-    async add(lines) {
-      if (failure) throw failure;
-      send({ type: 'lines', text: lines });
-      inFlight++;
-      while (inFlight >= IN_FLIGHT) {
-        if (failure) throw failure;
-        await new Promise<void>((resolve, reject) => {
-          waiting = { resolve, reject };
-        });
-      }
-    },
+    imported: imported.promise,
+    read: read.promise,
     async finish() {
-      if (failure) throw failure;
-      const wire = await new Promise<WireIndex>((resolve, reject) => {
-        result = { resolve, reject };
-        send({ type: 'finish' });
-      });
+      const wire = await index.promise;
       await worker.terminate();
       return fromWire(wire, pause);
     },
     async abort() {
-      done = true;
+      fail(new Error('search index build stopped'));
       await worker.terminate();
     },
   };
 }
 
-function runWorker(): void {
+async function runWorker(source: WorkerBuildSource): Promise<void> {
   const port = parentPort!;
+  // Alive until terminated by the serving thread, so the index message is never cut off by an exit.
+  port.on('message', () => {});
+  const post = (m: ToMain, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+  if (!/^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i.test(source.snapshot)) throw new Error(`not a snapshot id: ${source.snapshot}`);
+  const name = typeof source.connection.application_name === 'string' ? source.connection.application_name : 'regwatch';
+  const handle = createDatabase(source.connection, { max: 1, applicationName: `${name}:search-build` });
   const builder = new SearchIndexBuilder();
-  port.on('message', (m: ToWorker) => {
-    void (async () => {
-      if (m.type === 'lines') {
-        parseIndexLines(m.text, (row) => builder.add(row));
-        port.postMessage({ type: 'ack' } satisfies ToMain);
-        return;
-      }
-      const index = await builder.build();
-      const { wire, transfer } = toWire(index);
-      port.postMessage({ type: 'index', index: wire } satisfies ToMain, transfer);
-    })().catch((e: unknown) =>
-      port.postMessage({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) } satisfies ToMain),
-    );
-  });
+  try {
+    await handle.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => {
+        await sql`SET TRANSACTION SNAPSHOT ${sql.lit(source.snapshot)}`.execute(trx);
+        post({ type: 'imported' });
+        await readIndexLinesById(trx, source.chunkSize, async (lines) => {
+          // The next page's query is sent before this one is parsed (readIndexLinesById): let it leave first.
+          await new Promise((resolve) => setImmediate(resolve));
+          parseIndexLines(lines, (row) => builder.add(row));
+        });
+      });
+  } finally {
+    await handle.close();
+  }
+  post({ type: 'read' });
+  const { wire, transfer } = toWire(await builder.build());
+  post({ type: 'index', index: wire }, transfer);
 }
 
-if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) runWorker();
+if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) {
+  const { source } = workerData as { source: WorkerBuildSource };
+  runWorker(source).catch((e: unknown) =>
+    parentPort!.postMessage({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) } satisfies ToMain),
+  );
+}

@@ -7,6 +7,7 @@ import {
   type IndexDerived,
   deriveIndex,
   histogramKeysOf,
+  histogramPosition,
   digitOf,
   HISTOGRAM_BITS,
   DIGIT_KEY,
@@ -46,8 +47,8 @@ export class SearchIndex {
   private readonly overlay: IndexOverlay;
   /** Rows without an activity start begin here (they sort last). */
   private readonly firstUndated: number;
-  /** The overlay's histogram split by digit key: [0] every row, [d + 1] the rows with an activity code starting with d. */
-  private readonly histograms: Map<number, number>[];
+  /** Where each digit group of the histogram's keys starts: [0] every row, [d + 1] the rows with an activity code starting with d; [11] the end. */
+  private readonly histogramStarts: Int32Array;
 
   private constructor(parts: IndexParts, derived: IndexDerived, overlay: IndexOverlay | null) {
     this.p = parts;
@@ -61,8 +62,8 @@ export class SearchIndex {
     this.codePostings = derived.code;
     this.prefix2Postings = derived.prefix2;
     this.wordPostings = derived.word;
-    this.histograms = Array.from({ length: 11 }, () => new Map<number, number>());
-    for (const [key, count] of this.overlay.histogram) this.histograms[Math.floor(key / DIGIT_KEY)]!.set(key & HISTOGRAM_BITS, count);
+    const keys = this.overlay.histogram.keys;
+    this.histogramStarts = Int32Array.from({ length: 12 }, (_, g) => histogramPosition(keys, g * DIGIT_KEY));
   }
 
   static async create(p: IndexParts, pause: Pause = noPause): Promise<SearchIndex> {
@@ -142,7 +143,7 @@ export class SearchIndex {
         lookup: this.derived.lookup,
         forget: (r, histogram) =>
           histogramKeysOf(this.dims[r]!, (key) => {
-            histogram.set(key, histogram.get(key)! - 1);
+            histogram.counts[histogramPosition(histogram.keys, key)]!--;
           }),
       },
       pause,
@@ -328,7 +329,10 @@ export class SearchIndex {
           let mainTotal = 0;
           if (!plan.dated) {
             // The histogram counts (masked rows already taken off it, a one-digit prefix included).
-            for (const [packed, count] of this.histograms[digit + 1]!) if ((packed & low) === wantLow) mainTotal += count;
+            const { keys, counts } = this.overlay.histogram;
+            const to = this.histogramStarts[digit + 2]!;
+            // Within a digit group, bits 0-21 of a key are the packed value (`low` has no digit bits).
+            for (let k = this.histogramStarts[digit + 1]!; k < to; k++) if ((keys[k]! & low) === wantLow) mainTotal += counts[k]!;
           } else {
             let maskedIn = 0;
             if (masked !== null) {

@@ -178,6 +178,63 @@ export async function findResultRows(db: RegistryExecutor, ids: readonly string[
   return out;
 }
 
+/** One page of a batch: the companies of a search's page, in order, and its (priced, token-checked) charge. */
+export interface ChargedPage {
+  ids: readonly string[];
+  charge: ChargeArgs;
+}
+
+/**
+ * findResultRows for the pages of several searches and, in the same statement, each search's
+ * charge (ledger-batch.ts: one round trip and one commit for all of them; a search is paid for
+ * whether or not its page holds results). Per page, in order: its rows, in the order of its ids,
+ * and what its charge came to (taken, or refused with the reason). Every charge must have a price.
+ */
+export async function findResultPagesCharging(
+  db: RegistryExecutor,
+  pages: readonly ChargedPage[],
+): Promise<{ rows: ResultRow[]; attempt: ChargeAttempt }[]> {
+  const usages = pages.map((p) => {
+    const u = batchUsageOf(p.charge);
+    if (!u) throw new Error('findResultPagesCharging: a free search is not batched');
+    return u;
+  });
+  const ids: string[] = [];
+  const of: number[] = [];
+  const pos: number[] = [];
+  pages.forEach((p, n) =>
+    p.ids.forEach((id, k) => {
+      ids.push(id);
+      of.push(n + 1);
+      pos.push(k);
+    }),
+  );
+  type Row = Omit<ResultRow, 'snapshot'> & UsageBatchRow & { i: number; pos: number | null; snapshot: string | null };
+  const { rows } = await executePrepared(
+    db,
+    sql<Row>`
+    WITH page_ids AS (SELECT * FROM unnest(${ids}::bigint[], ${of}::bigint[], ${pos}::int[]) AS p(id, i, pos)),
+    ${usageBatchSteps(usages, () => sql`true`)},
+    outcome AS (SELECT q.i, ${usageBatchOutcome(sql`q.i`)} FROM bc_req q)
+    SELECT o.i::int AS i, p.pos, c.id::text AS id, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start,
+           c.main_activity, c.snapshot, o.bc_balance_after, o.bc_token_live, o.bc_balance_left
+      FROM outcome o LEFT JOIN page_ids p ON p.i = o.i LEFT JOIN companies c ON c.id = p.id`,
+  );
+  const out = pages.map((p, n) => ({ slots: new Array<ResultRow | undefined>(p.ids.length), outcome: null as UsageBatchRow | null, n }));
+  for (const r of rows) {
+    const page = out[r.i - 1];
+    if (page === undefined) throw new Error(`findResultPagesCharging: a row of page ${r.i} of ${pages.length}`);
+    const { i: _i, pos: at, bc_balance_after, bc_token_live, bc_balance_left, snapshot, ...row } = r;
+    page.outcome ??= { bc_balance_after, bc_token_live, bc_balance_left };
+    // A company deleted since the search (only a lost race does that) has no row.
+    if (at !== null && snapshot !== null) page.slots[at] = { ...row, snapshot: JSON.parse(snapshot) as CompanySnapshot };
+  }
+  return out.map((p) => {
+    if (p.outcome === null) throw new Error(`findResultPagesCharging: no outcome for page ${p.n + 1}`);
+    return { rows: p.slots.filter((r) => r !== undefined), attempt: batchAttemptOf(p.outcome, usages[p.n]!) };
+  });
+}
+
 // ------------------------------------------------------------------------------------------------
 // Index rows
 

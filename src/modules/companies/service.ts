@@ -18,8 +18,17 @@ import { isTokenActive } from '../tokens/authenticate.ts';
 import { chargeOutcome, priceOf, readBalance, type ChargeArgs } from '../wallet/credits.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
 import { createTurnBatcher } from '../../lib/turn-batcher.ts';
-import { findCompaniesCharging, findCompanyCharging, findResultRows, readDataAsOf, type ChargedRead, type ResultRow } from './repo.ts';
-import type { CompanySearchEngine } from './search-engine.ts';
+import {
+  findCompaniesCharging,
+  findCompanyCharging,
+  findResultPagesCharging,
+  findResultRows,
+  readDataAsOf,
+  type ChargedPage,
+  type ChargedRead,
+  type ResultRow,
+} from './repo.ts';
+import type { CompanySearchEngine, SearchAnswer } from './search-engine.ts';
 
 /** Who pays for a snapshot: the request's account and the token it presented. */
 export interface Payer {
@@ -101,8 +110,41 @@ function snapshotBody(company: StoredCompany, now: Date, dataAsOf: string | null
  */
 const SNAPSHOT_BATCHES_IN_FLIGHT = 3;
 
+/** The same for the pages of searches (findResultPagesCharging). */
+const SEARCH_BATCHES_IN_FLIGHT = 3;
+
+/** A deadlock or a serialization failure: the batch took nothing, and its items may be tried again. */
+const isRetryable = (e: unknown) => {
+  const code = (e as { code?: string }).code;
+  return code === '40P01' || code === '40001';
+};
+
+function searchBody(answer: SearchAnswer, page: number, rows: readonly ResultRow[]) {
+  return {
+    status: 'success' as const,
+    data: {
+      ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE),
+      data_as_of: answer.dataAsOf,
+      results: rows.map(searchResultOf),
+    },
+  };
+}
+
 export function createCompaniesService(deps: CompaniesServiceDeps) {
   const { db, clock } = deps;
+
+  /** The engine's answer to a search (the ids of its page), and the page asked for. */
+  const answerOf = async (query: SearchQuery): Promise<{ answer: SearchAnswer; page: number }> => {
+    const { filters, page } = parseSearchQuery(query);
+    try {
+      return { answer: await deps.search.search(filters, (page - 1) * SEARCH_PAGE_SIZE, SEARCH_PAGE_SIZE), page };
+    } catch (e) {
+      // Only the SQL path can time out: a wide search while this process builds its index.
+      if ((e as { code?: string }).code === '57014')
+        throw new TemporarilyUnavailableError('The search index is being built; this search took too long. Try again in a minute.');
+      throw e;
+    }
+  };
 
   /** `find`, and when it finds nothing, an on-demand import (after `beforeImport`) and `find` again. */
   const findOrImport = async <T>(identifier: Identifier, find: () => Promise<T | null>, beforeImport?: () => Promise<void>): Promise<T> => {
@@ -139,13 +181,29 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       try {
         return await findCompaniesCharging(db, reads);
       } catch (e) {
-        const code = (e as { code?: string }).code;
-        if (code !== '40P01' && code !== '40001') throw e;
+        if (!isRetryable(e)) throw e;
         deps.logger.warn({ err: e, reads: reads.length }, 'batched snapshot charge failed; charging one by one');
         return Promise.all(reads.map(readCharging));
       }
     },
     { maxInFlight: SNAPSHOT_BATCHES_IN_FLIGHT },
+  );
+  /**
+   * The pages of the searches of one event-loop turn, read with their charges in one statement
+   * (findResultPagesCharging), as readBatched does for snapshots; after a deadlock, one by one
+   * (a statement of one search locks one wallet).
+   */
+  const pageBatched = createTurnBatcher(
+    async (pages: ChargedPage[]) => {
+      try {
+        return await findResultPagesCharging(db, pages);
+      } catch (e) {
+        if (!isRetryable(e)) throw e;
+        deps.logger.warn({ err: e, pages: pages.length }, 'batched search charge failed; charging one by one');
+        return Promise.all(pages.map(async (p) => (await findResultPagesCharging(db, [p]))[0]!));
+      }
+    },
+    { maxInFlight: SEARCH_BATCHES_IN_FLIGHT },
   );
 
   return {
@@ -197,27 +255,41 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       return { charged: outcome.charged, balanceAfter: outcome.balanceAfter, body: snapshotBody(found.company, now, found.dataAsOf) };
     },
 
+    /**
+     * A page of results, charging nothing (callers that sell it charge through
+     * src/modules/wallet/credits.ts, or use paidSearch). 422 for invalid filters, 503 when a SQL
+     * search (while the index is built) times out.
+     */
     async search(query: SearchQuery) {
-      const { filters, page } = parseSearchQuery(query);
-      const offset = (page - 1) * SEARCH_PAGE_SIZE;
-      let answer;
-      try {
-        answer = await deps.search.search(filters, offset, SEARCH_PAGE_SIZE);
-      } catch (e) {
-        // Only the SQL path can time out: a wide search while this process builds its index.
-        if ((e as { code?: string }).code === '57014')
-          throw new TemporarilyUnavailableError('The search index is being built; this search took too long. Try again in a minute.');
-        throw e;
+      const { answer, page } = await answerOf(query);
+      return searchBody(answer, page, await findResultRows(db, answer.ids));
+    },
+
+    /**
+     * search, charged to `payer` in the statement that reads the page's companies, together with
+     * the pages of the other searches of the same moment (one round trip and one commit for all of
+     * them; the charge also checks that the token is still usable). Besides search's errors
+     * (nothing charged): 402 too few credits, 401 a token revoked or expired meanwhile (for a free
+     * search, checked again when `payer` came from the token cache).
+     */
+    async paidSearch(query: SearchQuery, payer: Payer & { cached: boolean }) {
+      const { answer, page } = await answerOf(query);
+      const now = clock.now();
+      const inactive = () => new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
+      if (priceOf(deps.config.prices, 'companies.search') === 0) {
+        if (payer.cached && !(await isTokenActive(db, payer.tokenId, now))) throw inactive();
+        return { charged: 0, balanceAfter: null, body: searchBody(answer, page, await findResultRows(db, answer.ids)) };
       }
-      const rows = await findResultRows(db, answer.ids);
-      return {
-        status: 'success' as const,
-        data: {
-          ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE),
-          data_as_of: answer.dataAsOf,
-          results: rows.map(searchResultOf),
-        },
+      const charge: ChargeArgs = {
+        accountId: payer.accountId,
+        operation: 'companies.search',
+        prices: deps.config.prices,
+        ifTokenActive: { tokenId: payer.tokenId, now },
       };
+      const { rows, attempt } = await pageBatched({ ids: answer.ids, charge });
+      if (!attempt.taken && attempt.reason === 'inactive-token') throw inactive();
+      if (!attempt.taken) throw new InsufficientCreditsError(attempt.balance, attempt.required);
+      return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, body: searchBody(answer, page, rows) };
     },
   };
 }

@@ -215,7 +215,7 @@ export async function findResultPagesCharging(
     sql<Row>`
     WITH page_ids AS (SELECT * FROM unnest(${ids}::bigint[], ${of}::bigint[], ${pos}::int[]) AS p(id, i, pos)),
     ${usageBatchSteps(usages, () => sql`true`)},
-    outcome AS (SELECT q.i, ${usageBatchOutcome(sql`q.i`)} FROM bc_req q)
+    outcome AS (SELECT r.i, ${usageBatchOutcome(sql`r.i`)} FROM bc_req r)
     SELECT o.i::int AS i, p.pos, c.id::text AS id, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start,
            c.main_activity, c.snapshot, o.bc_balance_after, o.bc_token_live, o.bc_balance_left
       FROM outcome o LEFT JOIN page_ids p ON p.i = o.i LEFT JOIN companies c ON c.id = p.id`,

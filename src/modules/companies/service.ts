@@ -26,6 +26,7 @@ import {
   readDataAsOf,
   type ChargedPage,
   type ChargedRead,
+  type PageEntry,
   type ResultRow,
 } from './repo.ts';
 import type { CompanySearchEngine, SearchAnswer } from './search-engine.ts';
@@ -113,20 +114,23 @@ const SNAPSHOT_BATCHES_IN_FLIGHT = 3;
 /** The same for the pages of searches (findResultPagesCharging). */
 const SEARCH_BATCHES_IN_FLIGHT = 3;
 
+/**
+ * Search results kept by company and revision (a few hundred bytes each): a page's statement then
+ * returns only the companies whose revision changed, and none of the 20 snapshots (about 26 KB of
+ * JSON a page) is sent and parsed again while its company is unchanged.
+ */
+const RESULTS_KEPT = 50_000;
+
 /** A deadlock or a serialization failure: the batch took nothing, and its items may be tried again. */
 const isRetryable = (e: unknown) => {
   const code = (e as { code?: string }).code;
   return code === '40P01' || code === '40001';
 };
 
-function searchBody(answer: SearchAnswer, page: number, rows: readonly ResultRow[]) {
+function searchBody(answer: SearchAnswer, page: number, results: SearchResult[]) {
   return {
     status: 'success' as const,
-    data: {
-      ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE),
-      data_as_of: answer.dataAsOf,
-      results: rows.map(searchResultOf),
-    },
+    data: { ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE), data_as_of: answer.dataAsOf, results },
   };
 }
 
@@ -193,6 +197,27 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
    * (findResultPagesCharging), as readBatched does for snapshots; after a deadlock, one by one
    * (a statement of one search locks one wallet).
    */
+  type Kept = { revision: number; result: SearchResult };
+  const results = new Map<string, Kept>();
+  /**
+   * A paid page's results from its entries and the results `held` when it was asked for (held,
+   * not looked up again: another page may have replaced or dropped them meanwhile). New data is
+   * kept for the next page that shows the company.
+   */
+  const resultsOf = (entries: readonly PageEntry[], held: ReadonlyMap<string, Kept>): SearchResult[] =>
+    entries.map((e) => {
+      if (e.row === null) {
+        const kept = held.get(e.id);
+        if (kept === undefined || kept.revision !== e.revision) throw new Error(`search result ${e.id}@${e.revision} not held`);
+        return kept.result;
+      }
+      const result = searchResultOf(e.row);
+      const kept = results.get(e.id);
+      if (kept !== undefined && kept.revision > e.revision) return result; // a page read later saw a newer revision
+      if (kept === undefined && results.size >= RESULTS_KEPT) results.delete(results.keys().next().value!);
+      results.set(e.id, { revision: e.revision, result });
+      return result;
+    });
   const pageBatched = createTurnBatcher(
     async (pages: ChargedPage[]) => {
       try {
@@ -262,7 +287,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
      */
     async search(query: SearchQuery) {
       const { answer, page } = await answerOf(query);
-      return searchBody(answer, page, await findResultRows(db, answer.ids));
+      return searchBody(answer, page, (await findResultRows(db, answer.ids)).map(searchResultOf));
     },
 
     /**
@@ -278,7 +303,11 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       const inactive = () => new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
       if (priceOf(deps.config.prices, 'companies.search') === 0) {
         if (payer.cached && !(await isTokenActive(db, payer.tokenId, now))) throw inactive();
-        return { charged: 0, balanceAfter: null, body: searchBody(answer, page, await findResultRows(db, answer.ids)) };
+        return {
+          charged: 0,
+          balanceAfter: null,
+          body: searchBody(answer, page, (await findResultRows(db, answer.ids)).map(searchResultOf)),
+        };
       }
       const charge: ChargeArgs = {
         accountId: payer.accountId,
@@ -286,10 +315,17 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         prices: deps.config.prices,
         ifTokenActive: { tokenId: payer.tokenId, now },
       };
-      const { rows, attempt } = await pageBatched({ ids: answer.ids, charge });
+      const held = new Map<string, Kept>();
+      const known = answer.ids.map((id) => {
+        const kept = results.get(id);
+        if (kept === undefined) return 0;
+        held.set(id, kept);
+        return kept.revision;
+      });
+      const { entries, attempt } = await pageBatched({ ids: answer.ids, known, charge });
       if (!attempt.taken && attempt.reason === 'inactive-token') throw inactive();
       if (!attempt.taken) throw new InsufficientCreditsError(attempt.balance, attempt.required);
-      return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, body: searchBody(answer, page, rows) };
+      return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, body: searchBody(answer, page, resultsOf(entries, held)) };
     },
   };
 }

@@ -441,9 +441,14 @@ export interface RunProgress extends RunState {
   changes_expired: boolean;
 }
 
-/** findRunChanges with what a follower needs to apply each finished run as a delta. */
+/**
+ * findRunChanges with what a follower needs to apply each finished run as a delta. Prepared
+ * (db/prepared.ts): the search index runs it before the searches of every round trip.
+ */
 export async function findRunProgress(db: RegistryExecutor, fromId: number, watch: readonly number[]): Promise<RunProgress[]> {
-  const { rows } = await sql<RunProgress>`
+  const { rows } = await executePrepared(
+    db,
+    sql<RunProgress>`
     SELECT r.id::float8 AS id, r.status, r.attempts, r.import_identifier_type, r.import_identifier_value, r.kind,
       to_char(r.run_date, 'YYYY-MM-DD') AS run_date,
       CASE WHEN r.status = 'running' THEN 0
@@ -451,7 +456,8 @@ export async function findRunProgress(db: RegistryExecutor, fromId: number, watc
       coalesce(r.finished_at < now() - make_interval(days => ${RUN_CHANGES_KEPT_DAYS - 1}), false) AS changes_expired
     FROM daily_runs r
     WHERE r.id >= ${fromId}::bigint OR r.status <> 'completed' OR r.id = ANY(${watch}::bigint[])
-    ORDER BY r.id`.execute(db);
+    ORDER BY r.id`,
+  );
   return rows;
 }
 

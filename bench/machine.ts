@@ -12,6 +12,7 @@
  *   kernel entry flush the TLB; kernelReference() measures what a page fault and a file
  *   extension cost.
  */
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +108,22 @@ export interface MachineSample {
   cluster: ClusterProcs | null;
   dirtyKb: number | null;
   writebackKb: number | null;
+  /** Page faults of the whole machine so far (/proc/vmstat pgfault). */
+  machineFaults: number | null;
+  /** KiB of free memory the guest has handed back to the host so far (virtio-balloon free page reporting; null: none). */
+  reportedKib: number | null;
+  freeKb: number | null;
+}
+
+function vmstat(name: string): number | null {
+  const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(read('/proc/vmstat') ?? '');
+  return m ? Number(m[1]) : null;
+}
+
+/** Free page reporting's running total, when the guest has it (a virtio balloon reporting free memory to the host). */
+export function reportedKib(): number | null {
+  const v = read('/sys/module/page_reporting/parameters/reported_kib');
+  return v === null ? null : Number(v.trim());
 }
 
 /** A sample to diff against a later one; `clusterDir` is the embedded cluster's data directory (null: external server). */
@@ -118,6 +135,9 @@ export function sampleMachine(clusterDir: string | null): MachineSample {
     cluster: clusterProcs(clusterDir),
     dirtyKb: meminfoKb('Dirty'),
     writebackKb: meminfoKb('Writeback'),
+    machineFaults: vmstat('pgfault'),
+    reportedKib: reportedKib(),
+    freeKb: meminfoKb('MemFree'),
   };
 }
 
@@ -152,10 +172,25 @@ export function explainRun(before: MachineSample, after: MachineSample, n: numbe
     disk_write_mb_per_s: Number((((after.sectors - before.sectors) * 512) / 2 ** 20 / seconds).toFixed(1)),
     dirty_mb_at_start: before.dirtyKb === null ? null : Math.round(before.dirtyKb / 1024),
     writeback_mb_at_start: before.writebackKb === null ? null : Math.round(before.writebackKb / 1024),
+    machine_page_faults_per_company:
+      before.machineFaults === null || after.machineFaults === null
+        ? null
+        : Number(((after.machineFaults - before.machineFaults) / n).toFixed(2)),
+    // Free memory handed back to the host during the run: cold again, ~first_touch_us_per_4k a
+    // page when the guest next uses it (kernelReference).
+    memory_reported_to_host_mb:
+      before.reportedKib === null || after.reportedKib === null ? null : Math.round((after.reportedKib - before.reportedKib) / 1024),
+    // Cold memory the machine took during the run, roughly: what free memory fell by, plus what
+    // was handed back to the host meanwhile (and, being cold, taken again or still free). Every
+    // process counts (the page cache too), not only this run's.
+    cold_memory_taken_mb_estimate:
+      before.reportedKib === null || after.reportedKib === null || before.freeKb === null || after.freeKb === null
+        ? null
+        : Math.round((before.freeKb - after.freeKb + after.reportedKib - before.reportedKib) / 1024),
     transparent_hugepages: thp,
     anon_hugepages_mb: Math.round((meminfoKb('AnonHugePages') ?? 0) / 1024),
     // Page-table isolation without PCID: every system call, page fault and interrupt flushes the
-    // whole TLB, and the user code after it pays for the misses (docs/benchmarks.md).
+    // whole TLB (docs/benchmarks.md: measured, it is not what makes faults cost 20 µs here).
     kernel_page_table_isolation: /PTI/.test(read('/sys/devices/system/cpu/vulnerabilities/meltdown') ?? ''),
     cpu_pcid: /^flags\s*:.*\bpcid\b/m.test(read('/proc/cpuinfo') ?? ''),
   };
@@ -167,33 +202,70 @@ function cpuMicros(): number {
 }
 
 /**
- * What the kernel charges for the two things a load does most besides computing, in CPU µs (best
- * of three; lower is faster): the first touch of a fresh 4 KB page of anonymous memory (a minor
- * page fault: a heap growing, `shared_buffers` used for the first time, a buffer malloc'd by mmap)
- * and an 8 KB write() that extends a file in the page cache (what PostgreSQL does for every new
- * table, index or WAL page). On an ordinary virtual machine both are around a microsecond or two;
- * on one whose guest kernel runs without hardware virtualisation support (nested or
- * paravirtualised page tables) they cost ten to fifty times that, and so do PostgreSQL's and
- * Node.js's system time (docs/benchmarks.md, "What the figures depend on").
+ * The first-touch probe, run in a child process so that its memory (up to 2 GiB) counts in no
+ * benchmark's peak RSS: fresh 256 MiB buffers (malloc'd by mmap, untouched), every 4 KiB page
+ * written once, until one is three times slower than the fastest so far or 4 GiB are touched.
+ * Prints [wall µs a page, CPU µs a page] for each buffer.
  */
-export function kernelReference(): { first_touch_us_per_4k: number; file_extend_us_per_8k: number } {
-  let touch = Infinity;
+const FIRST_TOUCH_PROBE = `
+const out = [];
+let fastest = Infinity;
+for (let i = 0; i < 16; i++) {
+  const buf = Buffer.allocUnsafeSlow(256 * 2 ** 20);
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let j = 0; j < buf.length; j += 4096) buf[j] = 1;
+  const pages = buf.length / 4096;
+  const c = process.cpuUsage(c0);
+  const wall = ((performance.now() - t0) * 1000) / pages;
+  out.push([wall, (c.user + c.system) / pages]);
+  globalThis['held' + i] = buf;
+  if (wall > 3 * Math.max(fastest, 1)) break;
+  fastest = Math.min(fastest, wall);
+}
+console.log(JSON.stringify(out));`;
+
+export interface KernelReference {
+  /**
+   * Wall µs to fault in a 4 KiB page of memory the host has not backed (the first 256 MiB three
+   * times slower than the fastest; null when 4 GiB never reached such memory): what each new page of
+   * Node.js's heap and buffers, and of PostgreSQL's buffers, page cache and WAL, costs here.
+   */
+  first_touch_us_per_4k: number | null;
+  /** The same in the process's CPU time (the host's share shows as the guest's system time). */
+  first_touch_cpu_us_per_4k: number | null;
+  /** Wall µs a page for memory the guest freed recently and has not yet handed back (the fastest 256 MiB). */
+  warm_touch_us_per_4k: number;
+  /** MiB touched before the first cold 256 MiB: the guest's free memory not yet handed back to the host. */
+  warm_pool_mb: number;
+  file_extend_us_per_8k: number;
+  /** Whether the guest hands its free memory back to the host (virtio-balloon free page reporting). */
+  free_page_reporting: boolean;
+}
+
+/**
+ * What the kernel charges for the two things a load does most besides computing: the first touch
+ * of a 4 KiB page of memory (a minor page fault: a heap growing, `shared_buffers` or the page
+ * cache used for the first time, a buffer malloc'd by mmap) and an 8 KB write() that extends a
+ * file in the page cache (what PostgreSQL does for every new table, index or WAL page).
+ *
+ * On an ordinary VM a first touch costs well under 2 µs. On a Firecracker guest whose balloon
+ * reports free memory to the host (the machine kind of docs/benchmarks.md), memory the host has
+ * not backed (never touched, or freed in the guest and handed back a few seconds later) costs
+ * the host's fault too: 15–20 µs a page, against about 2 µs for memory the guest freed recently.
+ * The kernel hands out the recently freed memory first, so the probe (FIRST_TOUCH_PROBE)
+ * touches fresh 256 MiB buffers until one is three times slower than the fastest (cold), and
+ * reports the fastest (warm), the cold one and how much warm memory came first.
+ */
+export function kernelReference(): KernelReference {
+  const touches = JSON.parse(execFileSync(process.execPath, ['-e', FIRST_TOUCH_PROBE], { encoding: 'utf8' })) as [number, number][];
   let extend = Infinity;
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-kref-'));
   try {
-    // Every round's buffer is kept until the end, so no round reuses memory another touched
-    // (with malloc tuned to keep freed memory, a freed buffer would come back already faulted in).
-    const held: Buffer[] = [];
+    const page = Buffer.alloc(8192, 1);
     for (let round = 0; round < 3; round++) {
-      const bytes = 32 * 2 ** 20;
-      const buf = Buffer.allocUnsafeSlow(bytes); // malloc'd, untouched: pages faulted in by fill()
-      held.push(buf);
-      let t = cpuMicros();
-      buf.fill(round + 1);
-      touch = Math.min(touch, (cpuMicros() - t) / (bytes / 4096));
       const fd = openSync(join(dir, `f${round}`), 'w');
-      const page = buf.subarray(0, 8192);
-      t = cpuMicros();
+      const t = cpuMicros();
       for (let i = 0; i < 2048; i++) writeSync(fd, page);
       extend = Math.min(extend, (cpuMicros() - t) / 2048);
       closeSync(fd);
@@ -201,5 +273,24 @@ export function kernelReference(): { first_touch_us_per_4k: number; file_extend_
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return { first_touch_us_per_4k: Number(touch.toFixed(2)), file_extend_us_per_8k: Number(extend.toFixed(2)) };
+  return { ...firstTouchFigures(touches), file_extend_us_per_8k: Number(extend.toFixed(2)), free_page_reporting: reportedKib() !== null };
+}
+
+/**
+ * The probe's buffers ([wall µs, CPU µs] a page, 256 MiB each, in the order touched) as figures:
+ * the fastest is the warm price; the last is cold when three times slower than the fastest (the
+ * probe stops there), and the buffers before it were warm memory.
+ */
+export function firstTouchFigures(
+  touches: readonly [number, number][],
+): Pick<KernelReference, 'first_touch_us_per_4k' | 'first_touch_cpu_us_per_4k' | 'warm_touch_us_per_4k' | 'warm_pool_mb'> {
+  const last = touches.at(-1)!;
+  const warm = Math.min(...touches.map((t) => t[0]));
+  const cold = last[0] > 3 * Math.max(warm, 1) ? last : null;
+  return {
+    first_touch_us_per_4k: cold === null ? null : Number(cold[0].toFixed(2)),
+    first_touch_cpu_us_per_4k: cold === null ? null : Number(cold[1].toFixed(2)),
+    warm_touch_us_per_4k: Number(warm.toFixed(2)),
+    warm_pool_mb: (cold === null ? touches.length : touches.length - 1) * 256,
+  };
 }

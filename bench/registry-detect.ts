@@ -40,6 +40,8 @@ const dir = mkdtempSync(join(tmpdir(), 'regwatch-detect-'));
 const bench = await openBenchDatabase();
 const db = bench.handle.db;
 
+const kernel = kernelReference();
+
 async function measured(label: string, file: string, date: string, lines: number) {
   if (statementStats) await sql`SELECT pg_stat_statements_reset()`.execute(db);
   const pg0 = bench.postgresCpuSeconds();
@@ -69,6 +71,7 @@ async function measured(label: string, file: string, date: string, lines: number
   if (statementStats) await printStatementStats(db, label, n);
   const machine1 = sampleMachine(bench.clusterDir);
   const io = pgIoDelta(io0, await samplePgIo(db), n);
+  const explained = explainRun(machine0, machine1, n, bench.clusterDir);
   return {
     label,
     companies: n,
@@ -86,7 +89,14 @@ async function measured(label: string, file: string, date: string, lines: number
     pg_cpu_us: pg0 === null || pg1 === null ? null : Math.round(((pg1 - pg0) * 1e6) / n),
     pg_cpu_us_by_process: cpuByProcess(byProcess0, byProcess1, n),
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
-    depends_on: { ...explainRun(machine0, machine1, n, bench.clusterDir), pg_io: io },
+    depends_on: { ...explained, pg_io: io },
+    // The page faults of Node.js and PostgreSQL a company at the cold first-touch cost measured
+    // before the run (kernel_reference): an upper bound of what faults cost (some pages are warm),
+    // without the page cache's new pages, which the kernel allocates without a fault.
+    first_touch_us_estimate:
+      kernel.first_touch_us_per_4k === null || explained.pg_minor_faults_per_company === null
+        ? null
+        : Math.round((faults / n + explained.pg_minor_faults_per_company) * kernel.first_touch_us_per_4k),
   };
 }
 
@@ -107,8 +117,8 @@ try {
   console.log(
     JSON.stringify({
       speed_reference_us: speedReference(),
-      kernel_reference: kernelReference(),
-      note: 'µs for JSON.parse of a company line; kernel: CPU µs a fresh page faulted in, a file extended by 8 KB',
+      kernel_reference: kernel,
+      note: 'µs for JSON.parse of a company line; kernel: µs a 4 KiB page of memory faulted in, cold (not backed by the host) and warm, CPU µs a file extended by 8 KB',
     }),
   );
   const base = join(dir, 'base.ndjson');

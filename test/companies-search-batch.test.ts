@@ -124,7 +124,11 @@ describe('search pages and charges in one statement', () => {
     assert.deepEqual((await auditWallets(t.db.db)).findings, []);
     // The same page answered from new rows and from held ones is the same page.
     const b = await account(10);
-    const ask = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/companies/search', headers: bearer(b.master) })).json();
+    const ask = async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/api/v1/companies/search', headers: bearer(b.master) });
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+      return res.json();
+    };
     const once = await ask();
     assert.deepEqual(await ask(), once);
     assert.equal(once.data.results.length, 20);

@@ -115,9 +115,10 @@ const SNAPSHOT_BATCHES_IN_FLIGHT = 3;
 const SEARCH_BATCHES_IN_FLIGHT = 3;
 
 /**
- * Search results kept by company and revision (a few hundred bytes each): a page's statement then
- * returns only the companies whose revision changed, and none of the 20 snapshots (about 26 KB of
- * JSON a page) is sent and parsed again while its company is unchanged.
+ * Search results kept by company and revision, as their JSON text (a few hundred bytes each): a
+ * page's statement then returns only the companies whose revision changed, and none of the 20
+ * snapshots (about 26 KB of JSON a page) is sent, parsed or serialized again while its company is
+ * unchanged.
  */
 const RESULTS_KEPT = 50_000;
 
@@ -126,6 +127,18 @@ const isRetryable = (e: unknown) => {
   const code = (e as { code?: string }).code;
   return code === '40P01' || code === '40001';
 };
+
+/**
+ * searchBody as JSON text, from the results' own JSON texts (held with them: a page of held
+ * results is not serialized again). The same document the route's response schema would write.
+ */
+function searchText(answer: SearchAnswer, page: number, results: readonly string[]): string {
+  const head = JSON.stringify({
+    status: 'success',
+    data: { ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE), data_as_of: answer.dataAsOf },
+  });
+  return `${head.slice(0, -2)},"results":[${results.join(',')}]}}`;
+}
 
 function searchBody(answer: SearchAnswer, page: number, results: SearchResult[]) {
   return {
@@ -197,26 +210,26 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
    * (findResultPagesCharging), as readBatched does for snapshots; after a deadlock, one by one
    * (a statement of one search locks one wallet).
    */
-  type Kept = { revision: number; result: SearchResult };
+  type Kept = { revision: number; json: string };
   const results = new Map<string, Kept>();
   /**
    * A paid page's results from its entries and the results `held` when it was asked for (held,
    * not looked up again: another page may have replaced or dropped them meanwhile). New data is
    * kept for the next page that shows the company.
    */
-  const resultsOf = (entries: readonly PageEntry[], held: ReadonlyMap<string, Kept>): SearchResult[] =>
+  const resultsOf = (entries: readonly PageEntry[], held: ReadonlyMap<string, Kept>): string[] =>
     entries.map((e) => {
       if (e.row === null) {
         const kept = held.get(e.id);
         if (kept === undefined || kept.revision !== e.revision) throw new Error(`search result ${e.id}@${e.revision} not held`);
-        return kept.result;
+        return kept.json;
       }
-      const result = searchResultOf(e.row);
+      const json = JSON.stringify(searchResultOf(e.row));
       const kept = results.get(e.id);
-      if (kept !== undefined && kept.revision > e.revision) return result; // a page read later saw a newer revision
+      if (kept !== undefined && kept.revision > e.revision) return json; // a page read later saw a newer revision
       if (kept === undefined && results.size >= RESULTS_KEPT) results.delete(results.keys().next().value!);
-      results.set(e.id, { revision: e.revision, result });
-      return result;
+      results.set(e.id, { revision: e.revision, json });
+      return json;
     });
   const pageBatched = createTurnBatcher(
     async (pages: ChargedPage[]) => {
@@ -303,10 +316,15 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       const inactive = () => new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
       if (priceOf(deps.config.prices, 'companies.search') === 0) {
         if (payer.cached && !(await isTokenActive(db, payer.tokenId, now))) throw inactive();
+        const rows = await findResultRows(db, answer.ids);
         return {
           charged: 0,
           balanceAfter: null,
-          body: searchBody(answer, page, (await findResultRows(db, answer.ids)).map(searchResultOf)),
+          json: searchText(
+            answer,
+            page,
+            rows.map((r) => JSON.stringify(searchResultOf(r))),
+          ),
         };
       }
       const charge: ChargeArgs = {
@@ -325,7 +343,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       const { entries, attempt } = await pageBatched({ ids: answer.ids, known, charge });
       if (!attempt.taken && attempt.reason === 'inactive-token') throw inactive();
       if (!attempt.taken) throw new InsufficientCreditsError(attempt.balance, attempt.required);
-      return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, body: searchBody(answer, page, resultsOf(entries, held)) };
+      return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, json: searchText(answer, page, resultsOf(entries, held)) };
     },
   };
 }

@@ -178,6 +178,105 @@ export async function findResultRows(db: RegistryExecutor, ids: readonly string[
   return out;
 }
 
+/**
+ * One page of a batch: the companies of a search's page, in order, the revision of each that the
+ * caller already holds the display data of (0: none), and its (priced, token-checked) charge.
+ */
+export interface ChargedPage {
+  ids: readonly string[];
+  known: readonly number[];
+  charge: ChargeArgs;
+}
+
+/**
+ * A company of a page: its revision and display data, or `row` null when its revision is the one
+ * the caller holds. A company's display columns and snapshot change only with its revision
+ * (src/registry/store/companies-repo.ts updates them together, revision + 1; ids are never reused),
+ * so that revision's data is still the company's: exact, not a cache that could be stale.
+ */
+export interface PageEntry {
+  id: string;
+  revision: number;
+  row: ResultRow | null;
+}
+
+/**
+ * findResultRows for the pages of several searches and, in the same statement, each search's
+ * charge (ledger-batch.ts: one round trip and one commit for all of them; a search is paid for
+ * whether or not its page holds results). Per page, in order: its companies, in the order of its
+ * ids (the data only of those whose revision differs from the known one), and what its charge
+ * came to (taken, or refused with the reason). Every charge must have a price.
+ */
+export async function findResultPagesCharging(
+  db: RegistryExecutor,
+  pages: readonly ChargedPage[],
+): Promise<{ entries: PageEntry[]; attempt: ChargeAttempt }[]> {
+  const usages = pages.map((p) => {
+    const u = batchUsageOf(p.charge);
+    if (!u) throw new Error('findResultPagesCharging: a free search is not batched');
+    return u;
+  });
+  const ids: string[] = [];
+  const of: number[] = [];
+  const pos: number[] = [];
+  const known: number[] = [];
+  pages.forEach((p, n) =>
+    p.ids.forEach((id, k) => {
+      ids.push(id);
+      of.push(n + 1);
+      pos.push(k);
+      known.push(p.known[k] ?? 0);
+    }),
+  );
+  type Row = UsageBatchRow & {
+    i: number;
+    pos: number | null;
+    id: string | null;
+    revision: number | null;
+    name: string | null;
+    status: ResultRow['status'] | null;
+    activity_start: string | null;
+    main_activity: string | null;
+    snapshot: string | null;
+  };
+  const { rows } = await executePrepared(
+    db,
+    sql<Row>`
+    WITH page_ids AS (SELECT * FROM unnest(${ids}::bigint[], ${of}::bigint[], ${pos}::int[], ${known}::int[]) AS p(id, i, pos, known)),
+    ${usageBatchSteps(usages, () => sql`true`)},
+    outcome AS (SELECT r.i, ${usageBatchOutcome(sql`r.i`)} FROM bc_req r)
+    SELECT o.i::int AS i, p.pos, c.id::text AS id, c.revision, d.name, d.status, d.activity_start, d.main_activity, d.snapshot,
+           o.bc_balance_after, o.bc_token_live, o.bc_balance_left
+      FROM outcome o LEFT JOIN page_ids p ON p.i = o.i LEFT JOIN companies c ON c.id = p.id
+      LEFT JOIN LATERAL (SELECT c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start, c.main_activity, c.snapshot
+                          WHERE c.revision <> p.known) d ON true`,
+  );
+  const out = pages.map((p, n) => ({ slots: new Array<PageEntry | undefined>(p.ids.length), outcome: null as UsageBatchRow | null, n }));
+  for (const r of rows) {
+    const page = out[r.i - 1];
+    if (page === undefined) throw new Error(`findResultPagesCharging: a row of page ${r.i} of ${pages.length}`);
+    page.outcome ??= { bc_balance_after: r.bc_balance_after, bc_token_live: r.bc_token_live, bc_balance_left: r.bc_balance_left };
+    // A company deleted since the search (only a lost race does that) has no row.
+    if (r.pos === null || r.id === null || r.revision === null) continue;
+    const row =
+      r.name === null || r.status === null || r.snapshot === null
+        ? null
+        : {
+            id: r.id,
+            name: r.name,
+            status: r.status,
+            activity_start: r.activity_start,
+            main_activity: r.main_activity,
+            snapshot: JSON.parse(r.snapshot) as CompanySnapshot,
+          };
+    page.slots[r.pos] = { id: r.id, revision: r.revision, row };
+  }
+  return out.map((p) => {
+    if (p.outcome === null) throw new Error(`findResultPagesCharging: no outcome for page ${p.n + 1}`);
+    return { entries: p.slots.filter((e) => e !== undefined), attempt: batchAttemptOf(p.outcome, usages[p.n]!) };
+  });
+}
+
 // ------------------------------------------------------------------------------------------------
 // Index rows
 
@@ -348,9 +447,14 @@ export interface RunProgress extends RunState {
   changes_expired: boolean;
 }
 
-/** findRunChanges with what a follower needs to apply each finished run as a delta. */
+/**
+ * findRunChanges with what a follower needs to apply each finished run as a delta. Prepared
+ * (db/prepared.ts): the search index runs it before the searches of every round trip.
+ */
 export async function findRunProgress(db: RegistryExecutor, fromId: number, watch: readonly number[]): Promise<RunProgress[]> {
-  const { rows } = await sql<RunProgress>`
+  const { rows } = await executePrepared(
+    db,
+    sql<RunProgress>`
     SELECT r.id::float8 AS id, r.status, r.attempts, r.import_identifier_type, r.import_identifier_value, r.kind,
       to_char(r.run_date, 'YYYY-MM-DD') AS run_date,
       CASE WHEN r.status = 'running' THEN 0
@@ -358,7 +462,8 @@ export async function findRunProgress(db: RegistryExecutor, fromId: number, watc
       coalesce(r.finished_at < now() - make_interval(days => ${RUN_CHANGES_KEPT_DAYS - 1}), false) AS changes_expired
     FROM daily_runs r
     WHERE r.id >= ${fromId}::bigint OR r.status <> 'completed' OR r.id = ANY(${watch}::bigint[])
-    ORDER BY r.id`.execute(db);
+    ORDER BY r.id`,
+  );
   return rows;
 }
 

@@ -40,7 +40,8 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
     app.get(
       '/companies/search',
       {
-        config: { auth: 'any', price: 'companies.search' },
+        // Charged by the service, in the statement that reads the page's companies (batched, one round trip).
+        config: { auth: 'any', price: 'companies.search', chargedBy: 'service', tokenCheckedByCharge: true },
         schema: {
           tags: ['Companies'],
           summary: 'Search the registry',
@@ -58,7 +59,13 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
           },
         },
       },
-      async (req) => companies.search(req.query),
+      async (req, reply) => {
+        const r = await companies.paidSearch(req.query, { ...req.auth!, cached: req.authCached });
+        reportCharge(reply, r.charged, r.balanceAfter);
+        // Already JSON (SearchResponseSchema's document, written from the held results' texts): sent as it is.
+        void reply.type('application/json; charset=utf-8');
+        return r.json;
+      },
     );
   };
 }

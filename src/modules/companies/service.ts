@@ -18,8 +18,18 @@ import { isTokenActive } from '../tokens/authenticate.ts';
 import { chargeOutcome, priceOf, readBalance, type ChargeArgs } from '../wallet/credits.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
 import { createTurnBatcher } from '../../lib/turn-batcher.ts';
-import { findCompaniesCharging, findCompanyCharging, findResultRows, readDataAsOf, type ChargedRead, type ResultRow } from './repo.ts';
-import type { CompanySearchEngine } from './search-engine.ts';
+import {
+  findCompaniesCharging,
+  findCompanyCharging,
+  findResultPagesCharging,
+  findResultRows,
+  readDataAsOf,
+  type ChargedPage,
+  type ChargedRead,
+  type PageEntry,
+  type ResultRow,
+} from './repo.ts';
+import type { CompanySearchEngine, SearchAnswer } from './search-engine.ts';
 
 /** Who pays for a snapshot: the request's account and the token it presented. */
 export interface Payer {
@@ -101,8 +111,57 @@ function snapshotBody(company: StoredCompany, now: Date, dataAsOf: string | null
  */
 const SNAPSHOT_BATCHES_IN_FLIGHT = 3;
 
+/** The same for the pages of searches (findResultPagesCharging). */
+const SEARCH_BATCHES_IN_FLIGHT = 3;
+
+/**
+ * Search results kept by company and revision, as their JSON text (a few hundred bytes each): a
+ * page's statement then returns only the companies whose revision changed, and none of the 20
+ * snapshots (about 26 KB of JSON a page) is sent, parsed or serialized again while its company is
+ * unchanged.
+ */
+const RESULTS_KEPT = 50_000;
+
+/** A deadlock or a serialization failure: the batch took nothing, and its items may be tried again. */
+const isRetryable = (e: unknown) => {
+  const code = (e as { code?: string }).code;
+  return code === '40P01' || code === '40001';
+};
+
+/**
+ * searchBody as JSON text, from the results' own JSON texts (held with them: a page of held
+ * results is not serialized again). The same document the route's response schema would write.
+ */
+function searchText(answer: SearchAnswer, page: number, results: readonly string[]): string {
+  const head = JSON.stringify({
+    status: 'success',
+    data: { ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE), data_as_of: answer.dataAsOf },
+  });
+  return `${head.slice(0, -2)},"results":[${results.join(',')}]}}`;
+}
+
+function searchBody(answer: SearchAnswer, page: number, results: SearchResult[]) {
+  return {
+    status: 'success' as const,
+    data: { ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE), data_as_of: answer.dataAsOf, results },
+  };
+}
+
 export function createCompaniesService(deps: CompaniesServiceDeps) {
   const { db, clock } = deps;
+
+  /** The engine's answer to a search (the ids of its page), and the page asked for. */
+  const answerOf = async (query: SearchQuery): Promise<{ answer: SearchAnswer; page: number }> => {
+    const { filters, page } = parseSearchQuery(query);
+    try {
+      return { answer: await deps.search.search(filters, (page - 1) * SEARCH_PAGE_SIZE, SEARCH_PAGE_SIZE), page };
+    } catch (e) {
+      // Only the SQL path can time out: a wide search while this process builds its index.
+      if ((e as { code?: string }).code === '57014')
+        throw new TemporarilyUnavailableError('The search index is being built; this search took too long. Try again in a minute.');
+      throw e;
+    }
+  };
 
   /** `find`, and when it finds nothing, an on-demand import (after `beforeImport`) and `find` again. */
   const findOrImport = async <T>(identifier: Identifier, find: () => Promise<T | null>, beforeImport?: () => Promise<void>): Promise<T> => {
@@ -139,13 +198,50 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       try {
         return await findCompaniesCharging(db, reads);
       } catch (e) {
-        const code = (e as { code?: string }).code;
-        if (code !== '40P01' && code !== '40001') throw e;
+        if (!isRetryable(e)) throw e;
         deps.logger.warn({ err: e, reads: reads.length }, 'batched snapshot charge failed; charging one by one');
         return Promise.all(reads.map(readCharging));
       }
     },
     { maxInFlight: SNAPSHOT_BATCHES_IN_FLIGHT },
+  );
+  /**
+   * The pages of the searches of one event-loop turn, read with their charges in one statement
+   * (findResultPagesCharging), as readBatched does for snapshots; after a deadlock, one by one
+   * (a statement of one search locks one wallet).
+   */
+  type Kept = { revision: number; json: string };
+  const results = new Map<string, Kept>();
+  /**
+   * A paid page's results from its entries and the results `held` when it was asked for (held,
+   * not looked up again: another page may have replaced or dropped them meanwhile). New data is
+   * kept for the next page that shows the company.
+   */
+  const resultsOf = (entries: readonly PageEntry[], held: ReadonlyMap<string, Kept>): string[] =>
+    entries.map((e) => {
+      if (e.row === null) {
+        const kept = held.get(e.id);
+        if (kept === undefined || kept.revision !== e.revision) throw new Error(`search result ${e.id}@${e.revision} not held`);
+        return kept.json;
+      }
+      const json = JSON.stringify(searchResultOf(e.row));
+      const kept = results.get(e.id);
+      if (kept !== undefined && kept.revision > e.revision) return json; // a page read later saw a newer revision
+      if (kept === undefined && results.size >= RESULTS_KEPT) results.delete(results.keys().next().value!);
+      results.set(e.id, { revision: e.revision, json });
+      return json;
+    });
+  const pageBatched = createTurnBatcher(
+    async (pages: ChargedPage[]) => {
+      try {
+        return await findResultPagesCharging(db, pages);
+      } catch (e) {
+        if (!isRetryable(e)) throw e;
+        deps.logger.warn({ err: e, pages: pages.length }, 'batched search charge failed; charging one by one');
+        return Promise.all(pages.map(async (p) => (await findResultPagesCharging(db, [p]))[0]!));
+      }
+    },
+    { maxInFlight: SEARCH_BATCHES_IN_FLIGHT },
   );
 
   return {
@@ -197,27 +293,57 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       return { charged: outcome.charged, balanceAfter: outcome.balanceAfter, body: snapshotBody(found.company, now, found.dataAsOf) };
     },
 
+    /**
+     * A page of results, charging nothing (callers that sell it charge through
+     * src/modules/wallet/credits.ts, or use paidSearch). 422 for invalid filters, 503 when a SQL
+     * search (while the index is built) times out.
+     */
     async search(query: SearchQuery) {
-      const { filters, page } = parseSearchQuery(query);
-      const offset = (page - 1) * SEARCH_PAGE_SIZE;
-      let answer;
-      try {
-        answer = await deps.search.search(filters, offset, SEARCH_PAGE_SIZE);
-      } catch (e) {
-        // Only the SQL path can time out: a wide search while this process builds its index.
-        if ((e as { code?: string }).code === '57014')
-          throw new TemporarilyUnavailableError('The search index is being built; this search took too long. Try again in a minute.');
-        throw e;
+      const { answer, page } = await answerOf(query);
+      return searchBody(answer, page, (await findResultRows(db, answer.ids)).map(searchResultOf));
+    },
+
+    /**
+     * search, charged to `payer` in the statement that reads the page's companies, together with
+     * the pages of the other searches of the same moment (one round trip and one commit for all of
+     * them; the charge also checks that the token is still usable). Besides search's errors
+     * (nothing charged): 402 too few credits, 401 a token revoked or expired meanwhile (for a free
+     * search, checked again when `payer` came from the token cache).
+     */
+    async paidSearch(query: SearchQuery, payer: Payer & { cached: boolean }) {
+      const { answer, page } = await answerOf(query);
+      const now = clock.now();
+      const inactive = () => new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
+      if (priceOf(deps.config.prices, 'companies.search') === 0) {
+        if (payer.cached && !(await isTokenActive(db, payer.tokenId, now))) throw inactive();
+        const rows = await findResultRows(db, answer.ids);
+        return {
+          charged: 0,
+          balanceAfter: null,
+          json: searchText(
+            answer,
+            page,
+            rows.map((r) => JSON.stringify(searchResultOf(r))),
+          ),
+        };
       }
-      const rows = await findResultRows(db, answer.ids);
-      return {
-        status: 'success' as const,
-        data: {
-          ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE),
-          data_as_of: answer.dataAsOf,
-          results: rows.map(searchResultOf),
-        },
+      const charge: ChargeArgs = {
+        accountId: payer.accountId,
+        operation: 'companies.search',
+        prices: deps.config.prices,
+        ifTokenActive: { tokenId: payer.tokenId, now },
       };
+      const held = new Map<string, Kept>();
+      const known = answer.ids.map((id) => {
+        const kept = results.get(id);
+        if (kept === undefined) return 0;
+        held.set(id, kept);
+        return kept.revision;
+      });
+      const { entries, attempt } = await pageBatched({ ids: answer.ids, known, charge });
+      if (!attempt.taken && attempt.reason === 'inactive-token') throw inactive();
+      if (!attempt.taken) throw new InsufficientCreditsError(attempt.balance, attempt.required);
+      return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, json: searchText(answer, page, resultsOf(entries, held)) };
     },
   };
 }

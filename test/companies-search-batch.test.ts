@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { sql, type KyselyPlugin, type RawNode } from 'kysely';
 import { runDaily } from '../src/registry/daily.ts';
-import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { auditWallets } from '../src/modules/wallet/audit.ts';
 import { findResultPagesCharging, type ChargedPage } from '../src/modules/companies/repo.ts';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
-import { testConfig, bearer, createAccount, createApiToken, createTestApp, type TestApp } from './helpers/app.ts';
+import { testConfig, bearer, createApiToken, createTestApp, type TestApp } from './helpers/app.ts';
+import { accountWithBalance, balanceOf as balanceOfAccount } from './helpers/wallet.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { ALFA, COMPANIES, nip, sourceOf, type Spec } from './companies-dataset.test.ts';
 
@@ -33,18 +33,8 @@ describe('search pages and charges in one statement', () => {
   });
   after(() => engine.stop());
 
-  /** A new account with `balance` credits: its id, its master token and that token's id. */
-  const account = async (balance: number) => {
-    const a = await createAccount(t);
-    const { id } = await t.db.db.selectFrom('accounts').select('id').where('user_ref', '=', a.userRef).executeTakeFirstOrThrow();
-    const token = await t.db.db.selectFrom('api_tokens').select('id').where('account_id', '=', id).executeTakeFirstOrThrow();
-    const change = balance - 100; // the welcome credits
-    if (change !== 0)
-      await applyLedgerEntry(t.db.db, { accountId: id, type: change > 0 ? 'deposit' : 'usage', amount: change, description: 'test' });
-    return { id, tokenId: token.id, master: a.master };
-  };
-  const balanceOf = async (id: string) =>
-    Number((await t.db.db.selectFrom('wallets').select('balance').where('account_id', '=', id).executeTakeFirstOrThrow()).balance);
+  const account = (balance: number) => accountWithBalance(t, balance);
+  const balanceOf = (id: string) => balanceOfAccount(t, id);
   const idOf = async (value: string) =>
     String((await t.db.db.selectFrom('companies').select('id').where('primary_identifier', '=', value).executeTakeFirstOrThrow()).id);
   const page = (who: { id: string; tokenId: string }, ids: string[], known: number[] = ids.map(() => 0)): ChargedPage => ({

@@ -2,11 +2,11 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { runDaily } from '../src/registry/daily.ts';
-import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { auditWallets } from '../src/modules/wallet/audit.ts';
 import { findCompaniesCharging, type ChargedRead } from '../src/modules/companies/repo.ts';
 import { createTurnBatcher } from '../src/lib/turn-batcher.ts';
-import { testConfig, bearer, createAccount, createApiToken, createTestApp, type TestApp } from './helpers/app.ts';
+import { testConfig, bearer, createApiToken, createTestApp, type TestApp } from './helpers/app.ts';
+import { accountWithBalance, balanceOf as balanceOfAccount } from './helpers/wallet.ts';
 import { createTestDatabase } from './helpers/db.ts';
 import { ALFA, BETA, COMPANIES, sourceOf } from './companies-dataset.test.ts';
 
@@ -25,22 +25,12 @@ describe('snapshot charges in one statement', () => {
     t = await createTestApp({ db, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
   });
 
-  /** A new account with `balance` credits: its id, its master token and that token's id. */
-  const account = async (balance: number) => {
-    const a = await createAccount(t);
-    const { id } = await t.db.db.selectFrom('accounts').select('id').where('user_ref', '=', a.userRef).executeTakeFirstOrThrow();
-    const token = await t.db.db.selectFrom('api_tokens').select('id').where('account_id', '=', id).executeTakeFirstOrThrow();
-    const change = balance - 100; // the welcome credits
-    if (change !== 0)
-      await applyLedgerEntry(t.db.db, { accountId: id, type: change > 0 ? 'deposit' : 'usage', amount: change, description: 'test' });
-    return { id, tokenId: token.id, master: a.master };
-  };
+  const account = (balance: number) => accountWithBalance(t, balance);
   const read = (who: { id: string; tokenId: string }, value: string): ChargedRead => ({
     identifier: { type: 'NIP', value },
     charge: { accountId: who.id, operation: 'companies.snapshot', prices, ifTokenActive: { tokenId: who.tokenId, now: new Date() } },
   });
-  const balanceOf = async (id: string) =>
-    Number((await t.db.db.selectFrom('wallets').select('balance').where('account_id', '=', id).executeTakeFirstOrThrow()).balance);
+  const balanceOf = (id: string) => balanceOfAccount(t, id);
 
   test('one batch: a prefix of an account’s charges fits its balance, the rest are refused; not found and revoked tokens take nothing', async () => {
     assert.equal(prices['companies.snapshot'], 1);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import pino from 'pino';
 import { sql } from 'kysely';
-import { connectionSettingsOf } from '../src/db/database.ts';
+import { connectionOf } from '../src/db/database.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { createCompanySearchEngine } from '../src/modules/companies/search-engine.ts';
@@ -38,7 +38,7 @@ async function startIn(db: TestDatabase, afterExport: () => Promise<void> = asyn
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const { rows } = await client.query<{ s: string }>('SELECT pg_export_snapshot() AS s');
     await afterExport();
-    const build = startWorkerBuild(noPause, { connection: connectionSettingsOf(db.db)!, snapshot: rows[0]!.s, chunkSize: 2 });
+    const build = startWorkerBuild(noPause, { connection: connectionOf(db.db)!, snapshot: rows[0]!.s, chunkSize: 2 });
     await build.imported;
     await client.query('COMMIT');
     return build;
@@ -73,7 +73,7 @@ test('the worker reads the exported snapshot: a change committed after the expor
 
 test('a snapshot that does not exist (any more) rejects the build', { timeout: 60_000 }, async () => {
   const db = await seeded(2);
-  const build = startWorkerBuild(noPause, { connection: connectionSettingsOf(db.db)!, snapshot: '00000003-0000001B-1', chunkSize: 2 });
+  const build = startWorkerBuild(noPause, { connection: connectionOf(db.db)!, snapshot: '00000003-0000001B-1', chunkSize: 2 });
   await assert.rejects(build.imported, /snapshot/i);
   await assert.rejects(build.finish(), /snapshot/i);
   await build.abort();

@@ -28,39 +28,28 @@ export function poolOf(db: object): pg.Pool | undefined {
   return pools.get(db);
 }
 
-/**
- * The connection settings of a database made by createDatabase, as plain values that can cross
- * to a worker thread (structured clone): a worker opens its own connection with them
- * (createDatabase(settings)). Undefined for any other database.
- */
-export function connectionSettingsOf(db: object): ConnectionSettings | undefined {
-  const pool = pools.get(db);
-  if (!pool) return undefined;
-  const options = pool.options as unknown as Record<string, unknown>;
-  const out: ConnectionSettings = {};
-  // Every own key, the password too (pg-pool hides it from enumeration); functions stay behind.
-  for (const key of Object.getOwnPropertyNames(options)) {
-    const v = options[key];
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[key] = v;
-    else if (key === 'ssl' && v !== null && typeof v === 'object') {
-      try {
-        out[key] = structuredClone(v);
-      } catch {
-        // An ssl option that cannot be cloned (a callback in it) is left to the defaults.
-      }
-    }
-  }
-  return out;
+/** What a database was made from by createDatabase: its connection string and application name. */
+export interface DatabaseConnection {
+  url: string;
+  applicationName: string;
 }
 
-/** pg pool settings made of plain values (connectionSettingsOf). */
-export type ConnectionSettings = Record<string, unknown>;
+const connections = new WeakMap<object, DatabaseConnection>();
 
-export function createDatabase(url: string | ConnectionSettings, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
+/**
+ * The connection string and application name a database was made from by createDatabase: a
+ * worker thread opens its own connection with them. Undefined for any other database.
+ */
+export function connectionOf(db: object): DatabaseConnection | undefined {
+  return connections.get(db);
+}
+
+export function createDatabase(url: string, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
+  const applicationName = options.applicationName ?? 'regwatch';
   const pool = new pg.Pool({
-    ...(typeof url === 'string' ? { connectionString: url } : (url as pg.PoolConfig)),
+    connectionString: url,
     max: options.max ?? 10,
-    application_name: options.applicationName ?? 'regwatch',
+    application_name: applicationName,
     idleTimeoutMillis: 30_000,
   });
   // A dropped idle connection must not crash the process; the pool replaces it.
@@ -68,6 +57,7 @@ export function createDatabase(url: string | ConnectionSettings, options: { max?
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
+  connections.set(db, { url, applicationName });
   let closed = false;
   return {
     db,

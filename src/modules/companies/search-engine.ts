@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { connectionSettingsOf, type ConnectionSettings } from '../../db/database.ts';
+import { connectionOf, type DatabaseConnection } from '../../db/database.ts';
 import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
@@ -115,11 +115,11 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
   const maxDelta = options.maxDelta ?? 50_000;
   const retryAfterMs = options.retryAfterMs ?? 30_000;
   const buildIn = options.buildIn ?? 'worker';
-  // The worker opens its own connection with the pool's settings; a database not made by
+  // The worker opens its own connection with the connection string of the serving database; a database not made by
   // createDatabase (none in this service) builds in this thread instead.
-  const connection = connectionSettingsOf(db);
+  const connection = connectionOf(db);
   if (mode === 'memory' && buildIn === 'worker' && connection === undefined)
-    logger.warn({}, 'search index: no connection settings for a worker; building in this thread');
+    logger.warn({}, 'search index: no connection string for a worker; building in this thread');
   const followEveryMs = options.followEveryMs ?? 1_000;
   const answerCache = options.answerCache ?? 10_000;
   /** The answers of the serving index (keyed by it: a new index starts with none). */
@@ -171,7 +171,7 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
    * imports (pg_export_snapshot), so the index and its cursor describe the same state. The
    * transaction stays open until the worker has imported it; nothing of the rows crosses this thread.
    */
-  async function buildInWorker(started: number, connection: ConnectionSettings): Promise<Loaded> {
+  async function buildInWorker(started: number, connection: DatabaseConnection): Promise<Loaded> {
     let worker: WorkerBuild | null = null;
     try {
       const cursor = await db

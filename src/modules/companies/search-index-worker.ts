@@ -1,6 +1,6 @@
 import { isMainThread, parentPort, workerData, type Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
-import { createDatabase, type ConnectionSettings } from '../../db/database.ts';
+import { createDatabase, type DatabaseConnection } from '../../db/database.ts';
 import { startTsWorker } from '../../lib/ts-worker.ts';
 import { readIndexLinesById } from './repo.ts';
 import type { Csr, Pause, Postings } from './search-index-arrays.ts';
@@ -10,7 +10,7 @@ import { SearchIndex, type IndexDerived, type IndexParts } from './search-index.
 
 /**
  * A full build of the search index in a worker thread (docs/search.md, "Freshness"). The worker
- * opens a connection of its own (the serving pool's settings) and reads the companies itself, in
+ * opens a connection of its own (the serving database's connection string) and reads the companies itself, in
  * the snapshot the serving thread exported (pg_export_snapshot) from the transaction it read the
  * index's cursor in, so the index and its cursor describe one state. It reads the index lines in
  * id order (one string a chunk: repo.ts readIndexLinesById), parses them, puts the rows in result
@@ -107,8 +107,8 @@ async function fromWire(wire: WireIndex, pause: Pause): Promise<SearchIndex> {
 
 /** Where a worker reads the companies from: its own connection, in a snapshot exported by the serving thread. */
 export interface WorkerBuildSource {
-  /** The serving pool's settings (connectionSettingsOf): the worker opens one connection of its own with them. */
-  connection: ConnectionSettings;
+  /** The serving database's connection string (connectionOf): the worker opens one connection of its own with it. */
+  connection: DatabaseConnection;
   /** pg_export_snapshot() of a transaction kept open until `imported`: the worker reads exactly that state. */
   snapshot: string;
   /** Companies per query (one string aggregated by PostgreSQL each). */
@@ -188,8 +188,8 @@ async function runWorker(source: WorkerBuildSource): Promise<void> {
   port.on('message', () => {});
   const post = (m: ToMain, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
   if (!/^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i.test(source.snapshot)) throw new Error(`not a snapshot id: ${source.snapshot}`);
-  const name = typeof source.connection.application_name === 'string' ? source.connection.application_name : 'regwatch';
-  const handle = createDatabase(source.connection, { max: 1, applicationName: `${name}:search-build` });
+  const { url, applicationName } = source.connection;
+  const handle = createDatabase(url, { max: 1, applicationName: `${applicationName}:search-build` });
   const builder = new SearchIndexBuilder();
   try {
     await handle.db

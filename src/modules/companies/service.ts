@@ -106,13 +106,11 @@ function snapshotBody(company: StoredCompany, now: Date, dataAsOf: string | null
 }
 
 /**
- * Snapshot statements (batches of paid reads) one API process runs at once: enough to keep both
- * of PostgreSQL's cores busy, few enough that the reads of a busy moment share one commit.
+ * Statements of batched paid reads (snapshots, search pages) one API process runs at once, per
+ * kind: enough to keep both of PostgreSQL's cores busy, few enough that the reads of a busy
+ * moment share one commit.
  */
-const SNAPSHOT_BATCHES_IN_FLIGHT = 3;
-
-/** The same for the pages of searches (findResultPagesCharging). */
-const SEARCH_BATCHES_IN_FLIGHT = 3;
+const BATCHES_IN_FLIGHT = 3;
 
 /**
  * Search results kept by company and revision, as their JSON text (a few hundred bytes each): a
@@ -163,6 +161,25 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
     }
   };
 
+  /**
+   * A turn batcher of paid reads: `batch` charges all of a turn's items in one statement; a
+   * deadlock or serialization failure rolls that statement back whole, and the items are then
+   * charged one by one with `one`.
+   */
+  const chargingBatcher = <I, O>(what: string, batch: (items: I[]) => Promise<O[]>, one: (item: I) => Promise<O>) =>
+    createTurnBatcher(
+      async (items: I[]) => {
+        try {
+          return await batch(items);
+        } catch (e) {
+          if (!isRetryable(e)) throw e;
+          deps.logger.warn({ err: e, items: items.length }, `batched ${what} charge failed; charging one by one`);
+          return Promise.all(items.map(one));
+        }
+      },
+      { maxInFlight: BATCHES_IN_FLIGHT },
+    );
+
   /** `find`, and when it finds nothing, an on-demand import (after `beforeImport`) and `find` again. */
   const findOrImport = async <T>(identifier: Identifier, find: () => Promise<T | null>, beforeImport?: () => Promise<void>): Promise<T> => {
     const found = await find();
@@ -191,20 +208,9 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
    * (findCompaniesCharging: one round trip and one commit for all of them). A deadlock with a
    * transaction that locks wallets in another order (batches lock in account order) fails the
    * whole statement, which took nothing: its reads are then made one by one. At most
-   * SNAPSHOT_BATCHES_IN_FLIGHT statements run at once; reads arriving meanwhile join the next one.
+   * BATCHES_IN_FLIGHT statements run at once; reads arriving meanwhile join the next one.
    */
-  const readBatched = createTurnBatcher(
-    async (reads: ChargedRead[]) => {
-      try {
-        return await findCompaniesCharging(db, reads);
-      } catch (e) {
-        if (!isRetryable(e)) throw e;
-        deps.logger.warn({ err: e, reads: reads.length }, 'batched snapshot charge failed; charging one by one');
-        return Promise.all(reads.map(readCharging));
-      }
-    },
-    { maxInFlight: SNAPSHOT_BATCHES_IN_FLIGHT },
-  );
+  const readBatched = chargingBatcher('snapshot', (reads: ChargedRead[]) => findCompaniesCharging(db, reads), readCharging);
   /**
    * The pages of the searches of one event-loop turn, read with their charges in one statement
    * (findResultPagesCharging), as readBatched does for snapshots; after a deadlock, one by one
@@ -231,17 +237,10 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       results.set(e.id, { revision: e.revision, json });
       return json;
     });
-  const pageBatched = createTurnBatcher(
-    async (pages: ChargedPage[]) => {
-      try {
-        return await findResultPagesCharging(db, pages);
-      } catch (e) {
-        if (!isRetryable(e)) throw e;
-        deps.logger.warn({ err: e, pages: pages.length }, 'batched search charge failed; charging one by one');
-        return Promise.all(pages.map(async (p) => (await findResultPagesCharging(db, [p]))[0]!));
-      }
-    },
-    { maxInFlight: SEARCH_BATCHES_IN_FLIGHT },
+  const pageBatched = chargingBatcher(
+    'search',
+    (pages: ChargedPage[]) => findResultPagesCharging(db, pages),
+    async (p) => (await findResultPagesCharging(db, [p]))[0]!,
   );
 
   return {

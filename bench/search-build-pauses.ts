@@ -6,21 +6,35 @@
  * (/proc/thread-self/schedstat), and the longest wall-clock gap. Run it with `--cpu-prof` to
  * attribute each stretch (its fromUs/toUs are the profile's clock).
  *
+ * V8's memory reducer is off, as in an API process (src/lib/collector.ts); `--memory-reducer on`
+ * leaves it on, to compare. Each build's line and a last one after `--settle` seconds idle give
+ * the process's memory (RSS, V8 heap, external memory: the index's buffers).
+ *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench_freshness \
- *     node --import tsx bench/search-build-pauses.ts [--builds 2] [--over 5]
+ *     node --import tsx bench/search-build-pauses.ts [--builds 2] [--over 5] [--memory-reducer on] [--settle 20]
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pino from 'pino';
 import { createDatabase } from '../src/db/database.ts';
+import { turnOffMemoryReducer } from '../src/lib/collector.ts';
 import { createCompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import { argValue, DEFAULT_BENCH_URL } from './search-fixtures.ts';
 
 const url = process.env.DATABASE_URL || DEFAULT_BENCH_URL;
 const builds = Number(argValue('builds', '2'));
 const over = Number(argValue('over', '5'));
+const memoryReducer = argValue('memory-reducer', 'off');
+const settle = Number(argValue('settle', '20'));
+if (memoryReducer !== 'on') turnOffMemoryReducer();
 const handle = createDatabase(url, { max: 4 });
 const print = (o: object) => console.log(JSON.stringify(o));
+
+function memory(): { rss_mb: number; heap_mb: number; external_mb: number } {
+  const m = process.memoryUsage();
+  const mb = (n: number) => Math.round(n / 2 ** 20);
+  return { rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed), external_mb: mb(m.external + m.arrayBuffers) };
+}
 
 function threadCpuNs(): number {
   return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
@@ -72,7 +86,7 @@ function watch(): {
 try {
   const idle = watch();
   await new Promise((r) => setTimeout(r, 5_000));
-  print({ phase: 'idle 5 s', ...idle.stop(), loadavg: loadavg()[0] });
+  print({ phase: 'idle 5 s', memory_reducer: memoryReducer, ...idle.stop(), ...memory(), loadavg: loadavg()[0] });
   for (let i = 0; i < builds; i++) {
     const engine = createCompanySearchEngine({ db: handle.db, logger: pino({ level: 'warn' }), followEveryMs: 0 });
     const w = watch();
@@ -86,10 +100,14 @@ try {
       build_ms: engine.status().buildMs,
       process_cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
       ...r,
+      ...memory(),
       loadavg: loadavg()[0],
     });
     await engine.stop();
   }
+  const last = watch();
+  await new Promise((r) => setTimeout(r, settle * 1000));
+  print({ phase: `idle ${settle} s after the builds`, ...last.stop(), ...memory(), loadavg: loadavg()[0] });
 } finally {
   await handle.close();
 }

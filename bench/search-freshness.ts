@@ -13,6 +13,7 @@
  *
  * The database: `regwatch seed --synthetic 1000000 --seed 42 --date 2026-11-01` (see docs/benchmarks.md).
  * `--compare-thread true` first builds the index in this thread too (the build before the worker).
+ * V8's memory reducer is off, as in an API process (src/lib/collector.ts).
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +25,7 @@ import pino from 'pino';
 import { sql } from 'kysely';
 import { createDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
+import { turnOffMemoryReducer } from '../src/lib/collector.ts';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import type { CompanySnapshot } from '../src/registry/model.ts';
@@ -34,6 +36,7 @@ const sizes = argValue('changed', '10000,100000').split(',').map(Number);
 const compareThread = argValue('compare-thread', 'false') === 'true';
 const load = () => loadavg().map((x) => Number(x.toFixed(2)));
 const print = (o: object) => console.log(JSON.stringify(o));
+turnOffMemoryReducer();
 print({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: load(), sizes });
 
 const handle = createDatabase(url, { max: 6 });

@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { compose, type Composition } from './composition.ts';
 import { startWorker } from './jobs/worker.ts';
 import { systemClock } from './lib/clock.ts';
+import { turnOffMemoryReducer } from './lib/collector.ts';
 import { createLogger } from './logger.ts';
 import { requeueUnsentMail } from './modules/mail/jobs.ts';
 import { ensureDemoData } from './registry/demo.ts';
@@ -67,6 +68,7 @@ export async function serveCommand(config: Config): Promise<number> {
       logger.info('worker started');
     }
     if (config.role === 'all' || config.role === 'api') {
+      turnOffMemoryReducer();
       if (config.redisUrl) redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
       app = await buildApp(parts, { redis: redis ?? undefined });
       await app.listen({ port: config.port, host: config.host });

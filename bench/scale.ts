@@ -287,7 +287,10 @@ try {
 // ---------------------------------------------------------------------------------------------
 
 function serve(extra: Record<string, string>) {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--no-memory-reducer', BIN, 'serve'], {
+    env: { ...env, ...extra },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let buffer = '';
   const indexBuilt = new Promise<Record<string, unknown>>((resolve, reject) => {

@@ -6,27 +6,27 @@
  * (/proc/thread-self/schedstat), and the longest wall-clock gap. Run it with `--cpu-prof` to
  * attribute each stretch (its fromUs/toUs are the profile's clock).
  *
- * V8's memory reducer is off, as in an API process (src/lib/collector.ts); `--memory-reducer on`
- * leaves it on, to compare. Each build's line and a last one after `--settle` seconds idle give
- * the process's memory (RSS, V8 heap, external memory: the index's buffers).
+ * Run it with V8's memory reducer off, as an API process runs (src/lib/collector.ts; without
+ * `--no-memory-reducer` it is on, to compare: the first line says which). Each build's line and a
+ * last one after `--settle` seconds idle give the process's memory (RSS, V8 heap, external memory:
+ * the index's buffers).
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench_freshness \
- *     node --import tsx bench/search-build-pauses.ts [--builds 2] [--over 5] [--memory-reducer on] [--settle 20]
+ *     node --no-memory-reducer --import tsx bench/search-build-pauses.ts [--builds 2] [--over 5] [--settle 20]
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pino from 'pino';
 import { createDatabase } from '../src/db/database.ts';
-import { turnOffMemoryReducer } from '../src/lib/collector.ts';
+import { memoryReducerOff } from '../src/lib/collector.ts';
 import { createCompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import { argValue, DEFAULT_BENCH_URL } from './search-fixtures.ts';
 
 const url = process.env.DATABASE_URL || DEFAULT_BENCH_URL;
 const builds = Number(argValue('builds', '2'));
 const over = Number(argValue('over', '5'));
-const memoryReducer = argValue('memory-reducer', 'off');
+const memoryReducer = memoryReducerOff() ? 'off' : 'on';
 const settle = Number(argValue('settle', '20'));
-if (memoryReducer !== 'on') turnOffMemoryReducer();
 const handle = createDatabase(url, { max: 4 });
 const print = (o: object) => console.log(JSON.stringify(o));
 

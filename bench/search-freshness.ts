@@ -9,11 +9,12 @@
  * 10 ms throughout, as requests would.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench_freshness \
- *     node --import tsx bench/search-freshness.ts --changed 10000,100000 [--compare-thread true]
+ *     node --no-memory-reducer --import tsx bench/search-freshness.ts --changed 10000,100000 [--compare-thread true]
  *
  * The database: `regwatch seed --synthetic 1000000 --seed 42 --date 2026-11-01` (see docs/benchmarks.md).
  * `--compare-thread true` first builds the index in this thread too (the build before the worker).
- * V8's memory reducer is off, as in an API process (src/lib/collector.ts).
+ * Run it with V8's memory reducer off (`node --no-memory-reducer`), as an API process runs
+ * (src/lib/collector.ts); the first line says whether it is.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,7 +26,7 @@ import pino from 'pino';
 import { sql } from 'kysely';
 import { createDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { turnOffMemoryReducer } from '../src/lib/collector.ts';
+import { memoryReducerOff } from '../src/lib/collector.ts';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import type { CompanySnapshot } from '../src/registry/model.ts';
@@ -36,8 +37,13 @@ const sizes = argValue('changed', '10000,100000').split(',').map(Number);
 const compareThread = argValue('compare-thread', 'false') === 'true';
 const load = () => loadavg().map((x) => Number(x.toFixed(2)));
 const print = (o: object) => console.log(JSON.stringify(o));
-turnOffMemoryReducer();
-print({ started: new Date().toISOString(), cpus: cpus().length, loadavg_1m_5m_15m: load(), sizes });
+print({
+  started: new Date().toISOString(),
+  memory_reducer: memoryReducerOff() ? 'off' : 'on',
+  cpus: cpus().length,
+  loadavg_1m_5m_15m: load(),
+  sizes,
+});
 
 const handle = createDatabase(url, { max: 6 });
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-freshness-bench-'));

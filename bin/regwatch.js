@@ -1,5 +1,6 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --no-memory-reducer
 // The regwatch command. Sources are TypeScript run through tsx, so no build step is needed.
+// V8's memory reducer is off for an API process's sake (src/lib/collector.ts); harmless elsewhere.
 import { register } from 'tsx/esm/api';
 
 register();

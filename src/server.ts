@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import { compose, type Composition } from './composition.ts';
 import { startWorker } from './jobs/worker.ts';
 import { systemClock } from './lib/clock.ts';
-import { turnOffMemoryReducer } from './lib/collector.ts';
+import { MEMORY_REDUCER_OFF, memoryReducerOff } from './lib/collector.ts';
 import { createLogger } from './logger.ts';
 import { requeueUnsentMail } from './modules/mail/jobs.ts';
 import { ensureDemoData } from './registry/demo.ts';
@@ -68,7 +68,11 @@ export async function serveCommand(config: Config): Promise<number> {
       logger.info('worker started');
     }
     if (config.role === 'all' || config.role === 'api') {
-      turnOffMemoryReducer();
+      if (!memoryReducerOff())
+        logger.info(
+          { node_option: MEMORY_REDUCER_OFF },
+          "V8's memory reducer is on: index rebuilds may pause requests for about 20 ms; start API processes with node --no-memory-reducer (docs/deployment.md)",
+        );
       if (config.redisUrl) redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
       app = await buildApp(parts, { redis: redis ?? undefined });
       await app.listen({ port: config.port, host: config.host });

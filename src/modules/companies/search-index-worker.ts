@@ -1,7 +1,4 @@
-import { isMainThread, parentPort, workerData, type Worker } from 'node:worker_threads';
-import { sql } from 'kysely';
-import { createDatabase, type DatabaseConnection } from '../../db/database.ts';
-import { startTsWorker } from '../../lib/ts-worker.ts';
+import { runIfSnapshotWorker, startSnapshotWorker, type SnapshotSource, type SnapshotWorkerBuild } from '../../db/snapshot-worker.ts';
 import { readIndexLinesById } from './repo.ts';
 import type { Csr, Pause, Postings } from './search-index-arrays.ts';
 import { SearchIndexBuilder } from './search-index-builder.ts';
@@ -26,8 +23,6 @@ const ROLE = 'regwatch-search-index-build';
 /** Dictionary entries rebuilt between pauses. */
 const DICTIONARY_SLICE = 16_384;
 const SEP = '\x1e';
-
-type ToMain = { type: 'imported' } | { type: 'read' } | { type: 'index'; index: WireIndex } | { type: 'fatal'; message: string };
 
 /** An index as it crosses threads: typed arrays (transferred), and each dictionary as one string of its values in id order. */
 interface WireIndex {
@@ -105,117 +100,25 @@ async function fromWire(wire: WireIndex, pause: Pause): Promise<SearchIndex> {
   return SearchIndex.fromDerived(parts, { ...d, prefix2Ids: await splitDictionary(d.prefix2Ids, pause) });
 }
 
-/** Where a worker reads the companies from: its own connection, in a snapshot exported by the serving thread. */
-export interface WorkerBuildSource {
-  /** The serving database's connection string (connectionOf): the worker opens one connection of its own with it. */
-  connection: DatabaseConnection;
-  /** pg_export_snapshot() of a transaction kept open until `imported`: the worker reads exactly that state. */
-  snapshot: string;
-  /** Companies per query (one string aggregated by PostgreSQL each). */
-  chunkSize: number;
-}
+/** Where a worker reads the companies from: its own connection, in a snapshot exported by the serving thread (companies per query: one string aggregated by PostgreSQL each). */
+export type WorkerBuildSource = SnapshotSource;
 
-/** A build in progress in a worker thread. Every promise rejects if the worker fails or the build is aborted. */
-export interface WorkerBuild {
-  /** The worker's transaction has imported the snapshot: the exporting transaction may end. */
-  readonly imported: Promise<void>;
-  /** Every company is read (the worker's connection is closed); the index is being finished. */
-  readonly read: Promise<void>;
-  /** The index, its arrays handed over to this thread by transfer. */
-  finish(): Promise<SearchIndex>;
-  /** Stops the worker (a build given up): the pending promises reject. */
-  abort(): Promise<void>;
-}
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(v: T): void;
-  reject(e: Error): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (v: T) => void;
-  let reject!: (e: Error) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  // Awaited later (or never, on a failure before): not an unhandled rejection meanwhile.
-  promise.catch(() => {});
-  return { promise, resolve, reject };
-}
+/** A build of the search index in progress in a worker thread (src/db/snapshot-worker.ts). */
+export type WorkerBuild = SnapshotWorkerBuild<SearchIndex>;
 
 export function startWorkerBuild(pause: Pause, source: WorkerBuildSource): WorkerBuild {
-  const worker: Worker = startTsWorker(import.meta.url, { role: ROLE, source });
-  const imported = deferred<void>();
-  const read = deferred<void>();
-  const index = deferred<WireIndex>();
-  let settled = false;
-  const fail = (e: Error) => {
-    if (settled) return;
-    settled = true;
-    for (const d of [imported, read, index]) d.reject(e);
-  };
-  worker.on('message', (m: ToMain) => {
-    if (m.type === 'imported') imported.resolve();
-    else if (m.type === 'read') read.resolve();
-    else if (m.type === 'index') {
-      settled = true;
-      index.resolve(m.index);
-    } else fail(new Error(`search index worker: ${m.message}`));
-  });
-  worker.on('error', (e) => fail(e));
-  worker.on('exit', (code) => fail(new Error(`search index worker stopped (exit code ${code})`)));
-
-  return {
-    imported: imported.promise,
-    read: read.promise,
-    async finish() {
-      const wire = await index.promise;
-      await worker.terminate();
-      return fromWire(wire, pause);
-    },
-    async abort() {
-      fail(new Error('search index build stopped'));
-      await worker.terminate();
-    },
-  };
+  return startSnapshotWorker<WireIndex, SearchIndex>(import.meta.url, ROLE, 'search index worker', source, (wire) => fromWire(wire, pause));
 }
 
-async function runWorker(source: WorkerBuildSource): Promise<void> {
-  const port = parentPort!;
-  // Alive until terminated by the serving thread, so the index message is never cut off by an exit.
-  port.on('message', () => {});
-  const post = (m: ToMain, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
-  if (!/^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i.test(source.snapshot)) throw new Error(`not a snapshot id: ${source.snapshot}`);
-  const { url, applicationName } = source.connection;
-  const handle = createDatabase(url, { max: 1, applicationName: `${applicationName}:search-build` });
+runIfSnapshotWorker<WireIndex>(ROLE, 'search-build', () => {
   const builder = new SearchIndexBuilder();
-  try {
-    await handle.db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .setAccessMode('read only')
-      .execute(async (trx) => {
-        await sql`SET TRANSACTION SNAPSHOT ${sql.lit(source.snapshot)}`.execute(trx);
-        post({ type: 'imported' });
-        await readIndexLinesById(trx, source.chunkSize, async (lines) => {
-          // The next page's query is sent before this one is parsed (readIndexLinesById): let it leave first.
-          await new Promise((resolve) => setImmediate(resolve));
-          parseIndexLines(lines, (row) => builder.add(row));
-        });
-      });
-  } finally {
-    await handle.close();
-  }
-  post({ type: 'read' });
-  const { wire, transfer } = toWire(await builder.build());
-  post({ type: 'index', index: wire }, transfer);
-}
-
-if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) {
-  const { source } = workerData as { source: WorkerBuildSource };
-  runWorker(source).catch((e: unknown) =>
-    parentPort!.postMessage({ type: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) } satisfies ToMain),
-  );
-}
+  return {
+    read: (trx, chunkSize) =>
+      readIndexLinesById(trx, chunkSize, async (lines) => {
+        // The next page's query is sent before this one is parsed (readIndexLinesById): let it leave first.
+        await new Promise((resolve) => setImmediate(resolve));
+        parseIndexLines(lines, (row) => builder.add(row));
+      }),
+    build: async () => toWire(await builder.build()),
+  };
+});

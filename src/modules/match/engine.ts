@@ -1,9 +1,12 @@
+import { sql } from 'kysely';
+import { connectionOf } from '../../db/database.ts';
 import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import { nextFollowStep, readIndexCursor, type IndexCursor } from '../companies/index-follower.ts';
 import { readRunChangedCompanyIds } from '../companies/repo.ts';
 import type { MatchIndex } from './match-index.ts';
 import { MatchIndexBuilder } from './match-index-builder.ts';
+import { startMatchWorkerBuild, type MatchWorkerBuild } from './match-index-worker.ts';
 import { readMatchRows, readMatchRowsByIds } from './repo.ts';
 
 /**
@@ -53,10 +56,17 @@ export function createMatchEngine(options: {
   chunkSize?: number;
   maxDelta?: number;
   retryAfterMs?: number;
+  /** Where a full build runs: a worker thread (default; match-index-worker.ts) or this thread, between pauses. */
+  buildIn?: 'worker' | 'thread';
 }): MatchEngine {
   const { db, logger } = options;
-  // A chunk's rows are parsed and tokenised without a pause: small chunks keep requests flowing.
+  // In this thread, a chunk's rows are parsed and tokenised without a pause: small chunks keep requests flowing.
   const chunkSize = options.chunkSize ?? 5_000;
+  // The worker opens its own connection with the serving database's connection string; a database
+  // not made by createDatabase (none in this service) builds in this thread instead.
+  const connection = (options.buildIn ?? 'worker') === 'worker' ? connectionOf(db) : undefined;
+  /** The worker of the build in progress (stop() ends it). */
+  let buildWorker: MatchWorkerBuild | null = null;
   const maxDelta = options.maxDelta ?? 2_000;
   const retryAfterMs = options.retryAfterMs ?? 30_000;
   let loaded: Loaded | null = null;
@@ -66,8 +76,40 @@ export function createMatchEngine(options: {
   let retryTimer: NodeJS.Timeout | null = null;
   let syncing: Promise<void> | null = null;
 
+  /**
+   * A build in a worker thread (match-index-worker.ts): this thread reads only the cursor, in a
+   * repeatable-read transaction whose snapshot the worker imports, so the index and its cursor
+   * describe the same state; nothing of the rows crosses this thread.
+   */
+  async function buildInWorker(started: number): Promise<Loaded> {
+    let worker: MatchWorkerBuild | null = null;
+    try {
+      const cursor = await db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute(async (trx) => {
+          const cursor = await readIndexCursor(trx);
+          const { rows } = await sql<{ snapshot: string }>`SELECT pg_export_snapshot() AS snapshot`.execute(trx);
+          if (stopped) throw new Error('match engine stopped');
+          worker = startMatchWorkerBuild(yieldToRequests, { connection: connection!, snapshot: rows[0]!.snapshot, chunkSize });
+          buildWorker = worker;
+          await worker.imported;
+          return cursor;
+        });
+      const index = await (worker as MatchWorkerBuild | null)!.finish();
+      return { index, cursor, buildMs: Date.now() - started };
+    } catch (e) {
+      await (worker as MatchWorkerBuild | null)?.abort();
+      throw e;
+    } finally {
+      if (buildWorker === worker) buildWorker = null;
+    }
+  }
+
   async function build(): Promise<Loaded> {
     const started = Date.now();
+    if (connection !== undefined) return buildInWorker(started);
     // One snapshot: the rows and the run watermark describe the same state.
     return db
       .transaction()
@@ -185,6 +227,7 @@ export function createMatchEngine(options: {
     async stop() {
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
+      await buildWorker?.abort();
       await building?.catch(() => {});
     },
   };

@@ -1,4 +1,4 @@
-import { MatchIndex, STATUS_CODES, trigramsOf, type MatchRow } from './match-index.ts';
+import { MatchIndex, STATUS_CODES, trigramsOf, type MatchIndexParts, type MatchRow } from './match-index.ts';
 
 /**
  * Builds a MatchIndex from rows handed over in ascending `id` order (the order the registry's
@@ -69,6 +69,11 @@ export class MatchIndexBuilder {
   }
 
   async build(pause: () => Promise<void> = async () => {}): Promise<MatchIndex> {
+    return new MatchIndex(await this.buildParts(pause));
+  }
+
+  /** The index's arrays and dictionaries, as `build` makes its MatchIndex of them (match-index-worker.ts sends them across threads). */
+  async buildParts(pause: () => Promise<void> = async () => {}): Promise<MatchIndexParts> {
     const n = this.ids.length;
     const tokenStart = Int32Array.from(this.tokenStart);
     const tokenIds = Int32Array.from(this.tokenIds);
@@ -146,7 +151,7 @@ export class MatchIndexBuilder {
     }
     await pause();
 
-    return new MatchIndex({
+    return {
       ids: Float64Array.from(this.ids),
       status: Uint8Array.from(this.status),
       city: Int32Array.from(this.city),
@@ -166,6 +171,6 @@ export class MatchIndexBuilder {
       trigramIds,
       trigramStart,
       trigramTokens,
-    });
+    };
   }
 }

@@ -1,0 +1,157 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import pino from 'pino';
+import { sql } from 'kysely';
+import { connectionOf } from '../src/db/database.ts';
+import { createMatchEngine } from '../src/modules/match/engine.ts';
+import type { MatchIndex } from '../src/modules/match/match-index.ts';
+import { startMatchWorkerBuild } from '../src/modules/match/match-index-worker.ts';
+import { readMatchRowsByIds } from '../src/modules/match/repo.ts';
+import { runDaily } from '../src/registry/daily.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { arraySource, companySnapshot, type CompanySpec } from './helpers/registry.ts';
+
+/**
+ * The match index is built in a worker thread (src/modules/match/match-index-worker.ts): it holds
+ * exactly what a build in the serving thread holds, it reads the snapshot the serving thread
+ * exported, and stop() ends it with its connection.
+ */
+
+const SPECS: CompanySpec[] = [
+  { n: 1, name: 'PIEKARNIA ŻYTNIA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', city: 'Kraków', street: 'ul. Długa', postalCode: '31-147' },
+  { n: 2, name: 'Piekarnia Pszenna S.A.', city: 'Łódź', street: 'al. Kościuszki', postalCode: '90-001' },
+  { n: 3, name: 'ZAKŁAD USŁUG BUDOWLANYCH "MUR-BET" JAN NOWAK', city: 'Gdańsk', street: '', postalCode: '' },
+  { n: 4, name: 'Mur Bet Sp. z o.o.', city: 'Kraków', street: 'ul. Długa', postalCode: '31-147', status: 'wykreślony' },
+  { n: 5, name: 'FUNDACJA ŚWIĄTECZNA', city: '', street: 'ul. Krótka', postalCode: '00-950', withoutKrs: true },
+  ...Array.from({ length: 40 }, (_, i) => ({
+    n: 10 + i,
+    name: `FIRMA HANDLOWA ${['ALFA', 'BETA', 'GAMMA', 'DELTA'][i % 4]} ${i}`,
+    city: i % 3 ? 'Warszawa' : 'Poznań',
+  })),
+];
+
+async function seeded(specs: CompanySpec[] = SPECS): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  await runDaily(db.db, { date: '2026-11-01', source: arraySource(specs.map(companySnapshot)), sourceKey: 'file:base' });
+  return db;
+}
+
+async function built(db: TestDatabase, buildIn: 'worker' | 'thread'): Promise<MatchIndex> {
+  const engine = createMatchEngine({ db: db.db, logger: pino({ level: 'silent' }), buildIn, chunkSize: 7 });
+  try {
+    await engine.refresh();
+    return (await engine.current(0))!;
+  } finally {
+    await engine.stop();
+  }
+}
+
+const backends = async (db: TestDatabase) =>
+  (
+    await sql<{
+      pid: number;
+      wait: string | null;
+    }>`SELECT pid, wait_event_type AS wait FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%:match-build'`.execute(
+      db.db,
+    )
+  ).rows;
+
+test('a build in the worker holds what a build in the serving thread holds', { timeout: 60_000 }, async () => {
+  const db = await seeded();
+  const [inThread, inWorker] = [await built(db, 'thread'), await built(db, 'worker')];
+  assert.equal(inWorker.size, SPECS.length);
+  assert.equal(inWorker.companies, inThread.companies);
+  const words = new Set<string>();
+  for (let i = 0; i < inThread.size; i++) {
+    const c = inThread.candidate(i);
+    assert.deepEqual(inWorker.candidate(i), c);
+    for (const w of c.tokens) words.add(w);
+    for (const place of [c.city, c.street]) if (place !== null) assert.equal(inWorker.placeId(place), inThread.placeId(place));
+  }
+  assert.ok(words.size > 20);
+  for (const w of words) {
+    const id = inThread.tokenId(w);
+    assert.ok(id >= 0);
+    assert.equal(inWorker.tokenId(w), id);
+    assert.equal(inWorker.weightOf(w), inThread.weightOf(w));
+    assert.deepEqual([...inWorker.postingsOf(id)], [...inThread.postingsOf(id)]);
+    // Typo lookups go through the trigram dictionary.
+    const typo = w.length > 4 ? w.slice(0, 2) + w.slice(3) : w;
+    assert.deepEqual(inWorker.variantsOf(typo), inThread.variantsOf(typo));
+  }
+  const ids = (await db.db.selectFrom('companies').select('id').execute()).map((r) => String(r.id));
+  for (const row of await readMatchRowsByIds(db.db, ids))
+    for (const key of row.identifierKeys) {
+      const found = inWorker.findByIdentifierKey(key);
+      assert.deepEqual(found, inThread.findByIdentifierKey(key));
+      assert.deepEqual(
+        found.map((c) => c.id),
+        [row.id],
+      );
+    }
+});
+
+test('the worker reads the exported snapshot: a change committed after the export is not in the index', { timeout: 60_000 }, async () => {
+  const db = await seeded(SPECS.slice(0, 5));
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  let index: MatchIndex;
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const { rows } = await client.query<{ s: string }>('SELECT pg_export_snapshot() AS s');
+    // Committed after the export, before the worker starts: only the imported snapshot hides it.
+    await runDaily(db.db, {
+      date: '2026-11-02',
+      source: arraySource([companySnapshot({ n: 1, name: 'ZMIENIONA NAZWA' }), companySnapshot({ n: 99, name: 'NOWA FIRMA' })]),
+      sourceKey: 'file:next',
+    });
+    const build = startMatchWorkerBuild(async () => {}, { connection: connectionOf(db.db)!, snapshot: rows[0]!.s, chunkSize: 2 });
+    await build.imported;
+    await client.query('COMMIT');
+    await build.read;
+    index = await build.finish();
+  } finally {
+    await client.end();
+  }
+  assert.equal(index.size, 5);
+  assert.equal(index.tokenId('zmieniona'), -1);
+  assert.equal(index.tokenId('nowa'), -1);
+  assert.ok(index.tokenId('piekarnia') >= 0);
+  assert.deepEqual(await backends(db), [], 'the worker closed its connection');
+});
+
+test('a snapshot that does not exist (any more) rejects the build', { timeout: 60_000 }, async () => {
+  const db = await seeded(SPECS.slice(0, 2));
+  const build = startMatchWorkerBuild(async () => {}, { connection: connectionOf(db.db)!, snapshot: '00000003-0000001B-1', chunkSize: 2 });
+  await assert.rejects(build.imported, /snapshot/i);
+  await assert.rejects(build.finish(), /snapshot/i);
+  await build.abort();
+});
+
+test('stop() during a build: it resolves, the worker and its connection are gone, and there is no index', { timeout: 60_000 }, async () => {
+  const db = await seeded(SPECS.slice(0, 3));
+  const engine = createMatchEngine({ db: db.db, logger: pino({ level: 'silent' }) });
+  const locker = new pg.Client({ connectionString: db.url });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query('LOCK TABLE companies IN ACCESS EXCLUSIVE MODE');
+  try {
+    engine.start();
+    const deadline = Date.now() + 30_000;
+    while (!(await backends(db)).some((b) => b.wait === 'Lock')) {
+      assert.ok(Date.now() < deadline, 'the worker never waited on the lock');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await engine.stop();
+    assert.equal(engine.status().ready, false);
+  } finally {
+    await locker.query('ROLLBACK');
+    await locker.end();
+  }
+  const deadline = Date.now() + 10_000;
+  while ((await backends(db)).length > 0) {
+    assert.ok(Date.now() < deadline, 'the worker connection outlived stop()');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+});

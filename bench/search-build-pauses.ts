@@ -12,7 +12,10 @@
  * the index's buffers).
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/regwatch_bench_freshness \
- *     node --no-memory-reducer --import tsx bench/search-build-pauses.ts [--builds 2] [--over 5] [--settle 20]
+ *     node --no-memory-reducer --import tsx bench/search-build-pauses.ts [--builds 2] [--over 5] [--settle 20] [--match both]
+ *
+ * `--match both` builds the batch-matching index at the same time (src/modules/match/engine.ts),
+ * as an API process does at start.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,6 +23,7 @@ import pino from 'pino';
 import { createDatabase } from '../src/db/database.ts';
 import { memoryReducerOff } from '../src/lib/collector.ts';
 import { createCompanySearchEngine } from '../src/modules/companies/search-engine.ts';
+import { createMatchEngine } from '../src/modules/match/engine.ts';
 import { argValue, DEFAULT_BENCH_URL } from './search-fixtures.ts';
 
 const url = process.env.DATABASE_URL || DEFAULT_BENCH_URL;
@@ -27,6 +31,8 @@ const builds = Number(argValue('builds', '2'));
 const over = Number(argValue('over', '5'));
 const memoryReducer = memoryReducerOff() ? 'off' : 'on';
 const settle = Number(argValue('settle', '20'));
+// --match both: the batch-matching index built beside the search index, as an API process builds both at start.
+const match = argValue('match', 'none');
 const handle = createDatabase(url, { max: 4 });
 const print = (o: object) => console.log(JSON.stringify(o));
 
@@ -89,15 +95,18 @@ try {
   print({ phase: 'idle 5 s', memory_reducer: memoryReducer, ...idle.stop(), ...memory(), loadavg: loadavg()[0] });
   for (let i = 0; i < builds; i++) {
     const engine = createCompanySearchEngine({ db: handle.db, logger: pino({ level: 'warn' }), followEveryMs: 0 });
+    const matchEngine = match === 'both' ? createMatchEngine({ db: handle.db, logger: pino({ level: 'warn' }) }) : null;
     const w = watch();
     const cpu0 = process.cpuUsage();
-    await engine.refresh();
+    await Promise.all([engine.refresh(), matchEngine?.refresh()]);
+    await matchEngine?.stop();
     const r = w.stop();
     const cpu = process.cpuUsage(cpu0);
     print({
       phase: `build ${i + 1}`,
       companies: engine.status().companies,
       build_ms: engine.status().buildMs,
+      match_build_ms: matchEngine?.status().buildMs,
       process_cpu_ms: Math.round((cpu.user + cpu.system) / 1000),
       ...r,
       ...memory(),

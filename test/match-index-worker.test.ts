@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import pino from 'pino';
-import { sql } from 'kysely';
 import { connectionOf } from '../src/db/database.ts';
 import { createMatchEngine } from '../src/modules/match/engine.ts';
 import type { MatchIndex } from '../src/modules/match/match-index.ts';
@@ -11,6 +9,13 @@ import { readMatchRowsByIds } from '../src/modules/match/repo.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { arraySource, companySnapshot, type CompanySpec } from './helpers/registry.ts';
+import {
+  noWorkerBackendsLeft,
+  startInSnapshot,
+  whileCompaniesLocked,
+  workerBackends,
+  workerWaitingOnLock,
+} from './helpers/snapshot-worker.ts';
 
 /**
  * The match index is built in a worker thread (src/modules/match/match-index-worker.ts): it holds
@@ -47,15 +52,7 @@ async function built(db: TestDatabase, buildIn: 'worker' | 'thread'): Promise<Ma
   }
 }
 
-const backends = async (db: TestDatabase) =>
-  (
-    await sql<{
-      pid: number;
-      wait: string | null;
-    }>`SELECT pid, wait_event_type AS wait FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%:match-build'`.execute(
-      db.db,
-    )
-  ).rows;
+const SUFFIX = 'match-build';
 
 test('a build in the worker holds what a build in the serving thread holds', { timeout: 60_000 }, async () => {
   const db = await seeded();
@@ -94,31 +91,24 @@ test('a build in the worker holds what a build in the serving thread holds', { t
 
 test('the worker reads the exported snapshot: a change committed after the export is not in the index', { timeout: 60_000 }, async () => {
   const db = await seeded(SPECS.slice(0, 5));
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  let index: MatchIndex;
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const { rows } = await client.query<{ s: string }>('SELECT pg_export_snapshot() AS s');
+  const build = await startInSnapshot(
+    db,
+    (snapshot) => startMatchWorkerBuild(async () => {}, { connection: connectionOf(db.db)!, snapshot, chunkSize: 2 }),
     // Committed after the export, before the worker starts: only the imported snapshot hides it.
-    await runDaily(db.db, {
-      date: '2026-11-02',
-      source: arraySource([companySnapshot({ n: 1, name: 'ZMIENIONA NAZWA' }), companySnapshot({ n: 99, name: 'NOWA FIRMA' })]),
-      sourceKey: 'file:next',
-    });
-    const build = startMatchWorkerBuild(async () => {}, { connection: connectionOf(db.db)!, snapshot: rows[0]!.s, chunkSize: 2 });
-    await build.imported;
-    await client.query('COMMIT');
-    await build.read;
-    index = await build.finish();
-  } finally {
-    await client.end();
-  }
+    () =>
+      runDaily(db.db, {
+        date: '2026-11-02',
+        source: arraySource([companySnapshot({ n: 1, name: 'ZMIENIONA NAZWA' }), companySnapshot({ n: 99, name: 'NOWA FIRMA' })]),
+        sourceKey: 'file:next',
+      }).then(() => {}),
+  );
+  await build.read;
+  const index = await build.finish();
   assert.equal(index.size, 5);
   assert.equal(index.tokenId('zmieniona'), -1);
   assert.equal(index.tokenId('nowa'), -1);
   assert.ok(index.tokenId('piekarnia') >= 0);
-  assert.deepEqual(await backends(db), [], 'the worker closed its connection');
+  assert.deepEqual(await workerBackends(db, SUFFIX), [], 'the worker closed its connection');
 });
 
 test('a snapshot that does not exist (any more) rejects the build', { timeout: 60_000 }, async () => {
@@ -132,26 +122,11 @@ test('a snapshot that does not exist (any more) rejects the build', { timeout: 6
 test('stop() during a build: it resolves, the worker and its connection are gone, and there is no index', { timeout: 60_000 }, async () => {
   const db = await seeded(SPECS.slice(0, 3));
   const engine = createMatchEngine({ db: db.db, logger: pino({ level: 'silent' }) });
-  const locker = new pg.Client({ connectionString: db.url });
-  await locker.connect();
-  await locker.query('BEGIN');
-  await locker.query('LOCK TABLE companies IN ACCESS EXCLUSIVE MODE');
-  try {
+  await whileCompaniesLocked(db, async () => {
     engine.start();
-    const deadline = Date.now() + 30_000;
-    while (!(await backends(db)).some((b) => b.wait === 'Lock')) {
-      assert.ok(Date.now() < deadline, 'the worker never waited on the lock');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await workerWaitingOnLock(db, SUFFIX);
     await engine.stop();
     assert.equal(engine.status().ready, false);
-  } finally {
-    await locker.query('ROLLBACK');
-    await locker.end();
-  }
-  const deadline = Date.now() + 10_000;
-  while ((await backends(db)).length > 0) {
-    assert.ok(Date.now() < deadline, 'the worker connection outlived stop()');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  });
+  await noWorkerBackendsLeft(db, SUFFIX);
 });

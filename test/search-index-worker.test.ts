@@ -1,6 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import pino from 'pino';
 import { sql } from 'kysely';
 import { connectionOf } from '../src/db/database.ts';
@@ -9,6 +8,13 @@ import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { createCompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import { startWorkerBuild, type WorkerBuild } from '../src/modules/companies/search-index-worker.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
+import {
+  noWorkerBackendsLeft,
+  startInSnapshot,
+  whileCompaniesLocked,
+  workerBackends,
+  workerWaitingOnLock,
+} from './helpers/snapshot-worker.ts';
 import { arraySource, companySnapshot } from './helpers/registry.ts';
 
 /**
@@ -31,31 +37,10 @@ async function seeded(count: number): Promise<TestDatabase> {
 }
 
 /** A worker build reading the snapshot of a repeatable-read transaction, which ends once the worker has imported it. */
-async function startIn(db: TestDatabase, afterExport: () => Promise<void> = async () => {}): Promise<WorkerBuild> {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const { rows } = await client.query<{ s: string }>('SELECT pg_export_snapshot() AS s');
-    await afterExport();
-    const build = startWorkerBuild(noPause, { connection: connectionOf(db.db)!, snapshot: rows[0]!.s, chunkSize: 2 });
-    await build.imported;
-    await client.query('COMMIT');
-    return build;
-  } finally {
-    await client.end();
-  }
-}
+const startIn = (db: TestDatabase, afterExport?: () => Promise<void>): Promise<WorkerBuild> =>
+  startInSnapshot(db, (snapshot) => startWorkerBuild(noPause, { connection: connectionOf(db.db)!, snapshot, chunkSize: 2 }), afterExport);
 
-const buildBackends = async (db: TestDatabase) =>
-  (
-    await sql<{
-      pid: number;
-      wait: string | null;
-    }>`SELECT pid, wait_event_type AS wait FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%:search-build'`.execute(
-      db.db,
-    )
-  ).rows;
+const SUFFIX = 'search-build';
 
 test('the worker reads the exported snapshot: a change committed after the export is not in the index', { timeout: 60_000 }, async () => {
   const db = await seeded(5);
@@ -68,7 +53,7 @@ test('the worker reads the exported snapshot: a change committed after the expor
   assert.equal(index.size, 5);
   const q = (text: string) => index.query(parseSearchQuery({ q: text }).filters, 0, 10).total;
   assert.deepEqual([q('pierwsza'), q('zmieniona'), q('nowa')], [5, 0, 0]);
-  assert.deepEqual(await buildBackends(db), [], 'the worker closed its connection');
+  assert.deepEqual(await workerBackends(db, SUFFIX), [], 'the worker closed its connection');
 });
 
 test('a snapshot that does not exist (any more) rejects the build', { timeout: 60_000 }, async () => {
@@ -88,25 +73,12 @@ test('its connection lost mid-read: the build rejects; the engine keeps serving 
     assert.deepEqual([before.engine, before.companies, before.dataAsOf], ['memory', 4, '2026-11-01']);
     await runDaily(db.db, { date: '2026-11-02', source: arraySource([named(1, 'ZMIENIONA')]), sourceKey: 'file:next' });
     // The worker's read waits on this lock (taken after the run), then its connection is cut.
-    const locker = new pg.Client({ connectionString: db.url });
-    await locker.connect();
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE companies IN ACCESS EXCLUSIVE MODE');
-    try {
+    await whileCompaniesLocked(db, async () => {
       // Above maxDelta: a rebuild starts; until it is in, the old index answers.
       const held = await engine.search(parseSearchQuery({ q: 'zmieniona' }).filters, 0, 10);
       assert.deepEqual([held.engine, held.total, held.dataAsOf], ['memory', 0, '2026-11-01']);
-      let waiting: { pid: number; wait: string | null }[] = [];
-      const deadline = Date.now() + 30_000;
-      while (!(waiting = await buildBackends(db)).some((b) => b.wait === 'Lock')) {
-        assert.ok(Date.now() < deadline, 'the worker never waited on the lock');
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      await sql`SELECT pg_terminate_backend(${waiting[0]!.pid}::int)`.execute(db.db);
-    } finally {
-      await locker.query('ROLLBACK');
-      await locker.end();
-    }
+      await sql`SELECT pg_terminate_backend(${await workerWaitingOnLock(db, SUFFIX)}::int)`.execute(db.db);
+    });
     const deadline = Date.now() + 30_000;
     while (engine.status().rebuilding) {
       assert.ok(Date.now() < deadline, 'the build never ended');
@@ -124,26 +96,11 @@ test('its connection lost mid-read: the build rejects; the engine keeps serving 
 test('stop() during a build: it resolves, the worker and its connection are gone', { timeout: 60_000 }, async () => {
   const db = await seeded(3);
   const engine = createCompanySearchEngine({ db: db.db, logger: pino({ level: 'silent' }), followEveryMs: 0 });
-  const locker = new pg.Client({ connectionString: db.url });
-  await locker.connect();
-  await locker.query('BEGIN');
-  await locker.query('LOCK TABLE companies IN ACCESS EXCLUSIVE MODE');
-  try {
+  await whileCompaniesLocked(db, async () => {
     engine.start();
-    const deadline = Date.now() + 30_000;
-    while (!(await buildBackends(db)).some((b) => b.wait === 'Lock')) {
-      assert.ok(Date.now() < deadline, 'the worker never waited on the lock');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await workerWaitingOnLock(db, SUFFIX);
     await engine.stop();
     assert.equal(engine.status().engine, 'sql');
-  } finally {
-    await locker.query('ROLLBACK');
-    await locker.end();
-  }
-  const deadline = Date.now() + 10_000;
-  while ((await buildBackends(db)).length > 0) {
-    assert.ok(Date.now() < deadline, 'the worker connection outlived stop()');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  });
+  await noWorkerBackendsLeft(db, SUFFIX);
 });

@@ -2,6 +2,7 @@ import { isMainThread, parentPort, workerData, type Worker } from 'node:worker_t
 import { sql } from 'kysely';
 import { startTsWorker } from '../lib/ts-worker.ts';
 import { createDatabase, type DatabaseConnection, type Trx } from './database.ts';
+import type { RegistryExecutor } from '../registry/store.ts';
 
 /**
  * An in-memory index built in a worker thread from one exported snapshot of the database (the
@@ -107,6 +108,36 @@ export function startSnapshotWorker<W, T>(
       await worker.terminate();
     },
   };
+}
+
+/**
+ * The serving thread's side of a build: reads the index's cursor (`readCursor`) in a read-only
+ * repeatable-read transaction, exports its snapshot, starts the worker with it (`start`) and
+ * ends the transaction once the worker has imported it. A failure aborts the worker.
+ */
+export async function startInExportedSnapshot<C, T>(
+  db: RegistryExecutor,
+  readCursor: (trx: RegistryExecutor) => Promise<C>,
+  start: (snapshot: string) => SnapshotWorkerBuild<T>,
+): Promise<{ cursor: C; build: SnapshotWorkerBuild<T> }> {
+  let build: SnapshotWorkerBuild<T> | null = null;
+  try {
+    const cursor = await db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => {
+        const cursor = await readCursor(trx);
+        const { rows } = await sql<{ snapshot: string }>`SELECT pg_export_snapshot() AS snapshot`.execute(trx);
+        build = start(rows[0]!.snapshot);
+        await build.imported;
+        return cursor;
+      });
+    return { cursor, build: build! };
+  } catch (e) {
+    await (build as SnapshotWorkerBuild<T> | null)?.abort();
+    throw e;
+  }
 }
 
 async function runJob<W>(source: SnapshotSource, applicationSuffix: string, job: SnapshotWorkerJob<W>): Promise<void> {

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { connectionOf, type DatabaseConnection } from '../../db/database.ts';
 import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
@@ -8,6 +7,7 @@ import { readDataAsOf, readIndexRowsInOrder, readRunChangedRows, searchCompanies
 import type { SearchIndex } from './search-index.ts';
 import { SearchIndexBuilder } from './search-index-builder.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
+import { startInExportedSnapshot } from '../../db/snapshot-worker.ts';
 import { startWorkerBuild, type WorkerBuild } from './search-index-worker.ts';
 
 /**
@@ -172,31 +172,22 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
    * transaction stays open until the worker has imported it; nothing of the rows crosses this thread.
    */
   async function buildInWorker(started: number, connection: DatabaseConnection): Promise<Loaded> {
-    let worker: WorkerBuild | null = null;
     try {
-      const cursor = await db
-        .transaction()
-        .setIsolationLevel('repeatable read')
-        .setAccessMode('read only')
-        .execute(async (trx) => {
-          const cursor = await readIndexCursor(trx);
-          const { rows } = await sql<{ snapshot: string }>`SELECT pg_export_snapshot() AS snapshot`.execute(trx);
-          if (stopped) throw new Error('search engine stopped');
-          worker = startWorkerBuild(yieldToRequests, { connection, snapshot: rows[0]!.snapshot, chunkSize: workerChunkSize });
-          buildWorker = worker;
-          await worker.imported;
-          return cursor;
-        });
-      const w: WorkerBuild = worker!;
-      await w.read;
-      const readMs = Date.now() - started;
-      const index = await w.finish();
-      return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started, readMs };
-    } catch (e) {
-      await (worker as WorkerBuild | null)?.abort();
-      throw e;
+      const { cursor, build } = await startInExportedSnapshot(db, readIndexCursor, (snapshot) => {
+        if (stopped) throw new Error('search engine stopped');
+        return (buildWorker = startWorkerBuild(yieldToRequests, { connection, snapshot, chunkSize: workerChunkSize }));
+      });
+      try {
+        await build.read;
+        const readMs = Date.now() - started;
+        const index = await build.finish();
+        return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started, readMs };
+      } catch (e) {
+        await build.abort();
+        throw e;
+      }
     } finally {
-      if (buildWorker === worker) buildWorker = null;
+      buildWorker = null;
     }
   }
 

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import { connectionOf } from '../../db/database.ts';
+import { startInExportedSnapshot } from '../../db/snapshot-worker.ts';
 import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import { nextFollowStep, readIndexCursor, type IndexCursor } from '../companies/index-follower.ts';
@@ -82,28 +82,19 @@ export function createMatchEngine(options: {
    * describe the same state; nothing of the rows crosses this thread.
    */
   async function buildInWorker(started: number): Promise<Loaded> {
-    let worker: MatchWorkerBuild | null = null;
     try {
-      const cursor = await db
-        .transaction()
-        .setIsolationLevel('repeatable read')
-        .setAccessMode('read only')
-        .execute(async (trx) => {
-          const cursor = await readIndexCursor(trx);
-          const { rows } = await sql<{ snapshot: string }>`SELECT pg_export_snapshot() AS snapshot`.execute(trx);
-          if (stopped) throw new Error('match engine stopped');
-          worker = startMatchWorkerBuild(yieldToRequests, { connection: connection!, snapshot: rows[0]!.snapshot, chunkSize });
-          buildWorker = worker;
-          await worker.imported;
-          return cursor;
-        });
-      const index = await (worker as MatchWorkerBuild | null)!.finish();
-      return { index, cursor, buildMs: Date.now() - started };
-    } catch (e) {
-      await (worker as MatchWorkerBuild | null)?.abort();
-      throw e;
+      const { cursor, build } = await startInExportedSnapshot(db, readIndexCursor, (snapshot) => {
+        if (stopped) throw new Error('match engine stopped');
+        return (buildWorker = startMatchWorkerBuild(yieldToRequests, { connection: connection!, snapshot, chunkSize }));
+      });
+      try {
+        return { index: await build.finish(), cursor, buildMs: Date.now() - started };
+      } catch (e) {
+        await build.abort();
+        throw e;
+      }
     } finally {
-      if (buildWorker === worker) buildWorker = null;
+      buildWorker = null;
     }
   }
 

@@ -363,6 +363,8 @@ describe('GET /companies/search while the index is being built', () => {
       async search() {
         throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
       },
+      answerUnchecked: () => null,
+      confirm: async () => null,
       start() {},
       async refresh() {},
       status: () => ({

@@ -206,11 +206,16 @@ export interface PageEntry {
  * whether or not its page holds results). Per page, in order: its companies, in the order of its
  * ids (the data only of those whose revision differs from the known one), and what its charge
  * came to (taken, or refused with the reason). Every charge must have a price.
+ *
+ * `runs`: findRunProgress(asked) in the same statement, hence in the same snapshot, which starts
+ * after every search of the batch arrived: the search index's follow check (search-engine.ts,
+ * `confirm`) without a round trip of its own.
  */
 export async function findResultPagesCharging(
   db: RegistryExecutor,
   pages: readonly ChargedPage[],
-): Promise<{ entries: PageEntry[]; attempt: ChargeAttempt }[]> {
+  asked: RunsAsked = NO_RUNS_ASKED,
+): Promise<{ pages: { entries: PageEntry[]; attempt: ChargeAttempt }[]; runs: RunProgress[] }> {
   const usages = pages.map((p) => {
     const u = batchUsageOf(p.charge);
     if (!u) throw new Error('findResultPagesCharging: a free search is not batched');
@@ -238,21 +243,27 @@ export async function findResultPagesCharging(
     activity_start: string | null;
     main_activity: string | null;
     snapshot: string | null;
+    /** On one row only (the first page's first): findRunProgress(asked), null for none. */
+    runs: RunProgress[] | null;
   };
   const { rows } = await executePrepared(
     db,
     sql<Row>`
     WITH page_ids AS (SELECT * FROM unnest(${ids}::bigint[], ${of}::bigint[], ${pos}::int[], ${known}::int[]) AS p(id, i, pos, known)),
     ${usageBatchSteps(usages, () => sql`true`)},
-    outcome AS (SELECT r.i, ${usageBatchOutcome(sql`r.i`)} FROM bc_req r)
+    outcome AS (SELECT r.i, ${usageBatchOutcome(sql`r.i`)} FROM bc_req r),
+    follow AS (SELECT json_agg(f ORDER BY f.id) AS runs FROM (${runProgressQuery(asked)}) f)
     SELECT o.i::int AS i, p.pos, c.id::text AS id, c.revision, d.name, d.status, d.activity_start, d.main_activity, d.snapshot,
-           o.bc_balance_after, o.bc_token_live, o.bc_balance_left
+           o.bc_balance_after, o.bc_token_live, o.bc_balance_left,
+           CASE WHEN o.i = 1 AND coalesce(p.pos, 0) = 0 THEN (SELECT runs FROM follow) END AS runs
       FROM outcome o LEFT JOIN page_ids p ON p.i = o.i LEFT JOIN companies c ON c.id = p.id
       LEFT JOIN LATERAL (SELECT c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD') AS activity_start, c.main_activity, c.snapshot
                           WHERE c.revision <> p.known) d ON true`,
   );
   const out = pages.map((p, n) => ({ slots: new Array<PageEntry | undefined>(p.ids.length), outcome: null as UsageBatchRow | null, n }));
+  let runs: RunProgress[] = [];
   for (const r of rows) {
+    if (r.runs !== null) runs = r.runs;
     const page = out[r.i - 1];
     if (page === undefined) throw new Error(`findResultPagesCharging: a row of page ${r.i} of ${pages.length}`);
     page.outcome ??= { bc_balance_after: r.bc_balance_after, bc_token_live: r.bc_token_live, bc_balance_left: r.bc_balance_left };
@@ -271,10 +282,13 @@ export async function findResultPagesCharging(
           };
     page.slots[r.pos] = { id: r.id, revision: r.revision, row };
   }
-  return out.map((p) => {
-    if (p.outcome === null) throw new Error(`findResultPagesCharging: no outcome for page ${p.n + 1}`);
-    return { entries: p.slots.filter((e) => e !== undefined), attempt: batchAttemptOf(p.outcome, usages[p.n]!) };
-  });
+  return {
+    pages: out.map((p) => {
+      if (p.outcome === null) throw new Error(`findResultPagesCharging: no outcome for page ${p.n + 1}`);
+      return { entries: p.slots.filter((e) => e !== undefined), attempt: batchAttemptOf(p.outcome, usages[p.n]!) };
+    }),
+    runs,
+  };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -447,14 +461,28 @@ export interface RunProgress extends RunState {
   changes_expired: boolean;
 }
 
+/** The runs a follower asks about: from id `fromId` on, every unfinished run, and the runs in `watch`. */
+export interface RunsAsked {
+  fromId: number;
+  watch: readonly number[];
+}
+
+/** No run past the last possible id, and none watched: only the unfinished runs (a statement that needs no follow check). */
+export const NO_RUNS_ASKED: RunsAsked = { fromId: Number.MAX_SAFE_INTEGER, watch: [] };
+
 /**
  * findRunChanges with what a follower needs to apply each finished run as a delta. Prepared
- * (db/prepared.ts): the search index runs it before the searches of every round trip.
+ * (db/prepared.ts): the background follow, and searches answered outside a paid page statement
+ * (which runs the same query itself: findResultPagesCharging).
  */
 export async function findRunProgress(db: RegistryExecutor, fromId: number, watch: readonly number[]): Promise<RunProgress[]> {
-  const { rows } = await executePrepared(
-    db,
-    sql<RunProgress>`
+  const { rows } = await executePrepared(db, runProgressQuery({ fromId, watch }));
+  return rows;
+}
+
+/** findRunProgress's query. */
+function runProgressQuery({ fromId, watch }: RunsAsked) {
+  return sql<RunProgress>`
     SELECT r.id::float8 AS id, r.status, r.attempts, r.import_identifier_type, r.import_identifier_value, r.kind,
       to_char(r.run_date, 'YYYY-MM-DD') AS run_date,
       CASE WHEN r.status = 'running' THEN 0
@@ -462,9 +490,7 @@ export async function findRunProgress(db: RegistryExecutor, fromId: number, watc
       coalesce(r.finished_at < now() - make_interval(days => ${RUN_CHANGES_KEPT_DAYS - 1}), false) AS changes_expired
     FROM daily_runs r
     WHERE r.id >= ${fromId}::bigint OR r.status <> 'completed' OR r.id = ANY(${watch}::bigint[])
-    ORDER BY r.id`,
-  );
-  return rows;
+    ORDER BY r.id`;
 }
 
 /**

@@ -15,8 +15,9 @@ import type { CompanySnapshot, Contact, Identifier, IdentifierType } from '../..
 import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import { findCompanyByIdentifier, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
 import { isTokenActive } from '../tokens/authenticate.ts';
-import { chargeOutcome, priceOf, readBalance, type ChargeArgs } from '../wallet/credits.ts';
-import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchQuery } from './filters.ts';
+import { chargeOutcome, priceOf, readBalance, type ChargeArgs, type ChargeAttempt } from '../wallet/credits.ts';
+import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchFilters, type SearchQuery } from './filters.ts';
+import { unionOfAsked } from './index-follower.ts';
 import { createTurnBatcher } from '../../lib/turn-batcher.ts';
 import {
   findCompaniesCharging,
@@ -28,6 +29,8 @@ import {
   type ChargedRead,
   type PageEntry,
   type ResultRow,
+  type RunProgress,
+  type RunsAsked,
 } from './repo.ts';
 import type { CompanySearchEngine, SearchAnswer } from './search-engine.ts';
 
@@ -148,11 +151,10 @@ function searchBody(answer: SearchAnswer, page: number, results: SearchResult[])
 export function createCompaniesService(deps: CompaniesServiceDeps) {
   const { db, clock } = deps;
 
-  /** The engine's answer to a search (the ids of its page), and the page asked for. */
-  const answerOf = async (query: SearchQuery): Promise<{ answer: SearchAnswer; page: number }> => {
-    const { filters, page } = parseSearchQuery(query);
+  /** The engine's answer to a search (the ids of its page), after its own follow check. */
+  const answerOf = async (filters: SearchFilters, page: number): Promise<SearchAnswer> => {
     try {
-      return { answer: await deps.search.search(filters, (page - 1) * SEARCH_PAGE_SIZE, SEARCH_PAGE_SIZE), page };
+      return await deps.search.search(filters, (page - 1) * SEARCH_PAGE_SIZE, SEARCH_PAGE_SIZE);
     } catch (e) {
       // Only the SQL path can time out: a wide search while this process builds its index.
       if ((e as { code?: string }).code === '57014')
@@ -237,11 +239,17 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       results.set(e.id, { revision: e.revision, json });
       return json;
     });
-  const pageBatched = chargingBatcher(
-    'search',
-    (pages: ChargedPage[]) => findResultPagesCharging(db, pages),
-    async (p) => (await findResultPagesCharging(db, [p]))[0]!,
-  );
+  /**
+   * The batch's statement also runs the follow check of every page answered from the index (one
+   * question for all: unionOfAsked), in its snapshot, which starts after all of them arrived.
+   */
+  type FollowedPage = ChargedPage & { asked: RunsAsked | null };
+  const pagesWithRuns = async (pages: FollowedPage[]) => {
+    const asked = unionOfAsked(pages.flatMap((p) => (p.asked === null ? [] : [p.asked])));
+    const out = await findResultPagesCharging(db, pages, asked);
+    return out.pages.map((p): { entries: PageEntry[]; attempt: ChargeAttempt; runs: RunProgress[] } => ({ ...p, runs: out.runs }));
+  };
+  const pageBatched = chargingBatcher('search', pagesWithRuns, async (p: FollowedPage) => (await pagesWithRuns([p]))[0]!);
 
   return {
     /**
@@ -298,7 +306,8 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
      * search (while the index is built) times out.
      */
     async search(query: SearchQuery) {
-      const { answer, page } = await answerOf(query);
+      const { filters, page } = parseSearchQuery(query);
+      const answer = await answerOf(filters, page);
       return searchBody(answer, page, (await findResultRows(db, answer.ids)).map(searchResultOf));
     },
 
@@ -310,10 +319,14 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
      * search, checked again when `payer` came from the token cache).
      */
     async paidSearch(query: SearchQuery, payer: Payer & { cached: boolean }) {
-      const { answer, page } = await answerOf(query);
+      const { filters, page } = parseSearchQuery(query);
+      const priced = priceOf(deps.config.prices, 'companies.search') > 0;
+      // Priced: answered at once, its follow check made by the page's statement (confirm, below).
+      const unchecked = priced ? deps.search.answerUnchecked(filters, (page - 1) * SEARCH_PAGE_SIZE, SEARCH_PAGE_SIZE) : null;
+      const answer = unchecked?.answer ?? (await answerOf(filters, page));
       const now = clock.now();
       const inactive = () => new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
-      if (priceOf(deps.config.prices, 'companies.search') === 0) {
+      if (!priced) {
         if (payer.cached && !(await isTokenActive(db, payer.tokenId, now))) throw inactive();
         const rows = await findResultRows(db, answer.ids);
         return {
@@ -339,9 +352,21 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         held.set(id, kept);
         return kept.revision;
       });
-      const { entries, attempt } = await pageBatched({ ids: answer.ids, known, charge });
+      const { entries, attempt, runs } = await pageBatched({ ids: answer.ids, known, charge, asked: unchecked?.asked ?? null });
       if (!attempt.taken && attempt.reason === 'inactive-token') throw inactive();
       if (!attempt.taken) throw new InsufficientCreditsError(attempt.balance, attempt.required);
+      // A run finished since the index's cursor (rare): the answer after following it, its page
+      // read again (the charge taken stands: the search succeeds).
+      const followed = unchecked && (await deps.search.confirm(unchecked, runs));
+      if (followed) {
+        const rows = await findResultRows(db, followed.ids);
+        const json = searchText(
+          followed,
+          page,
+          rows.map((r) => JSON.stringify(searchResultOf(r))),
+        );
+        return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, json };
+      }
       return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, json: searchText(answer, page, resultsOf(entries, held)) };
     },
   };

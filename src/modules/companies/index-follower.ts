@@ -8,7 +8,9 @@ import { findRunProgress, NO_RUNS_ASKED, readDataAsOf, readRunWatermark, type Ru
  * companies it wrote (daily_run_changes), so a finished run can be applied to an index as a delta:
  *
  *   1. build the index from a snapshot and take `readIndexCursor` in the same snapshot;
- *   2. now and then (before each search, and on a timer) call `nextFollowStep(db, cursor)`:
+ *   2. now and then (for each search, and on a timer) call `nextFollowStep(db, cursor)` (or run
+ *      findRunProgress's query for `runsAskedOf(cursor)` inside a statement of your own, then
+ *      `planFollowStep`: repo.ts findResultPagesCharging):
  *      - `current`: nothing finished since;
  *      - `changes`: re-read the companies `runIds` wrote (repo.ts readRunChangedRows, or
  *        readRunChangedCompanyIds), apply them, and keep `next` as the cursor;

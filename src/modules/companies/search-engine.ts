@@ -23,8 +23,9 @@ import { startWorkerBuild, type WorkerBuild } from './search-index-worker.ts';
  * searches from it, or from SQL while there is none yet (docs/search.md, "Freshness").
  *
  * Companies change only through runs (daily runs and on-demand imports), and the index follows
- * them (index-follower.ts): before each search, and every `followEveryMs`, one small query on
- * daily_runs says which runs finished since. Their companies are read again and applied to the
+ * them (index-follower.ts): for each search, and every `followEveryMs`, one small query on
+ * daily_runs says which runs finished since (before the answer, or, for a paid search, inside the
+ * statement that reads its page, after it: `answerUnchecked`, `confirm`). Their companies are read again and applied to the
  * index as a delta, at once, when they changed up to `maxDelta` companies (DECISIONS 9: 50,000);
  * a larger change starts a full rebuild, and until it is swapped in the index stays exactly as it
  * was (later runs wait for the rebuild too), so an answer always reflects whole runs up to its

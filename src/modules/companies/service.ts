@@ -129,16 +129,39 @@ const isRetryable = (e: unknown) => {
   return code === '40P01' || code === '40001';
 };
 
+const COMMA = Buffer.from(',');
+const TAIL = Buffer.from(']}}');
+
 /**
- * searchBody as JSON text, from the results' own JSON texts (held with them: a page of held
- * results is not serialized again). The same document the route's response schema would write.
+ * searchBody as UTF-8 JSON, from the results' own UTF-8 JSON (held with them: a page of held
+ * results is neither serialized nor encoded again). The same document the route's response schema
+ * would write. A Buffer, not a string: joining 20 results of Polish text made a two-byte string
+ * that the response then measured (content-length) and encoded again (in a `--cpu-prof` profile
+ * under load, the joining 4.5 % of the API's busy time and the measuring 2.5 %).
  */
-function searchText(answer: SearchAnswer, page: number, results: readonly string[]): string {
+function searchPayload(answer: SearchAnswer, page: number, results: readonly Buffer[]): Buffer {
   const head = JSON.stringify({
     status: 'success',
     data: { ...pageMeta(answer.total, page, SEARCH_PAGE_SIZE), data_as_of: answer.dataAsOf },
   });
-  return `${head.slice(0, -2)},"results":[${results.join(',')}]}}`;
+  const parts: Buffer[] = [Buffer.from(`${head.slice(0, -2)},"results":[`)];
+  results.forEach((r, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(r);
+  });
+  parts.push(TAIL);
+  return Buffer.concat(parts);
+}
+
+/**
+ * A search result as the UTF-8 JSON it is written as, in memory of its own: a slice of Node's
+ * shared 8 KB pool would keep the whole slab alive as long as the result is held.
+ */
+function resultJson(row: ResultRow): Buffer {
+  const text = JSON.stringify(searchResultOf(row));
+  const out = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  out.write(text);
+  return out;
 }
 
 function searchBody(answer: SearchAnswer, page: number, results: SearchResult[]) {
@@ -218,21 +241,21 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
    * (findResultPagesCharging), as readBatched does for snapshots; after a deadlock, one by one
    * (a statement of one search locks one wallet).
    */
-  type Kept = { revision: number; json: string };
+  type Kept = { revision: number; json: Buffer };
   const results = new Map<string, Kept>();
   /**
    * A paid page's results from its entries and the results `held` when it was asked for (held,
    * not looked up again: another page may have replaced or dropped them meanwhile). New data is
    * kept for the next page that shows the company.
    */
-  const resultsOf = (entries: readonly PageEntry[], held: ReadonlyMap<string, Kept>): string[] =>
+  const resultsOf = (entries: readonly PageEntry[], held: ReadonlyMap<string, Kept>): Buffer[] =>
     entries.map((e) => {
       if (e.row === null) {
         const kept = held.get(e.id);
         if (kept === undefined || kept.revision !== e.revision) throw new Error(`search result ${e.id}@${e.revision} not held`);
         return kept.json;
       }
-      const json = JSON.stringify(searchResultOf(e.row));
+      const json = resultJson(e.row);
       const kept = results.get(e.id);
       if (kept !== undefined && kept.revision > e.revision) return json; // a page read later saw a newer revision
       if (kept === undefined && results.size >= RESULTS_KEPT) results.delete(results.keys().next().value!);
@@ -332,11 +355,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         return {
           charged: 0,
           balanceAfter: null,
-          json: searchText(
-            answer,
-            page,
-            rows.map((r) => JSON.stringify(searchResultOf(r))),
-          ),
+          body: searchPayload(answer, page, rows.map(resultJson)),
         };
       }
       const charge: ChargeArgs = {
@@ -360,14 +379,9 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       const followed = unchecked && (await deps.search.confirm(unchecked, runs));
       if (followed) {
         const rows = await findResultRows(db, followed.ids);
-        const json = searchText(
-          followed,
-          page,
-          rows.map((r) => JSON.stringify(searchResultOf(r))),
-        );
-        return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, json };
+        return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, body: searchPayload(followed, page, rows.map(resultJson)) };
       }
-      return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, json: searchText(answer, page, resultsOf(entries, held)) };
+      return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, body: searchPayload(answer, page, resultsOf(entries, held)) };
     },
   };
 }

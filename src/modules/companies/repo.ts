@@ -241,7 +241,10 @@ export async function findResultPagesCharging(
    * `pos:id:revision` of each company found, in page order; `fresh`: a JSON array of
    * `[pos, name, status, activity_start, main_activity, snapshot]` of the companies whose
    * revision is not the one held, the snapshot spliced in as the text it is stored as (no JSON
-   * validation by PostgreSQL), parsed here with the rest in one JSON.parse.
+   * validation by PostgreSQL), parsed here with the rest in one JSON.parse. Built before the
+   * grouping (OFFSET 0 keeps the planner from pulling the subquery up), so the sort that groups
+   * carries a company's snapshot only when it is sent (sorting 20 whole rows a search was about a
+   * fifth of the statement's execution, EXPLAIN ANALYZE).
    */
   type Row = UsageBatchRow & {
     i: number;
@@ -262,11 +265,14 @@ export async function findResultPagesCharging(
     outcome AS (SELECT r.i, ${usageBatchOutcome(sql`r.i`)} FROM bc_req r),
     follow AS (SELECT json_agg(f ORDER BY f.id) AS runs FROM (${runProgressQuery(asked)}) f),
     entries AS (
-      SELECT p.i, string_agg(p.pos || ':' || c.id || ':' || c.revision, ',' ORDER BY p.pos) AS revs,
-             '[' || string_agg(left(json_build_array(p.pos, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD'), c.main_activity)::text, -1)
-                               || ',' || c.snapshot || ']', ',' ORDER BY p.pos) FILTER (WHERE c.revision <> p.known) || ']' AS fresh
-        FROM page_ids p JOIN companies c ON c.id = p.id
-       GROUP BY p.i
+      SELECT e.i, string_agg(e.rev, ',' ORDER BY e.pos) AS revs, '[' || string_agg(e.fresh, ',' ORDER BY e.pos) || ']' AS fresh
+        FROM (SELECT p.i, p.pos, p.pos || ':' || c.id || ':' || c.revision AS rev,
+                     CASE WHEN c.revision <> p.known
+                       THEN left(json_build_array(p.pos, c.name, c.status, to_char(c.activity_start, 'YYYY-MM-DD'), c.main_activity)::text, -1)
+                            || ',' || c.snapshot || ']' END AS fresh
+                FROM page_ids p JOIN companies c ON c.id = p.id
+              OFFSET 0) e
+       GROUP BY e.i
     )
     SELECT o.i::int AS i, e.revs, e.fresh, o.bc_balance_after, o.bc_token_live, o.bc_balance_left,
            CASE WHEN o.i = 1 THEN (SELECT runs FROM follow) END AS runs

@@ -12,7 +12,7 @@ import type { RunProgress } from '../src/modules/companies/repo.ts';
 import { testConfig, bearer, createApiToken, createTestApp, type TestApp } from './helpers/app.ts';
 import { accountWithBalance, balanceOf as balanceOfAccount } from './helpers/wallet.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
-import { ALFA, COMPANIES, nip, sourceOf, type Spec } from './companies-dataset.test.ts';
+import { ALFA, COMPANIES, lodzCompany, sourceOf } from './companies-dataset.test.ts';
 
 /**
  * Searches charged in the statement that reads their pages, batched per event-loop turn
@@ -157,16 +157,7 @@ describe('search pages and charges in one statement', () => {
       // A arrives: its check starts (and is held) before the run.
       const first = followed.search(filters, 0, 20);
       while (follows.length === 0) await new Promise((r) => setImmediate(r));
-      const added: Spec = {
-        ids: { NIP: nip(600) },
-        name: 'Omega Batch Firma',
-        legal: 'SPÓŁKA AKCYJNA',
-        city: 'Łódź',
-        postal: '90-009',
-        voivodeship: 'łódzkie',
-        codes: ['6201Z'],
-        start: '2026-11-02',
-      };
+      const added = lodzCompany(600, 'Omega Batch Firma', '2026-11-02');
       await runDaily(t.db.db, { date: '2026-11-21', source: sourceOf([added]), sourceKey: 'file:search-batch-test-2' });
       // B, C, D arrive after the run finished, while A's check is still in flight.
       const later = [followed.search(filters, 0, 20), followed.search(filters, 20, 20), followed.search(filters, 0, 20)];
@@ -209,16 +200,7 @@ describe('search pages and charges in one statement', () => {
       );
       assert.equal(follows.length, 0, 'no follow query of their own: the page statements made the check');
 
-      const added: Spec = {
-        ids: { NIP: nip(601) },
-        name: 'Psi Batch Firma',
-        legal: 'SPÓŁKA AKCYJNA',
-        city: 'Łódź',
-        postal: '90-009',
-        voivodeship: 'łódzkie',
-        codes: ['6201Z'],
-        start: '2026-11-05',
-      };
+      const added = lodzCompany(601, 'Psi Batch Firma', '2026-11-05');
       await runDaily(t.db.db, { date: '2026-11-22', source: sourceOf([added]), sourceKey: 'file:search-batch-test-3' });
       // Arrives after the run finished; the index has not looked since.
       const after = await ask('city=lodz');

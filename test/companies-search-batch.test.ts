@@ -217,6 +217,52 @@ describe('search pages and charges in one statement', () => {
     }
   });
 
+  test('a search whose index cannot follow after its charge (the database failing) answers 500 and gets its credit back', async () => {
+    let failFollow = false;
+    const plugin: KyselyPlugin = {
+      transformQuery({ node }) {
+        if (failFollow && node.kind === 'RawNode' && (node as RawNode).sqlFragments.join('').includes('FROM daily_runs r'))
+          throw new Error('connection lost');
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const failing = createCompanySearchEngine({ db: db.db.withPlugin(plugin), logger: pino({ level: 'silent' }), followEveryMs: 0 });
+    const t2 = await createTestApp({ db, overrides: { companySearch: failing }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    try {
+      await failing.refresh();
+      const a = await accountWithBalance(t2, 5);
+      const ask = () => t2.app.inject({ method: 'GET', url: '/api/v1/companies/search?city=lodz', headers: bearer(a.master) });
+      assert.equal((await ask()).statusCode, 200);
+      await runDaily(t.db.db, {
+        date: '2026-11-23',
+        source: sourceOf([lodzCompany(602, 'Rho Batch Firma', '2026-11-06')]),
+        sourceKey: 'file:search-batch-test-4',
+      });
+      failFollow = true;
+      const res = await ask();
+      assert.equal(res.statusCode, 500, res.body);
+      assert.equal(res.headers['x-credits-charged'], undefined);
+      assert.equal(await balanceOf(a.id), 4, 'the failed search’s credit given back');
+      const { rows } = await sql<{ type: string; amount: string }>`
+        SELECT type, amount::text FROM wallet_transactions WHERE account_id = ${a.id}::bigint AND type IN ('usage', 'refund') ORDER BY id`.execute(
+        t.db.db,
+      );
+      assert.deepEqual(
+        rows.slice(-3).map((r) => [r.type, Number(r.amount)]),
+        [
+          ['usage', -1],
+          ['usage', -1],
+          ['refund', 1],
+        ],
+      );
+      assert.deepEqual((await auditWallets(t.db.db)).findings, []);
+    } finally {
+      await t2.app.close();
+      await failing.stop();
+    }
+  });
+
   test('one follow check for the cursors of several indexes: each takes the runs its own check would have read', () => {
     const run = (id: number, status: RunProgress['status'], changed = 1): RunProgress => ({
       id,

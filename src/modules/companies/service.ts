@@ -15,7 +15,8 @@ import type { CompanySnapshot, Contact, Identifier, IdentifierType } from '../..
 import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import { findCompanyByIdentifier, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
 import { isTokenActive } from '../tokens/authenticate.ts';
-import { chargeOutcome, priceOf, readBalance, type ChargeArgs, type ChargeAttempt } from '../wallet/credits.ts';
+import { randomUUID } from 'node:crypto';
+import { chargeOutcome, priceOf, readBalance, refundCredits, type ChargeArgs, type ChargeAttempt } from '../wallet/credits.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchFilters, type SearchQuery } from './filters.ts';
 import { unionOfAsked } from './index-follower.ts';
 import { createTurnBatcher } from '../../lib/turn-batcher.ts';
@@ -376,9 +377,24 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       if (!attempt.taken) throw new InsufficientCreditsError(attempt.balance, attempt.required);
       // A run finished since the index's cursor (rare): the answer after following it, its page
       // read again (the charge taken stands: the search succeeds).
-      const followed = unchecked && (await deps.search.confirm(unchecked, runs));
+      let followed: SearchAnswer | null = null;
+      let rows: ResultRow[] = [];
+      try {
+        followed = unchecked && (await deps.search.confirm(unchecked, runs));
+        if (followed) rows = await findResultRows(db, followed.ids);
+      } catch (e) {
+        // The search fails after its credit was taken (following the runs failed: the database):
+        // give it back, so that a failed search costs nothing, as when it failed before the charge.
+        await refundCredits(db, {
+          accountId: payer.accountId,
+          operation: 'companies.search',
+          prices: deps.config.prices,
+          reference: `companies.search:${randomUUID()}`,
+          description: 'companies.search refund: the search failed after its charge',
+        }).catch((r: unknown) => deps.logger.error({ err: r, account_id: payer.accountId }, 'search refund failed'));
+        throw e;
+      }
       if (followed) {
-        const rows = await findResultRows(db, followed.ids);
         return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, body: searchPayload(followed, page, rows.map(resultJson)) };
       }
       return { charged: attempt.charged, balanceAfter: attempt.balanceAfter, body: searchPayload(answer, page, resultsOf(entries, held)) };

@@ -221,6 +221,20 @@ export const COMPANIES: Spec[] = [
   })),
 ];
 
+/** A new ACTIVE joint-stock company in Łódź (PKD 62.01.Z), as a later daily run adds it. */
+export function lodzCompany(n: number, name: string, start: string): Spec {
+  return {
+    ids: { NIP: nip(n) },
+    name,
+    legal: 'SPÓŁKA AKCYJNA',
+    city: 'Łódź',
+    postal: '90-009',
+    voivodeship: 'łódzkie',
+    codes: ['6201Z'],
+    start,
+  };
+}
+
 export function sourceOf(specs: Spec[]): RegistrySource {
   return {
     name: 'file',

@@ -7,10 +7,12 @@ import { auditWallets } from '../src/modules/wallet/audit.ts';
 import { findResultPagesCharging, type ChargedPage } from '../src/modules/companies/repo.ts';
 import { parseSearchQuery } from '../src/modules/companies/filters.ts';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
+import { planFollowStep, runsOf, unionOfAsked, type IndexCursor } from '../src/modules/companies/index-follower.ts';
+import type { RunProgress } from '../src/modules/companies/repo.ts';
 import { testConfig, bearer, createApiToken, createTestApp, type TestApp } from './helpers/app.ts';
 import { accountWithBalance, balanceOf as balanceOfAccount } from './helpers/wallet.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
-import { ALFA, COMPANIES, nip, sourceOf, type Spec } from './companies-dataset.test.ts';
+import { ALFA, COMPANIES, lodzCompany, sourceOf } from './companies-dataset.test.ts';
 
 /**
  * Searches charged in the statement that reads their pages, batched per event-loop turn
@@ -51,7 +53,7 @@ describe('search pages and charges in one statement', () => {
     await sql`UPDATE api_tokens SET revoked_at = now() WHERE id = ${revoked.tokenId}::bigint`.execute(t.db.db);
     const alfa = await idOf(ALFA);
     const second = await idOf(COMPANIES[1]!.ids.NIP!);
-    const out = await findResultPagesCharging(t.db.db, [
+    const { pages: out } = await findResultPagesCharging(t.db.db, [
       page(a, [alfa, second]),
       page(b, []),
       page(a, [second, alfa, '999999999']), // a company that is not there has no entry
@@ -78,14 +80,20 @@ describe('search pages and charges in one statement', () => {
   test('a company’s data comes only when its revision is not the one held, and again once it changed', async () => {
     const a = await account(10);
     const alfa = await idOf(ALFA);
-    const [first] = await findResultPagesCharging(t.db.db, [page(a, [alfa])]);
+    const {
+      pages: [first],
+    } = await findResultPagesCharging(t.db.db, [page(a, [alfa])]);
     const revision = first!.entries[0]!.revision;
     assert.ok(first!.entries[0]!.row !== null);
-    const [held] = await findResultPagesCharging(t.db.db, [page(a, [alfa], [revision])]);
+    const {
+      pages: [held],
+    } = await findResultPagesCharging(t.db.db, [page(a, [alfa], [revision])]);
     assert.deepEqual(held!.entries, [{ id: alfa, revision, row: null }]);
     // What a daily run's update does (src/registry/store/companies-repo.ts): the data with revision + 1.
     await sql`UPDATE companies SET name = 'ALFA RENAMED', revision = revision + 1 WHERE id = ${alfa}::bigint`.execute(t.db.db);
-    const [changed] = await findResultPagesCharging(t.db.db, [page(a, [alfa], [revision])]);
+    const {
+      pages: [changed],
+    } = await findResultPagesCharging(t.db.db, [page(a, [alfa], [revision])]);
     assert.deepEqual([changed!.entries[0]!.revision, changed!.entries[0]!.row?.name], [revision + 1, 'ALFA RENAMED']);
     await sql`UPDATE companies SET name = ${COMPANIES[0]!.name}, revision = revision + 1 WHERE id = ${alfa}::bigint`.execute(t.db.db);
     assert.equal(await balanceOf(a.id), 7);
@@ -149,16 +157,7 @@ describe('search pages and charges in one statement', () => {
       // A arrives: its check starts (and is held) before the run.
       const first = followed.search(filters, 0, 20);
       while (follows.length === 0) await new Promise((r) => setImmediate(r));
-      const added: Spec = {
-        ids: { NIP: nip(600) },
-        name: 'Omega Batch Firma',
-        legal: 'SPÓŁKA AKCYJNA',
-        city: 'Łódź',
-        postal: '90-009',
-        voivodeship: 'łódzkie',
-        codes: ['6201Z'],
-        start: '2026-11-02',
-      };
+      const added = lodzCompany(600, 'Omega Batch Firma', '2026-11-02');
       await runDaily(t.db.db, { date: '2026-11-21', source: sourceOf([added]), sourceKey: 'file:search-batch-test-2' });
       // B, C, D arrive after the run finished, while A's check is still in flight.
       const later = [followed.search(filters, 0, 20), followed.search(filters, 20, 20), followed.search(filters, 0, 20)];
@@ -171,5 +170,131 @@ describe('search pages and charges in one statement', () => {
     } finally {
       await followed.stop();
     }
+  });
+
+  test('a paid search makes its follow check in its page statement: no query of its own while no run finished, and a run finished before it arrived is in its answer, charged once', async () => {
+    const follows: string[] = [];
+    const plugin: KyselyPlugin = {
+      transformQuery({ node, queryId }) {
+        if (node.kind === 'RawNode' && (node as RawNode).sqlFragments.join('').includes('FROM daily_runs r')) follows.push(queryId.queryId);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const followed = createCompanySearchEngine({ db: db.db.withPlugin(plugin), logger: pino({ level: 'silent' }), followEveryMs: 0 });
+    const t2 = await createTestApp({ db, overrides: { companySearch: followed }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    try {
+      await followed.refresh();
+      const a = await accountWithBalance(t2, 20);
+      const ask = async (query: string) => {
+        const res = await t2.app.inject({ method: 'GET', url: `/api/v1/companies/search?${query}`, headers: bearer(a.master) });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().data as { total: number; data_as_of: string; results: { name: string }[] };
+      };
+      const before = await ask('city=lodz');
+      follows.length = 0;
+      const same = await Promise.all([ask('city=lodz'), ask('city=lodz&page=2'), ask('city=lodz')]);
+      assert.deepEqual(
+        same.map((d) => [d.total, d.data_as_of]),
+        same.map(() => [before.total, before.data_as_of]),
+      );
+      assert.equal(follows.length, 0, 'no follow query of their own: the page statements made the check');
+
+      const added = lodzCompany(601, 'Psi Batch Firma', '2026-11-05');
+      await runDaily(t.db.db, { date: '2026-11-22', source: sourceOf([added]), sourceKey: 'file:search-batch-test-3' });
+      // Arrives after the run finished; the index has not looked since.
+      const after = await ask('city=lodz');
+      assert.deepEqual([after.total, after.data_as_of, after.results[0]?.name], [before.total + 1, '2026-11-22', 'Psi Batch Firma']);
+      assert.equal(follows.length, 1, 'one sync, once the statement had seen the run');
+      const again = await ask('city=lodz');
+      assert.deepEqual([again.total, again.data_as_of, again.results[0]?.name], [before.total + 1, '2026-11-22', 'Psi Batch Firma']);
+      assert.equal(follows.length, 1, 'the index is current again: no query of its own');
+      assert.equal(await balanceOf(a.id), 20 - 6, 'one credit a search, the one answered again included');
+      assert.deepEqual((await auditWallets(t.db.db)).findings, []);
+    } finally {
+      await t2.app.close();
+      await followed.stop();
+    }
+  });
+
+  test('a search whose index cannot follow after its charge (the database failing) answers 500 and gets its credit back', async () => {
+    let failFollow = false;
+    const plugin: KyselyPlugin = {
+      transformQuery({ node }) {
+        if (failFollow && node.kind === 'RawNode' && (node as RawNode).sqlFragments.join('').includes('FROM daily_runs r'))
+          throw new Error('connection lost');
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const failing = createCompanySearchEngine({ db: db.db.withPlugin(plugin), logger: pino({ level: 'silent' }), followEveryMs: 0 });
+    const t2 = await createTestApp({ db, overrides: { companySearch: failing }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    try {
+      await failing.refresh();
+      const a = await accountWithBalance(t2, 5);
+      const ask = () => t2.app.inject({ method: 'GET', url: '/api/v1/companies/search?city=lodz', headers: bearer(a.master) });
+      assert.equal((await ask()).statusCode, 200);
+      await runDaily(t.db.db, {
+        date: '2026-11-23',
+        source: sourceOf([lodzCompany(602, 'Rho Batch Firma', '2026-11-06')]),
+        sourceKey: 'file:search-batch-test-4',
+      });
+      failFollow = true;
+      const res = await ask();
+      assert.equal(res.statusCode, 500, res.body);
+      assert.equal(res.headers['x-credits-charged'], undefined);
+      assert.equal(await balanceOf(a.id), 4, 'the failed search’s credit given back');
+      const { rows } = await sql<{ type: string; amount: string }>`
+        SELECT type, amount::text FROM wallet_transactions WHERE account_id = ${a.id}::bigint AND type IN ('usage', 'refund') ORDER BY id`.execute(
+        t.db.db,
+      );
+      assert.deepEqual(
+        rows.slice(-3).map((r) => [r.type, Number(r.amount)]),
+        [
+          ['usage', -1],
+          ['usage', -1],
+          ['refund', 1],
+        ],
+      );
+      assert.deepEqual((await auditWallets(t.db.db)).findings, []);
+    } finally {
+      await t2.app.close();
+      await failing.stop();
+    }
+  });
+
+  test('one follow check for the cursors of several indexes: each takes the runs its own check would have read', () => {
+    const run = (id: number, status: RunProgress['status'], changed = 1): RunProgress => ({
+      id,
+      status,
+      attempts: 1,
+      import_identifier_type: null,
+      import_identifier_value: null,
+      kind: 'daily',
+      run_date: `2026-11-${10 + id}`,
+      changed,
+      changes_expired: false,
+    });
+    const older: IndexCursor = { nextRunId: 5, watch: new Map([[3, 'running']]), dataAsOf: '2026-11-14' };
+    const newer: IndexCursor = { nextRunId: 7, watch: new Map(), dataAsOf: '2026-11-16' };
+    assert.deepEqual(unionOfAsked([]), { fromId: Number.MAX_SAFE_INTEGER, watch: [] });
+    assert.deepEqual(
+      unionOfAsked([
+        { fromId: 5, watch: [3] },
+        { fromId: 7, watch: [] },
+      ]),
+      { fromId: 5, watch: [3] },
+    );
+    // What findRunProgress(5, [3]) reads: 3 (still running), 5 and 6 (completed since `older`).
+    const runs = [run(3, 'running', 0), run(5, 'completed'), run(6, 'completed')];
+    assert.deepEqual(
+      runsOf(newer, runs).map((r) => r.id),
+      [3],
+    );
+    // The newer index has seen 5 and 6: the completed runs before its cursor are not new to it.
+    assert.equal(planFollowStep({ ...newer, watch: new Map([[3, 'running']]) }, runsOf(newer, runs), { maxDelta: 10 }).kind, 'current');
+    assert.equal(planFollowStep(newer, runs, { maxDelta: 10 }).kind, 'changes', 'all of them would look new');
+    const step = planFollowStep(older, runsOf(older, runs), { maxDelta: 10 });
+    assert.deepEqual(step.kind === 'changes' && [step.runIds, step.next.dataAsOf], [[5, 6], '2026-11-16']);
   });
 });

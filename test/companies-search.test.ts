@@ -7,7 +7,7 @@ import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { createCompanySearchEngine, type CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
 import { bearer, createAccount, createTestApp, type TestAccount, type TestApp } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/db.ts';
-import { ALFA, BETA, COMPANIES, IOTA_REGON, KOWALSKI, nip, sourceOf, type Spec } from './companies-dataset.test.ts';
+import { ALFA, BETA, COMPANIES, IOTA_REGON, KOWALSKI, lodzCompany, sourceOf } from './companies-dataset.test.ts';
 
 /**
  * GET /companies/search over a small registry whose every answer is known, run twice: once with
@@ -337,16 +337,7 @@ for (const mode of ['memory', 'sql'] as const) {
     });
 
     test('a later daily run is searchable by the next search, data_as_of its date', async () => {
-      const added: Spec = {
-        ids: { NIP: nip(500) },
-        name: 'Omega Nowa Firma',
-        legal: 'SPÓŁKA AKCYJNA',
-        city: 'Łódź',
-        postal: '90-009',
-        voivodeship: 'łódzkie',
-        codes: ['6201Z'],
-        start: '2026-11-01',
-      };
+      const added = lodzCompany(500, 'Omega Nowa Firma', '2026-11-01');
       await runDaily(t.db.db, { date: '2026-11-21', source: sourceOf([added]), sourceKey: 'file:search-test-2' });
       const d = await ok('city=lodz');
       assert.deepEqual(
@@ -363,6 +354,8 @@ describe('GET /companies/search while the index is being built', () => {
       async search() {
         throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
       },
+      answerUnchecked: () => null,
+      confirm: async () => null,
       start() {},
       async refresh() {},
       status: () => ({

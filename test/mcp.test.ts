@@ -371,6 +371,8 @@ test('an unexpected failure is a tool error saying "Server Error", uncharged, wi
     search: async () => {
       throw new Error('secret internal detail');
     },
+    answerUnchecked: () => null,
+    confirm: async () => null,
     start() {},
     refresh: async () => {},
     status: () => ({}) as ReturnType<CompanySearchEngine['status']>,

@@ -1,5 +1,5 @@
 import type { RegistryExecutor } from '../../registry/store.ts';
-import { findRunProgress, readDataAsOf, readRunWatermark, type RunProgress } from './repo.ts';
+import { findRunProgress, NO_RUNS_ASKED, readDataAsOf, readRunWatermark, type RunProgress, type RunsAsked } from './repo.ts';
 
 /**
  * Follows the daily runs for an in-memory index of companies (the search index, and the match
@@ -8,7 +8,9 @@ import { findRunProgress, readDataAsOf, readRunWatermark, type RunProgress } fro
  * companies it wrote (daily_run_changes), so a finished run can be applied to an index as a delta:
  *
  *   1. build the index from a snapshot and take `readIndexCursor` in the same snapshot;
- *   2. now and then (before each search, and on a timer) call `nextFollowStep(db, cursor)`:
+ *   2. now and then (for each search, and on a timer) call `nextFollowStep(db, cursor)` (or run
+ *      findRunProgress's query for `runsAskedOf(cursor)` inside a statement of your own, then
+ *      `planFollowStep`: repo.ts findResultPagesCharging):
  *      - `current`: nothing finished since;
  *      - `changes`: re-read the companies `runIds` wrote (repo.ts readRunChangedRows, or
  *        readRunChangedCompanyIds), apply them, and keep `next` as the cursor;
@@ -45,6 +47,33 @@ export async function readIndexCursor(trx: RegistryExecutor): Promise<IndexCurso
 export async function nextFollowStep(db: RegistryExecutor, cursor: IndexCursor, options: { maxDelta: number }): Promise<FollowStep> {
   const runs = await findRunProgress(db, cursor.nextRunId, [...cursor.watch.keys()]);
   return planFollowStep(cursor, runs, options);
+}
+
+/** The runs nextFollowStep asks the database about for `cursor` (findRunProgress's arguments). */
+export function runsAskedOf(cursor: IndexCursor): RunsAsked {
+  return { fromId: cursor.nextRunId, watch: [...cursor.watch.keys()] };
+}
+
+/** One question covering several cursors' questions (each cursor then takes its own runs: runsOf). */
+export function unionOfAsked(asked: readonly RunsAsked[]): RunsAsked {
+  if (asked.length === 0) return NO_RUNS_ASKED;
+  if (asked.length === 1) return asked[0]!;
+  let fromId = Infinity;
+  const watch = new Set<number>();
+  for (const a of asked) {
+    fromId = Math.min(fromId, a.fromId);
+    for (const id of a.watch) watch.add(id);
+  }
+  return { fromId, watch: [...watch] };
+}
+
+/**
+ * Of runs read for a wider question (unionOfAsked), the ones `cursor`'s own question selects: what
+ * findRunProgress(runsAskedOf(cursor)) would have read in the same snapshot. (A completed run the
+ * cursor neither watches nor is before would look new to planFollowStep.)
+ */
+export function runsOf(cursor: IndexCursor, runs: readonly RunProgress[]): RunProgress[] {
+  return runs.filter((r) => r.id >= cursor.nextRunId || r.status !== 'completed' || cursor.watch.has(r.id));
 }
 
 /** nextFollowStep's decision, given the runs it read. */

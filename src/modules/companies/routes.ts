@@ -62,9 +62,9 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
       async (req, reply) => {
         const r = await companies.paidSearch(req.query, { ...req.auth!, cached: req.authCached });
         reportCharge(reply, r.charged, r.balanceAfter);
-        // Already JSON (SearchResponseSchema's document, written from the held results' texts): sent as it is.
+        // Already UTF-8 JSON (SearchResponseSchema's document, written from the held results' own): sent as it is.
         void reply.type('application/json; charset=utf-8');
-        return r.json;
+        return r.body;
       },
     );
   };

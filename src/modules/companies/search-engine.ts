@@ -2,8 +2,16 @@ import { connectionOf, type DatabaseConnection } from '../../db/database.ts';
 import type { Log } from '../../logger.ts';
 import type { RegistryExecutor } from '../../registry/store.ts';
 import type { SearchFilters } from './filters.ts';
-import { nextFollowStep, readIndexCursor, type FollowStep, type IndexCursor } from './index-follower.ts';
-import { readDataAsOf, readIndexRowsInOrder, readRunChangedRows, searchCompaniesSql } from './repo.ts';
+import {
+  nextFollowStep,
+  planFollowStep,
+  readIndexCursor,
+  runsAskedOf,
+  runsOf,
+  type FollowStep,
+  type IndexCursor,
+} from './index-follower.ts';
+import { readDataAsOf, readIndexRowsInOrder, readRunChangedRows, searchCompaniesSql, type RunProgress, type RunsAsked } from './repo.ts';
 import type { SearchIndex } from './search-index.ts';
 import { SearchIndexBuilder } from './search-index-builder.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
@@ -15,8 +23,9 @@ import { startWorkerBuild, type WorkerBuild } from './search-index-worker.ts';
  * searches from it, or from SQL while there is none yet (docs/search.md, "Freshness").
  *
  * Companies change only through runs (daily runs and on-demand imports), and the index follows
- * them (index-follower.ts): before each search, and every `followEveryMs`, one small query on
- * daily_runs says which runs finished since. Their companies are read again and applied to the
+ * them (index-follower.ts): for each search, and every `followEveryMs`, one small query on
+ * daily_runs says which runs finished since (before the answer, or, for a paid search, inside the
+ * statement that reads its page, after it: `answerUnchecked`, `confirm`). Their companies are read again and applied to the
  * index as a delta, at once, when they changed up to `maxDelta` companies (DECISIONS 9: 50,000);
  * a larger change starts a full rebuild, and until it is swapped in the index stays exactly as it
  * was (later runs wait for the rebuild too), so an answer always reflects whole runs up to its
@@ -57,8 +66,38 @@ export interface SearchEngineStatus {
 
 export type SearchAnswer = IndexAnswer & { engine: 'memory' | 'sql'; dataAsOf: string | null };
 
+/**
+ * An answer from the serving index before its follow check (`answerUnchecked`): it stands once
+ * `confirm` has seen the runs `asked` names as read by a statement that started after the search
+ * arrived.
+ */
+export interface UncheckedAnswer {
+  readonly answer: SearchAnswer;
+  /** The follow check to run (findRunProgress's arguments), in a statement started after the search arrived. */
+  readonly asked: RunsAsked;
+  readonly index: SearchIndex;
+  readonly cursor: IndexCursor;
+  readonly filters: SearchFilters;
+  readonly offset: number;
+  readonly limit: number;
+}
+
 export interface CompanySearchEngine {
+  /** The answer, after a follow check of its own that started after the call (one query, shared by concurrent searches). */
   search(filters: SearchFilters, offset: number, limit: number): Promise<SearchAnswer>;
+  /**
+   * The serving index's answer at once, without a follow check: the caller runs the check
+   * (`asked`) inside a statement of its own that starts after the search arrived, and hands the
+   * runs it read to `confirm`. Null while there is no index (use `search`).
+   */
+  answerUnchecked(filters: SearchFilters, offset: number, limit: number): UncheckedAnswer | null;
+  /**
+   * Null when `runs` (the check of `unchecked.asked`, read after the search arrived) show no run
+   * the answer does not reflect, so it stands; otherwise the answer once the index has followed
+   * (a sync started now, as `search` would have waited for), or null when that left the index
+   * and its day unchanged (a run too large for a delta: answered as of before it until the rebuild is in).
+   */
+  confirm(unchecked: UncheckedAnswer, runs: readonly RunProgress[]): Promise<SearchAnswer | null>;
   /** Starts the first build in the background (the API answers from SQL meanwhile) and follows the runs. */
   start(): void;
   /** Brings the index up to date now, waiting for any rebuild it needs (tests, benchmarks). */
@@ -420,6 +459,30 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       // One object: the index and the day it reflects are never from two different states.
       const current = loaded;
       const answer = answerOf(current.index, filters, offset, limit);
+      return { total: answer.total, ids: [...answer.ids], engine: 'memory' as const, dataAsOf: current.cursor.dataAsOf };
+    },
+    answerUnchecked(filters, offset, limit) {
+      const current = loaded;
+      if (current === null) return null;
+      const answer = answerOf(current.index, filters, offset, limit);
+      return {
+        answer: { total: answer.total, ids: [...answer.ids], engine: 'memory' as const, dataAsOf: current.cursor.dataAsOf },
+        asked: runsAskedOf(current.cursor),
+        index: current.index,
+        cursor: current.cursor,
+        filters,
+        offset,
+        limit,
+      };
+    },
+    async confirm(unchecked, runs) {
+      if (planFollowStep(unchecked.cursor, runsOf(unchecked.cursor, runs), { maxDelta }).kind === 'current') return null;
+      // Something moved since the answer's cursor: follow with a query that starts now (after the
+      // statement that saw it), as search() would have before answering.
+      await syncFor(clock + 1);
+      const current = loaded;
+      if (current === null || (current.index === unchecked.index && current.cursor.dataAsOf === unchecked.answer.dataAsOf)) return null;
+      const answer = answerOf(current.index, unchecked.filters, unchecked.offset, unchecked.limit);
       return { total: answer.total, ids: [...answer.ids], engine: 'memory' as const, dataAsOf: current.cursor.dataAsOf };
     },
     start() {

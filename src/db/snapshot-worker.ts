@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, workerData, type Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { startTsWorker } from '../lib/ts-worker.ts';
@@ -13,7 +14,14 @@ import type { RegistryExecutor } from '../registry/store.ts';
  * opens a connection of its own (the serving database's connection string), reads the rows, builds
  * the index and hands it back as typed arrays by transfer (no copy) plus a few strings; nothing of
  * the rows crosses the serving thread, whose event loop keeps answering requests.
+ *
+ * The worker thread runs at the lowest CPU priority (nice 19: on Linux a thread's own, the
+ * serving thread keeps 0): a build is background work, and on a machine of two cores the build's
+ * thread and its PostgreSQL backend would otherwise take both while a request waits for one.
  */
+
+/** The worker thread's nice value. */
+const WORKER_NICE = 19;
 
 /** Where a worker reads from: its own connection, in a snapshot exported by the serving thread. */
 export interface SnapshotSource {
@@ -142,6 +150,8 @@ export async function startInExportedSnapshot<C, T>(
 
 async function runJob<W>(source: SnapshotSource, applicationSuffix: string, job: SnapshotWorkerJob<W>): Promise<void> {
   const port = parentPort!;
+  // On Linux a nice value is a thread's own; elsewhere it would lower the whole process.
+  if (process.platform === 'linux') setPriority(WORKER_NICE);
   // Alive until terminated by the serving thread, so the index message is never cut off by an exit.
   port.on('message', () => {});
   const post = (m: ToMain<W>, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);

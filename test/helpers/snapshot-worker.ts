@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { TestDatabase } from './db.ts';
@@ -68,4 +69,14 @@ export async function startInSnapshot<B extends { imported: Promise<void> }>(
   } finally {
     await client.end();
   }
+}
+
+/** The nice value of each of this process's threads (Linux), the main thread's first. */
+export function threadNiceValues(): number[] {
+  const nice = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  const main = nice(readFileSync('/proc/self/stat', 'utf8'));
+  const others = readdirSync('/proc/self/task')
+    .filter((t) => t !== String(process.pid))
+    .map((t) => nice(readFileSync(`/proc/self/task/${t}/stat`, 'utf8')));
+  return [main, ...others];
 }

@@ -1,7 +1,7 @@
 import type { CompanySnapshot, CompanyStatus, DetectedEvent } from '../model.ts';
 import { diffSnapshots } from '../diff.ts';
 import { mergeIsIncoming, mergeSnapshots } from '../merge.ts';
-import { jsonOf, type PreparedItem } from '../prepare.ts';
+import { jsonBytesOf, jsonOf, type PreparedItem } from '../prepare.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
 import {
   allocateCompanyIds,
@@ -163,7 +163,7 @@ export async function planBatch(
       try {
         if (item.columnsError !== null) throw new Error(item.columnsError);
         row = item.row ?? {
-          snapshot: jsonOf(item),
+          snapshot: jsonBytesOf(item),
           fields: item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.fingerprint, item.fingerprint),
         };
         item.canonical = null;
@@ -197,7 +197,7 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
   // already serialised and hashed.
   const reuse = mergeIsIncoming(prev, incoming);
   const merged = reuse ? incoming : mergeSnapshots(prev, incoming);
-  const json = reuse ? jsonOf(item) : JSON.stringify(merged);
+  const json = reuse ? jsonBytesOf(item) : Buffer.from(JSON.stringify(merged), 'utf8');
   // Content hashes in base64, as the lookup returns them; the incoming one is its fingerprint.
   const hash = reuse ? item.fingerprint : contentHash(json).toString('base64');
   if (hash === match.contentHash) {

@@ -211,7 +211,8 @@ export interface CompanyUpdateRow {
   id: string;
   /** The revision read; the update applies only if nobody wrote the company since. */
   revision: number;
-  snapshotJson: string;
+  /** The merged snapshot's canonical JSON, or its UTF-8 bytes when they are at hand (prepare.ts jsonBytes). */
+  snapshotJson: string | Buffer;
   /** companyRowFields of the merged snapshot. */
   fields: string;
   /** Set when the update recorded events: the date of the run. */

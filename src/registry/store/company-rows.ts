@@ -10,9 +10,10 @@ import { binaryTextArray } from './pg-binary-array.ts';
 
 /**
  * A company's row: the UTF-8 bytes of companyRow(canonical JSON, fields) as the file-preparing
- * worker builds them, or the canonical JSON and the fields as text, apart.
+ * worker builds them, or the canonical JSON (as text, or as the UTF-8 bytes it was hashed from,
+ * which are then copied rather than encoded again) and the fields as text, apart.
  */
-export type CompanyRowData = Buffer | { snapshot: string; fields: string };
+export type CompanyRowData = Buffer | { snapshot: string | Buffer; fields: string };
 
 /** A new company: its id and its row (companyRowFields for its fields). */
 export interface NewCompanyRow {
@@ -141,7 +142,7 @@ export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }
       fieldBytes += row.length - cut - 1;
     } else {
       cuts.push(-1);
-      snapshotBytes += Buffer.byteLength(row.snapshot);
+      snapshotBytes += typeof row.snapshot === 'string' ? Buffer.byteLength(row.snapshot) : row.snapshot.length;
       fieldBytes += Buffer.byteLength(row.fields);
     }
     ids += i === 0 ? id : `,${id}`;
@@ -155,7 +156,8 @@ export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }
       snapshots.add(row, 0, cut);
       fields.add(row, cut + 1, row.length);
     } else {
-      snapshots.addText(row.snapshot);
+      if (typeof row.snapshot === 'string') snapshots.addText(row.snapshot);
+      else snapshots.add(row.snapshot, 0, row.snapshot.length);
       fields.addText(row.fields);
     }
   }

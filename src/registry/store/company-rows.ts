@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { CompanyColumns } from './search-columns.ts';
 import { binaryTextArray } from './pg-binary-array.ts';
 
@@ -92,22 +91,6 @@ export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerpr
 export function companyRow(snapshotJson: string, fields: string): string {
   return snapshotJson + FIELD_SEP + fields;
 }
-
-/**
- * The FROM clause that takes a rowsParameter back apart into rows `u`: the id, the snapshot,
- * companyRowFields from f[1], then `extra` (expressions over f) for fields appended after those.
- * string_to_array stands in FROM so that it runs once per row, not once per field.
- */
-export function splitRows(rows: RowsParameter, extra = sql``) {
-  return sql`unnest(${rows.snapshots}::text[], ${rows.fields}::text[], string_to_array(${rows.ids}::text, ',')::bigint[]) AS r(snapshot, line, id)
-    CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
-    CROSS JOIN LATERAL (SELECT r.id, r.snapshot, ${ROW_COLUMNS}${extra}) u`;
-}
-
-const ROW_COLUMNS = sql`f[1] AS pit, f[2] AS pi, f[3] AS name, f[4] AS status, decode(f[5], 'base64') AS hash,
-  f[6] AS fp, f[7] AS name_folded, f[8] AS city, f[9] AS voiv, f[10] AS postal, f[11] AS legal,
-  string_to_array(f[12], ',') AS codes, f[13] AS main, f[14]::date AS start, f[15]::boolean AS phone, f[16]::boolean AS email,
-  f[17]::boolean AS fax`;
 
 export interface RowsParameter {
   /** The rows' snapshots, a `text[]` in PostgreSQL's binary format. */

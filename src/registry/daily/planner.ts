@@ -1,7 +1,7 @@
 import type { CompanySnapshot, CompanyStatus, DetectedEvent } from '../model.ts';
 import { diffSnapshots } from '../diff.ts';
 import { mergeIsIncoming, mergeSnapshots } from '../merge.ts';
-import { jsonBytesOf, jsonOf, type PreparedItem } from '../prepare.ts';
+import { jsonBytesOf, type PreparedItem } from '../prepare.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
 import {
   allocateCompanyIds,
@@ -21,7 +21,10 @@ import type { Skips } from './skips.ts';
  */
 
 export function canonicalOf(item: PreparedItem): CompanySnapshot {
-  return item.canonical ?? (JSON.parse(jsonOf(item)) as CompanySnapshot);
+  if (item.canonical !== null) return item.canonical;
+  // Decoded for this parse only: cached on the item (jsonOf), the text of each of a batch's
+  // 2,000 items lived until the batch committed, and young-generation collections kept copying it.
+  return JSON.parse(item.canonicalJson ?? item.jsonBytes!.toString('utf8')) as CompanySnapshot;
 }
 
 export interface PlannedUpdate {

@@ -229,8 +229,8 @@ export interface CompanyUpdateRow {
   revision: number;
   /** The merged snapshot's canonical JSON, or its UTF-8 bytes when they are at hand (prepare.ts jsonBytes). */
   snapshotJson: string | Buffer;
-  /** companyRowFields of the merged snapshot. */
-  fields: string;
+  /** companyRowFields of the merged snapshot (as UTF-8 bytes when the file-preparing worker built them). */
+  fields: string | Buffer;
   /** Set when the update recorded events: the date of the run. */
   lastChangedDate: string | null;
 }
@@ -241,7 +241,8 @@ export async function updateCompanies(trx: RegistryExecutor, source: string, row
   const lines = rowsParameter(
     rows.map((r) => ({
       id: r.id,
-      row: { snapshot: r.snapshotJson, fields: `${r.fields}${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}` },
+      row: { snapshot: r.snapshotJson, fields: r.fields },
+      tail: `${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}`,
     })),
   );
   const { rows: written } = await sql<{ id: string }>`

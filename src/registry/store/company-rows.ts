@@ -12,7 +12,7 @@ import { binaryTextArray } from './pg-binary-array.ts';
  * worker builds them, or the canonical JSON (as text, or as the UTF-8 bytes it was hashed from,
  * which are then copied rather than encoded again) and the fields as text, apart.
  */
-export type CompanyRowData = Buffer | { snapshot: string | Buffer; fields: string };
+export type CompanyRowData = Buffer | { snapshot: string | Buffer; fields: string | Buffer };
 
 /** A new company: its id and its row (companyRowFields for its fields). */
 export interface NewCompanyRow {
@@ -87,6 +87,14 @@ export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerpr
   );
 }
 
+/** The status column (CompanyStatus) of companyRowFields given as UTF-8 bytes: its fourth field. */
+export function statusOfRowFields(fields: Buffer): string {
+  let start = 0;
+  for (let k = 0; k < 3; k++) start = fields.indexOf(FIELD_BYTE, start) + 1;
+  const end = fields.indexOf(FIELD_BYTE, start);
+  return fields.toString('latin1', start, end);
+}
+
 /** A company's whole row as the worker builds it (in UTF-8): its canonical JSON, then companyRowFields. */
 export function companyRow(snapshotJson: string, fields: string): string {
   return snapshotJson + FIELD_SEP + fields;
@@ -108,14 +116,15 @@ export interface RowsParameter {
  * had cost it about 3 µs a row more (docs/benchmarks.md). Rows the worker built
  * are copied once here, never decoded or encoded again.
  */
-export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }[]): RowsParameter {
+export function rowsParameter(rows: readonly { id: string; row: CompanyRowData; tail?: string }[]): RowsParameter {
   // Where each worker-built row's snapshot ends (-1 for a row given as text).
   const cuts: number[] = [];
   let snapshotBytes = 0;
   let fieldBytes = 0;
   let ids = '';
   for (let i = 0; i < rows.length; i++) {
-    const { id, row } = rows[i]!;
+    const { id, row, tail } = rows[i]!;
+    if (tail !== undefined) fieldBytes += Buffer.byteLength(tail);
     if (Buffer.isBuffer(row)) {
       // JSON text holds no raw U+001F: the first one ends the snapshot.
       const cut = row.indexOf(FIELD_BYTE);
@@ -126,22 +135,23 @@ export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }
     } else {
       cuts.push(-1);
       snapshotBytes += typeof row.snapshot === 'string' ? Buffer.byteLength(row.snapshot) : row.snapshot.length;
-      fieldBytes += Buffer.byteLength(row.fields);
+      fieldBytes += typeof row.fields === 'string' ? Buffer.byteLength(row.fields) : row.fields.length;
     }
     ids += i === 0 ? id : `,${id}`;
   }
   const snapshots = binaryTextArray(rows.length, snapshotBytes);
   const fields = binaryTextArray(rows.length, fieldBytes);
   for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!.row;
+    const { row, tail = '' } = rows[i]!;
     const cut = cuts[i]!;
     if (Buffer.isBuffer(row)) {
       snapshots.add(row, 0, cut);
-      fields.add(row, cut + 1, row.length);
+      fields.addWithText(row, cut + 1, row.length, tail);
     } else {
       if (typeof row.snapshot === 'string') snapshots.addText(row.snapshot);
       else snapshots.add(row.snapshot, 0, row.snapshot.length);
-      fields.addText(row.fields);
+      if (typeof row.fields === 'string') fields.addText(row.fields + tail);
+      else fields.addWithText(row.fields, 0, row.fields.length, tail);
     }
   }
   return { snapshots: snapshots.done(), fields: fields.done(), ids };

@@ -10,6 +10,8 @@
  *   node --import tsx bench/registry-days.ts --companies 200000 --changed 10000 --days 3
  *   ... --batches 500,500,500      # a batch size per day (default: 2000 every day)
  *   ... --profile /tmp/day.cpuprofile  # a CPU profile of the first day (Chrome DevTools format)
+ *   ... --profile-day 1                # ... of that day instead (0 is the first), compiled code
+ *   ... --prepare-in-worker true|false # force where the days' lines are prepared (runDaily's prepareInWorker)
  */
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
@@ -27,6 +29,9 @@ const changed = Number(argValue('changed', '10000'));
 const days = Number(argValue('days', '3'));
 const batches = argValue('batches', '').split(',').filter(Boolean).map(Number);
 const profilePath = argValue('profile', '');
+const profileDay = Number(argValue('profile-day', '0'));
+const workerArg = argValue('prepare-in-worker', '');
+const prepareInWorker = workerArg === '' ? undefined : workerArg === 'true';
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-days-'));
 const bench = await openBenchDatabase();
 const db = bench.handle.db;
@@ -49,7 +54,7 @@ try {
     out.end();
     await once(out, 'finish');
     await syncToDisk(file);
-    const session = day === 0 && profilePath !== '' ? new Session() : null;
+    const session = day === profileDay && profilePath !== '' ? new Session() : null;
     if (session) {
       session.connect();
       await session.post('Profiler.enable');
@@ -64,6 +69,7 @@ try {
       source: createFileSource(file),
       sourceKey: 'bench:day',
       batchSize,
+      prepareInWorker,
       onProgress: () => committed.push(Math.round(performance.now() - t0)),
     });
     const ms = performance.now() - t0;

@@ -102,6 +102,9 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
   const handle = createDatabase(u.toString(), { max: 6 });
   await migrateToLatest(handle.db, handle.pool);
   if (process.env.BENCH_PG_STATS === '1') await handle.pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  // BENCH_SQL="...": run on the migrated database before the benchmark, to compare a schema
+  // change (a storage parameter, a column's storage) without a migration.
+  if (process.env.BENCH_SQL) await handle.pool.query(process.env.BENCH_SQL);
   return {
     handle,
     url: u.toString(),

@@ -1,16 +1,15 @@
-import {
-  DATE_TYPES,
-  IDENTIFIER_TYPES,
-  type CompanySnapshot,
-  type CompanyStatus,
-  type DatedEntry,
-  type DateType,
-  type Identifier,
-  type IdentifierType,
-  type LocalUnit,
-  type Profile,
-  type SourceName,
+import type {
+  CompanySnapshot,
+  CompanyStatus,
+  DatedEntry,
+  DateType,
+  Identifier,
+  IdentifierType,
+  LocalUnit,
+  Profile,
+  SourceName,
 } from './model.ts';
+import { DATE_TYPES, IDENTIFIER_TYPES } from './model-lists.ts';
 import { compareStrings } from './format.ts';
 import { isDeletedStatusLabel, isSuspendedStatusLabel } from './diff.ts';
 

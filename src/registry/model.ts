@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { CONTACT_TYPES, DATE_TYPES, IDENTIFIER_TYPES, SOURCE_NAMES } from './model-lists.ts';
 
 /**
  * The company model: the specification's snapshot shape plus the additions in docs/api-contract.md
@@ -13,29 +14,12 @@ export const StringEnum = <T extends string>(values: readonly T[], options: { de
 
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
-export const IDENTIFIER_TYPES = ['NIP', 'REGON9', 'KRS'] as const;
+// The lists live in model-lists.ts (loaded without TypeBox); this module stays the one to import from.
+export { CONTACT_TYPES, DATE_TYPES, IDENTIFIER_TYPES, SOURCE_NAMES };
+
 export type IdentifierType = (typeof IDENTIFIER_TYPES)[number];
-
-export const SOURCE_NAMES = ['krs', 'bir', 'ceidg', 'vat', 'synthetic', 'file'] as const;
 export type SourceName = (typeof SOURCE_NAMES)[number];
-
-export const DATE_TYPES = [
-  'registration',
-  'activity_start',
-  'suspension',
-  'resumption',
-  'closure',
-  'deletion',
-  'bankruptcy_start',
-  'bankruptcy_end',
-  'liquidation_start',
-  'liquidation_end',
-  'restructuring_start',
-  'restructuring_end',
-] as const;
 export type DateType = (typeof DATE_TYPES)[number];
-
-export const CONTACT_TYPES = ['phone', 'email', 'fax'] as const;
 export type ContactType = (typeof CONTACT_TYPES)[number];
 
 export const IdentifierSchema = Type.Object({

@@ -126,7 +126,7 @@ test('a missing file fails with its error code, and close stops the worker early
     assert.equal(first.row, null);
     const parsed = parseSnapshotLine(JSON.stringify(company(40000, 'F 0')));
     assert.ok(parsed.ok);
-    assert.equal(jsonOf(first), (prepareEntry(parsed.snapshot, false, true) as PreparedItem).canonicalJson);
+    assert.equal(jsonOf(first), jsonOf(prepareEntry(parsed.snapshot, false, true) as PreparedItem));
   } finally {
     await bare.close();
   }

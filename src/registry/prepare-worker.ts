@@ -159,7 +159,7 @@ type ToMain =
 
 interface WorkerInput {
   role: typeof ROLE;
-  /** Build each company's row (prepare.ts prepareEntry `withColumns`): worth it when most companies are new. */
+  /** Build each company's row (prepare.ts prepareEntry `withColumns`): worth it unless most lines are unchanged (a full export). */
   withColumns: boolean;
   path: string;
   date: string;

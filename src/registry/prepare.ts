@@ -23,9 +23,9 @@ export interface PreparedItem {
    * collection expensive here. Null when the item was prepared in the worker.
    */
   canonical: CompanySnapshot | null;
-  /** JSON.stringify(canonical); null when it came from the worker as bytes (jsonOf reads it then). */
+  /** JSON.stringify(canonical) once decoded from jsonBytes (jsonOf); null until then. */
   canonicalJson: string | null;
-  /** The canonical JSON's UTF-8 bytes, when it came from the worker that way. */
+  /** The canonical JSON's UTF-8 bytes: what its fingerprint hashed and what a write sends (jsonBytesOf). */
   jsonBytes: Buffer | null;
   /** Base64 of the canonical JSON's content hash (store.ts contentHash). */
   fingerprint: string;
@@ -75,12 +75,17 @@ export function prepareSnapshot(raw: CompanySnapshot, owned = false): PreparedIt
 }
 
 function itemOf({ identifiers, canonical, canonicalJson }: Canonical): PreparedItem {
-  const fingerprint = contentHash(canonicalJson).toString('base64');
+  // Encoded once: the hash reads these bytes and the batch's write copies them (jsonBytesOf), where
+  // hashing the text and writing it encoded it twice more and measured its UTF-8 length once.
+  const jsonBytes = Buffer.from(canonicalJson, 'utf8');
+  const fingerprint = contentHash(jsonBytes).toString('base64');
   return {
     identifiers,
     canonical,
-    canonicalJson,
-    jsonBytes: null,
+    // The text is let go: decoded again from the bytes when planning needs it (jsonOf), it dies
+    // young instead of surviving with its batch (see `canonical`).
+    canonicalJson: null,
+    jsonBytes,
     fingerprint,
     fields: null,
     row: null,
@@ -114,6 +119,11 @@ export function prepareCanonical(raw: CompanySnapshot, owned = false): Canonical
 /** The item's canonical JSON as text (decoded once from the worker's bytes when needed). */
 export function jsonOf(item: PreparedItem): string {
   return (item.canonicalJson ??= item.jsonBytes!.toString('utf8'));
+}
+
+/** The item's canonical JSON as UTF-8 bytes, for a write (encoded here only if the item has none). */
+export function jsonBytesOf(item: PreparedItem): Buffer {
+  return (item.jsonBytes ??= Buffer.from(jsonOf(item), 'utf8'));
 }
 
 /** What one snapshot of a stream became: an item, or a skip (with the error when preparing threw). */

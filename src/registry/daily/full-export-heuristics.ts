@@ -2,9 +2,9 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { RegistryExecutor } from '../store/executor.ts';
 import { registrySize } from '../store/companies-repo.ts';
 
-/** Whether a file source's day is worth preparing in the worker thread (pipeline.ts). */
+/** How the worker thread prepares a file source's day (pipeline.ts). */
 
-/** About 6,000 companies: below that, starting the worker (0.5–1 s: it compiles its modules) costs more than it saves. */
+/** About 6,000 companies: below that, starting the worker (0.3–0.5 s: tsx and its modules) costs more than it saves. */
 export const WORKER_MIN_FILE_BYTES = 8_000_000;
 
 /** Bytes of the file read to estimate its lines. */
@@ -27,10 +27,9 @@ export function estimateLines(path: string, size: number): number {
 
 /**
  * A full export (every company of the source, most of them unchanged since the last run) rather
- * than a delta (the changed ones): at least half as many lines as the registry has companies. On
- * an export the worker pays: each unchanged line only has its fingerprint compared on this thread
- * (a day of 400,000 lines, 1 % changed: 17,367–17,830 lines/s here, 19,383–19,852 in the worker;
- * docs/benchmarks.md). On a delta it does not (see prepareInWorker).
+ * than a delta (the changed ones): at least half as many lines as the registry has companies.
+ * The worker then leaves the lines' rows underived: most lines only have their fingerprint
+ * compared (pipeline.ts).
  */
 export function isFullExport(lines: number, companies: number): boolean {
   return lines * 2 >= companies;

@@ -23,9 +23,7 @@ export interface RunDailyOptions {
   /**
    * Read and prepare a `file:` source in a worker thread (see prepare-worker.ts). Default: when
    * the file is at least WORKER_MIN_FILE_BYTES (below which starting the worker costs more than
-   * it saves) and either the registry is still empty (a first load) or the file is a full export
-   * (looksLikeFullExport: mostly unchanged lines). A delta file of changed companies is faster on
-   * this thread, which would otherwise parse each changed line's JSON a second time to merge it.
+   * it saves), whether a first load, a full export or a delta of changed companies.
    */
   prepareInWorker?: boolean;
   /**

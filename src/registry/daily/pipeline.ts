@@ -56,18 +56,19 @@ async function processBatches(
   const batchSize = options.batchSize ?? 2000;
   const skips = createSkips(options.logger);
   const origin = fileSourceOrigin(source);
-  // Measured (docs/benchmarks.md): the worker speeds up a first load of a large file and a day
-  // of a full export, but makes a delta of changed companies slower (this thread then parses
-  // each changed snapshot's JSON again to merge it), so by default it serves only those two.
   let assumeNew = !(await hasAnyCompany(db));
   let notNewLines = 0;
   let linesWritten = 0;
   const size = origin === null ? 0 : fileSize(origin.path);
-  const inWorker =
-    origin !== null &&
-    (options.prepareInWorker ?? (size >= WORKER_MIN_FILE_BYTES && (assumeNew || (await looksLikeFullExport(db, origin.path, size)))));
+  // A large file is read and prepared in the worker thread (docs/benchmarks.md): a first load, a
+  // full export and a delta of changed companies alike, since this thread parses each changed
+  // snapshot's JSON again to merge it either way. The worker also derives each line's row
+  // (search columns) unless the file is a full export, most of whose lines are unchanged: on a
+  // delta, a changed company whose merge is the incoming snapshot takes that row as it is.
+  const inWorker = origin !== null && (options.prepareInWorker ?? size >= WORKER_MIN_FILE_BYTES);
+  const withRows = inWorker && (assumeNew || !(await looksLikeFullExport(db, origin.path, size)));
   const chunks = inWorker
-    ? prepareFileInWorker(origin.path, date, origin.options, assumeNew)
+    ? prepareFileInWorker(origin.path, date, origin.options, withRows)
     : // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
       preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null, () => assumeNew);
   try {

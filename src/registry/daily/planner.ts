@@ -1,7 +1,7 @@
 import type { CompanySnapshot, CompanyStatus, DetectedEvent } from '../model.ts';
 import { diffSnapshots } from '../diff.ts';
 import { mergeIsIncoming, mergeSnapshots } from '../merge.ts';
-import { jsonOf, type PreparedItem } from '../prepare.ts';
+import { jsonBytesOf, type PreparedItem } from '../prepare.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
 import {
   allocateCompanyIds,
@@ -10,7 +10,7 @@ import {
   type IdentifierRow,
   type MatchedCompany,
 } from '../store/companies-repo.ts';
-import { companyRowFields, type CompanyRowData, type NewCompanyRow } from '../store/company-rows.ts';
+import { companyRowFields, FIELD_SEP, statusOfRowFields, type CompanyRowData, type NewCompanyRow } from '../store/company-rows.ts';
 import { contentHash } from '../store/content-hash.ts';
 import { deriveCompanyColumns, type CompanyColumns } from '../store/search-columns.ts';
 import type { Skips } from './skips.ts';
@@ -21,7 +21,10 @@ import type { Skips } from './skips.ts';
  */
 
 export function canonicalOf(item: PreparedItem): CompanySnapshot {
-  return item.canonical ?? (JSON.parse(jsonOf(item)) as CompanySnapshot);
+  if (item.canonical !== null) return item.canonical;
+  // Decoded for this parse only: cached on the item (jsonOf), the text of each of a batch's
+  // 2,000 items lived until the batch committed, and young-generation collections kept copying it.
+  return JSON.parse(item.canonicalJson ?? item.jsonBytes!.toString('utf8')) as CompanySnapshot;
 }
 
 export interface PlannedUpdate {
@@ -163,7 +166,7 @@ export async function planBatch(
       try {
         if (item.columnsError !== null) throw new Error(item.columnsError);
         row = item.row ?? {
-          snapshot: jsonOf(item),
+          snapshot: jsonBytesOf(item),
           fields: item.fields ?? companyRowFields(deriveCompanyColumns(canonicalOf(item)), item.fingerprint, item.fingerprint),
         };
         item.canonical = null;
@@ -197,7 +200,7 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
   // already serialised and hashed.
   const reuse = mergeIsIncoming(prev, incoming);
   const merged = reuse ? incoming : mergeSnapshots(prev, incoming);
-  const json = reuse ? jsonOf(item) : JSON.stringify(merged);
+  const json = reuse ? jsonBytesOf(item) : Buffer.from(JSON.stringify(merged), 'utf8');
   // Content hashes in base64, as the lookup returns them; the incoming one is its fingerprint.
   const hash = reuse ? item.fingerprint : contentHash(json).toString('base64');
   if (hash === match.contentHash) {
@@ -206,7 +209,7 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
     return;
   }
   const events = diffSnapshots(prev, merged);
-  const columns: CompanyColumns = deriveCompanyColumns(merged);
+  const { fields, status } = (reuse ? preparedRowFields(item) : null) ?? derivedRowFields(merged, hash, item.fingerprint);
   const known = new Set(prev.identity.identifiers.map((x) => `${x.type}:${x.value}`));
   plan.updates.push({
     item,
@@ -215,7 +218,7 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
       id: match.id,
       revision: match.revision,
       snapshotJson: json,
-      fields: companyRowFields(columns, hash, item.fingerprint),
+      fields,
       lastChangedDate: events.length > 0 ? date : null,
     },
     newIdentifiers: merged.identity.identifiers
@@ -223,6 +226,27 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
       .map((x) => ({ companyId: match.id, type: x.type, value: x.value })),
     // A company counts once a day, and a company first seen today counts as new only.
     countsAsUpdated: events.length > 0 && match.firstSeenDate !== date && match.lastChangedDate !== date,
-    becameDeleted: match.status !== 'DELETED' && columns.status === ('DELETED' satisfies CompanyStatus),
+    becameDeleted: match.status !== 'DELETED' && status === ('DELETED' satisfies CompanyStatus),
   });
+}
+
+function derivedRowFields(merged: CompanySnapshot, hash: string, fingerprint: string): { fields: string; status: string } {
+  const columns: CompanyColumns = deriveCompanyColumns(merged);
+  return { fields: companyRowFields(columns, hash, fingerprint), status: columns.status };
+}
+
+/**
+ * The row fields prepared with the item (by the file-preparing worker, or ahead on this thread),
+ * when the merge is the incoming snapshot itself: they are companyRowFields of that snapshot with
+ * its fingerprint as its content hash, exactly what derivedRowFields would build. Null when the
+ * item has none.
+ */
+function preparedRowFields(item: PreparedItem): { fields: string | Buffer; status: string } | null {
+  if (item.columnsError !== null) throw new Error(item.columnsError);
+  if (item.row !== null) {
+    const fields = item.row.subarray(jsonBytesOf(item).length + 1);
+    return { fields, status: statusOfRowFields(fields) };
+  }
+  if (item.fields !== null) return { fields: item.fields, status: item.fields.split(FIELD_SEP)[3]! };
+  return null;
 }

@@ -1,21 +1,20 @@
 import { createReadStream } from 'node:fs';
-import {
-  DATE_TYPES,
-  IDENTIFIER_TYPES,
-  type Activity,
-  type Address,
-  type CompanySnapshot,
-  type Contact,
-  type ContactType,
-  type DatedEntry,
-  type DateType,
-  type Identifier,
-  type IdentifierType,
-  type LocalUnit,
-  type Person,
-  type Profile,
-  type SourceName,
+import type {
+  Activity,
+  Address,
+  CompanySnapshot,
+  Contact,
+  ContactType,
+  DatedEntry,
+  DateType,
+  Identifier,
+  IdentifierType,
+  LocalUnit,
+  Person,
+  Profile,
+  SourceName,
 } from '../model.ts';
+import { DATE_TYPES, IDENTIFIER_TYPES } from '../model-lists.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { normalizeActivityCode } from '../../lib/text.ts';
 import { pkdName } from '../dictionaries.ts';

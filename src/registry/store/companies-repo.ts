@@ -3,7 +3,7 @@ import type { CompanyStatus, CompanySnapshot, Identifier, IdentifierType } from 
 import { identifierKey, storedIdentifierKey } from '../../lib/identifiers.ts';
 import type { RegistryExecutor } from './executor.ts';
 import { column } from './batch-column.ts';
-import { FIELD_SEP, NULL_FIELD, rowsParameter, splitRows, type NewCompanyRow } from './company-rows.ts';
+import { FIELD_SEP, NULL_FIELD, rowsParameter, type NewCompanyRow, type RowsParameter } from './company-rows.ts';
 
 /**
  * Data access of companies and their identifiers. Functions take `db` or a transaction first.
@@ -174,6 +174,22 @@ export async function lookupCompaniesForBatch(
   return out;
 }
 
+/**
+ * The FROM clause that takes a rowsParameter (company-rows.ts) back apart into rows `u`: the id, the snapshot,
+ * companyRowFields from f[1], then `extra` (expressions over f) for fields appended after those.
+ * string_to_array stands in FROM so that it runs once per row, not once per field.
+ */
+function splitRows(rows: RowsParameter, extra = sql``) {
+  return sql`unnest(${rows.snapshots}::text[], ${rows.fields}::text[], string_to_array(${rows.ids}::text, ',')::bigint[]) AS r(snapshot, line, id)
+    CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
+    CROSS JOIN LATERAL (SELECT r.id, r.snapshot, ${ROW_COLUMNS}${extra}) u`;
+}
+
+const ROW_COLUMNS = sql`f[1] AS pit, f[2] AS pi, f[3] AS name, f[4] AS status, decode(f[5], 'base64') AS hash,
+  f[6] AS fp, f[7] AS name_folded, f[8] AS city, f[9] AS voiv, f[10] AS postal, f[11] AS legal,
+  string_to_array(f[12], ',') AS codes, f[13] AS main, f[14]::date AS start, f[15]::boolean AS phone, f[16]::boolean AS email,
+  f[17]::boolean AS fax`;
+
 /** Ids for new companies, taken before the write transaction so it stays short. */
 export async function allocateCompanyIds(db: RegistryExecutor, count: number): Promise<string[]> {
   if (count === 0) return [];
@@ -211,9 +227,10 @@ export interface CompanyUpdateRow {
   id: string;
   /** The revision read; the update applies only if nobody wrote the company since. */
   revision: number;
-  snapshotJson: string;
-  /** companyRowFields of the merged snapshot. */
-  fields: string;
+  /** The merged snapshot's canonical JSON, or its UTF-8 bytes when they are at hand (prepare.ts jsonBytes). */
+  snapshotJson: string | Buffer;
+  /** companyRowFields of the merged snapshot (as UTF-8 bytes when the file-preparing worker built them). */
+  fields: string | Buffer;
   /** Set when the update recorded events: the date of the run. */
   lastChangedDate: string | null;
 }
@@ -224,7 +241,8 @@ export async function updateCompanies(trx: RegistryExecutor, source: string, row
   const lines = rowsParameter(
     rows.map((r) => ({
       id: r.id,
-      row: { snapshot: r.snapshotJson, fields: `${r.fields}${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}` },
+      row: { snapshot: r.snapshotJson, fields: r.fields },
+      tail: `${FIELD_SEP}${r.revision}${FIELD_SEP}${r.lastChangedDate ?? NULL_FIELD}`,
     })),
   );
   const { rows: written } = await sql<{ id: string }>`

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { CompanyColumns } from './search-columns.ts';
 import { binaryTextArray } from './pg-binary-array.ts';
 
@@ -10,9 +9,10 @@ import { binaryTextArray } from './pg-binary-array.ts';
 
 /**
  * A company's row: the UTF-8 bytes of companyRow(canonical JSON, fields) as the file-preparing
- * worker builds them, or the canonical JSON and the fields as text, apart.
+ * worker builds them, or the canonical JSON (as text, or as the UTF-8 bytes it was hashed from,
+ * which are then copied rather than encoded again) and the fields as text, apart.
  */
-export type CompanyRowData = Buffer | { snapshot: string; fields: string };
+export type CompanyRowData = Buffer | { snapshot: string | Buffer; fields: string | Buffer };
 
 /** A new company: its id and its row (companyRowFields for its fields). */
 export interface NewCompanyRow {
@@ -87,26 +87,18 @@ export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerpr
   );
 }
 
+/** The status column (CompanyStatus) of companyRowFields given as UTF-8 bytes: its fourth field. */
+export function statusOfRowFields(fields: Buffer): string {
+  let start = 0;
+  for (let k = 0; k < 3; k++) start = fields.indexOf(FIELD_BYTE, start) + 1;
+  const end = fields.indexOf(FIELD_BYTE, start);
+  return fields.toString('latin1', start, end);
+}
+
 /** A company's whole row as the worker builds it (in UTF-8): its canonical JSON, then companyRowFields. */
 export function companyRow(snapshotJson: string, fields: string): string {
   return snapshotJson + FIELD_SEP + fields;
 }
-
-/**
- * The FROM clause that takes a rowsParameter back apart into rows `u`: the id, the snapshot,
- * companyRowFields from f[1], then `extra` (expressions over f) for fields appended after those.
- * string_to_array stands in FROM so that it runs once per row, not once per field.
- */
-export function splitRows(rows: RowsParameter, extra = sql``) {
-  return sql`unnest(${rows.snapshots}::text[], ${rows.fields}::text[], string_to_array(${rows.ids}::text, ',')::bigint[]) AS r(snapshot, line, id)
-    CROSS JOIN LATERAL string_to_array(r.line, chr(31), chr(29)) AS s(f)
-    CROSS JOIN LATERAL (SELECT r.id, r.snapshot, ${ROW_COLUMNS}${extra}) u`;
-}
-
-const ROW_COLUMNS = sql`f[1] AS pit, f[2] AS pi, f[3] AS name, f[4] AS status, decode(f[5], 'base64') AS hash,
-  f[6] AS fp, f[7] AS name_folded, f[8] AS city, f[9] AS voiv, f[10] AS postal, f[11] AS legal,
-  string_to_array(f[12], ',') AS codes, f[13] AS main, f[14]::date AS start, f[15]::boolean AS phone, f[16]::boolean AS email,
-  f[17]::boolean AS fax`;
 
 export interface RowsParameter {
   /** The rows' snapshots, a `text[]` in PostgreSQL's binary format. */
@@ -124,14 +116,15 @@ export interface RowsParameter {
  * had cost it about 3 µs a row more (docs/benchmarks.md). Rows the worker built
  * are copied once here, never decoded or encoded again.
  */
-export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }[]): RowsParameter {
+export function rowsParameter(rows: readonly { id: string; row: CompanyRowData; tail?: string }[]): RowsParameter {
   // Where each worker-built row's snapshot ends (-1 for a row given as text).
   const cuts: number[] = [];
   let snapshotBytes = 0;
   let fieldBytes = 0;
   let ids = '';
   for (let i = 0; i < rows.length; i++) {
-    const { id, row } = rows[i]!;
+    const { id, row, tail } = rows[i]!;
+    if (tail !== undefined) fieldBytes += Buffer.byteLength(tail);
     if (Buffer.isBuffer(row)) {
       // JSON text holds no raw U+001F: the first one ends the snapshot.
       const cut = row.indexOf(FIELD_BYTE);
@@ -141,22 +134,24 @@ export function rowsParameter(rows: readonly { id: string; row: CompanyRowData }
       fieldBytes += row.length - cut - 1;
     } else {
       cuts.push(-1);
-      snapshotBytes += Buffer.byteLength(row.snapshot);
-      fieldBytes += Buffer.byteLength(row.fields);
+      snapshotBytes += typeof row.snapshot === 'string' ? Buffer.byteLength(row.snapshot) : row.snapshot.length;
+      fieldBytes += typeof row.fields === 'string' ? Buffer.byteLength(row.fields) : row.fields.length;
     }
     ids += i === 0 ? id : `,${id}`;
   }
   const snapshots = binaryTextArray(rows.length, snapshotBytes);
   const fields = binaryTextArray(rows.length, fieldBytes);
   for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!.row;
+    const { row, tail = '' } = rows[i]!;
     const cut = cuts[i]!;
     if (Buffer.isBuffer(row)) {
       snapshots.add(row, 0, cut);
-      fields.add(row, cut + 1, row.length);
+      fields.addWithText(row, cut + 1, row.length, tail);
     } else {
-      snapshots.addText(row.snapshot);
-      fields.addText(row.fields);
+      if (typeof row.snapshot === 'string') snapshots.addText(row.snapshot);
+      else snapshots.add(row.snapshot, 0, row.snapshot.length);
+      if (typeof row.fields === 'string') fields.addText(row.fields + tail);
+      else fields.addWithText(row.fields, 0, row.fields.length, tail);
     }
   }
   return { snapshots: snapshots.done(), fields: fields.done(), ids };

@@ -24,6 +24,15 @@ export function binaryTextArray(count: number, payload: number) {
       at = out.writeInt32BE(end - start, at);
       at += source.copy(out, at, start, end);
     },
+    /** An element of bytes followed by a string (encoded as UTF-8 in place). */
+    addWithText(source: Buffer, start: number, end: number, text: string): void {
+      const lengthAt = at;
+      at += 4;
+      at += source.copy(out, at, start, end);
+      const written = out.write(text, at);
+      at += written;
+      out.writeInt32BE(end - start + written, lengthAt);
+    },
     /** A string element, encoded as UTF-8 in place. */
     addText(text: string): void {
       const written = out.write(text, at + 4);

@@ -11,13 +11,19 @@
  * - the watchlist feed of an account watching 10,000 companies;
  * - the database's size on disk and each phase's time.
  *
- *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only]
+ *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only] [--keep] [--reuse]
  *
  * Database: DATABASE_URL's server (a database of its own is created and dropped), else a fresh
  * embedded cluster (bench/registry-db.ts). The input files are kept in `--dir` between runs
  * (written once: about 1.3 GB per million companies). The registry is the synthetic one
  * (src/registry/sources/synthetic/): its base state is the load, and its changes of two
  * consecutive days (about 0.5 % each) make the 1 % day.
+ *
+ * `--keep`: keep the loaded database after the run (on the embedded cluster, its directory
+ * `--dir`/db-N, stopped), so that `--reuse` can measure it again without the load and the day
+ * (about 6 minutes), or it can be investigated. `--reuse` migrates the kept database to the latest
+ * migration and measures from the API processes' start; the load and detection rows are then absent.
+ * Every process's output is written to `--dir`/logs-PID/ (the API's request log included).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -41,6 +47,8 @@ const ACCOUNTS = 200;
 const WATCHED = Math.min(10_000, Math.floor(COMPANIES / 10));
 const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 const SEED = 'scale';
+const KEEP = process.argv.includes('--keep');
+const REUSE = process.argv.includes('--reuse');
 const day = (n: number) => new Date(Date.parse(`${SYNTHETIC_DEFAULTS.epoch}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const [EPOCH, DAY1, DAY2] = [day(0), day(1), day(2)];
 
@@ -108,7 +116,12 @@ if (process.argv.includes('--files-only')) process.exit(0);
 // ---------------------------------------------------------------------------------------------
 // The database, and the CLI's daily runs.
 
-const bench = await openBenchDatabase(`regwatch_scale_${process.pid}`);
+const bench =
+  KEEP || REUSE
+    ? await openBenchDatabase(`regwatch_scale_${COMPANIES}`, { dir: join(DIR, `db-${COMPANIES}`), keep: true, reuse: REUSE })
+    : await openBenchDatabase(`regwatch_scale_${process.pid}`);
+const LOGS = join(DIR, `logs-${process.pid}`);
+mkdirSync(LOGS, { recursive: true });
 const db = bench.handle.db;
 const env: Record<string, string | undefined> = {
   ...process.env,
@@ -137,45 +150,7 @@ async function cli(args: string[]): Promise<string> {
 }
 
 try {
-  t0 = performance.now();
-  const loadSummary = await cli(['daily', '--date', EPOCH, '--source', `file:${loadFile}`]);
-  const loadSeconds = seconds(t0);
-  out({ phase: 'load', seconds: loadSeconds, per_second: Math.round(COMPANIES / loadSeconds), summary: loadSummary });
-
-  // The account watching 10,000 companies watches from before the day, so the day's events reach its feed.
-  const feedAccount = await createAccountRow('feed');
-  const { rows: watchIds } = await sql<{ id: string }>`SELECT id::text FROM companies ORDER BY id LIMIT ${WATCHED * 50}`.execute(db);
-  const step = Math.max(1, Math.floor(watchIds.length / WATCHED));
-  await db.transaction().execute((trx) =>
-    watchCompanies(
-      trx,
-      feedAccount.id,
-      watchIds
-        .filter((_, i) => i % step === 0)
-        .slice(0, WATCHED)
-        .map((r) => r.id),
-      new Date(`${EPOCH}T12:00:00Z`),
-    ),
-  );
-
-  await sql`CHECKPOINT`.execute(db);
-  t0 = performance.now();
-  const daySummary = await cli(['daily', '--date', DAY2, '--source', `file:${dayFile}`]);
-  const daySeconds = seconds(t0);
-  const {
-    rows: [run],
-  } = await sql<{ updated: number; new: number; events: string }>`
-    SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${DAY2}::date AND kind = 'daily'`.execute(
-    db,
-  );
-  out({
-    phase: 'detection',
-    seconds: daySeconds,
-    changed: run!.updated + run!.new,
-    changed_per_second: Math.round((run!.updated + run!.new) / daySeconds),
-    events: Number(run!.events),
-    summary: daySummary,
-  });
+  const feedAccount = REUSE ? await keptFeedAccount() : await loadAndDay();
 
   const {
     rows: [size],
@@ -200,6 +175,9 @@ try {
 
   // Search latency, one request at a time, alternating the API processes.
   const workload = await buildWorkload(bench.handle, 1200);
+  const pids = { api1: apis[0]!.child.pid!, api2: apis[1]!.child.pid!, worker1: workers[0]!.child.pid!, worker2: workers[1]!.child.pid! };
+  out({ phase: 'before search latency', loadavg: loadavg().map((x) => Number(x.toFixed(2))), jobs: await pendingJobs() });
+  let cpu0 = cpuSample(pids);
   const latencies: number[] = [];
   for (const [i, w] of workload.entries()) {
     const t = performance.now();
@@ -210,7 +188,17 @@ try {
     if (res.status !== 200) throw new Error(`search ${queryString(w.query)}: ${res.status}`);
     latencies.push(performance.now() - t);
   }
-  out({ phase: 'search latency', queries: workload.length, ms: summary(latencies) });
+  out({
+    phase: 'search latency',
+    queries: workload.length,
+    ms: summary(latencies),
+    cpu_seconds: cpuSince(cpu0, pids),
+    slowest: latencies
+      .map((ms, i) => ({ ms: Math.round(ms), query: queryString(workload[i]!.query) }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 15),
+    jobs_after: await pendingJobs(),
+  });
 
   // Throughput: 50 connections, 25 on each API process, each request with one of 200 accounts' tokens.
   const { rows: nips } = await sql<{ value: string }>`
@@ -220,6 +208,7 @@ try {
   const snapshotBodies = nips.map((r) => JSON.stringify({ identifier_type: 'NIP', identifier_value: r.value }));
   const searchPaths = workload.map((w) => `/api/v1/companies/search?${queryString(w.query)}`);
   for (const kind of ['snapshot', 'search'] as const) {
+    cpu0 = cpuSample(pids);
     const results = await Promise.all(
       bases.map((url, b) =>
         runLoad({
@@ -242,6 +231,7 @@ try {
       p99_ms: Math.max(...results.map((r) => r.latency.p99)),
       non2xx: results.reduce((a, r) => a + r.non2xx, 0),
       errors: results.reduce((a, r) => a + r.errors, 0),
+      cpu_seconds: cpuSince(cpu0, pids),
     });
   }
 
@@ -284,11 +274,72 @@ try {
   await bench.dispose();
 }
 
+/** The load and the 1 % day through the CLI; the account watching 10,000 companies, made between them. */
+async function loadAndDay(): Promise<{ id: string; token: string }> {
+  t0 = performance.now();
+  const loadSummary = await cli(['daily', '--date', EPOCH, '--source', `file:${loadFile}`]);
+  const loadSeconds = seconds(t0);
+  out({ phase: 'load', seconds: loadSeconds, per_second: Math.round(COMPANIES / loadSeconds), summary: loadSummary });
+
+  // The account watching 10,000 companies watches from before the day, so the day's events reach its feed.
+  const feedAccount = await createAccountRow('feed');
+  const { rows: watchIds } = await sql<{ id: string }>`SELECT id::text FROM companies ORDER BY id LIMIT ${WATCHED * 50}`.execute(db);
+  const step = Math.max(1, Math.floor(watchIds.length / WATCHED));
+  await db.transaction().execute((trx) =>
+    watchCompanies(
+      trx,
+      feedAccount.id,
+      watchIds
+        .filter((_, i) => i % step === 0)
+        .slice(0, WATCHED)
+        .map((r) => r.id),
+      new Date(`${EPOCH}T12:00:00Z`),
+    ),
+  );
+
+  await sql`CHECKPOINT`.execute(db);
+  t0 = performance.now();
+  const daySummary = await cli(['daily', '--date', DAY2, '--source', `file:${dayFile}`]);
+  const daySeconds = seconds(t0);
+  const {
+    rows: [run],
+  } = await sql<{ updated: number; new: number; events: string }>`
+    SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${DAY2}::date AND kind = 'daily'`.execute(
+    db,
+  );
+  out({
+    phase: 'detection',
+    seconds: daySeconds,
+    changed: run!.updated + run!.new,
+    changed_per_second: Math.round((run!.updated + run!.new) / daySeconds),
+    events: Number(run!.events),
+    summary: daySummary,
+  });
+
+  return feedAccount;
+}
+
+/** The kept database's account watching 10,000 companies, with a new token (tokens are kept hashed). */
+async function keptFeedAccount(): Promise<{ id: string; token: string }> {
+  const {
+    rows: [account],
+  } = await sql<{ id: string }>`SELECT id::text FROM accounts WHERE name = 'feed' ORDER BY id LIMIT 1`.execute(db);
+  const token = newTokenSecret('master');
+  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${account!.id}::bigint, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(
+    db,
+  );
+  out({ phase: 'reuse', database: `regwatch_scale_${COMPANIES}` });
+  return { id: account!.id, token };
+}
+
 // ---------------------------------------------------------------------------------------------
 
 function serve(extra: Record<string, string>) {
   const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
+  const log = createWriteStream(join(LOGS, `${extra.ROLE}-${extra.PORT ?? children.length}.log`));
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
   let buffer = '';
   const indexBuilt = new Promise<Record<string, unknown>>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
@@ -309,8 +360,33 @@ function serve(extra: Record<string, string>) {
     child.on('exit', (code) => reject(new Error(`regwatch serve ${JSON.stringify(extra)} exited ${code}`)));
   });
   indexBuilt.catch(() => {});
-  child.stderr!.on('data', () => {});
   return { child, indexBuilt };
+}
+
+/** CPU seconds (user + system) of each process so far, and of the embedded cluster's processes by kind. */
+function cpuSample(pids: Record<string, number>): Record<string, number> {
+  const sample: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    sample[name] = (Number(fields[11]) + Number(fields[12])) / 100;
+  }
+  for (const [kind, seconds] of Object.entries(bench.postgresCpuByProcess() ?? {})) sample[`pg ${kind}`] = seconds;
+  return sample;
+}
+
+function cpuSince(before: Record<string, number>, pids: Record<string, number>): Record<string, number> {
+  const now = cpuSample(pids);
+  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, Number((v - (before[k] ?? 0)).toFixed(2))]));
+}
+
+/** graphile-worker's jobs not yet done, by task (the workers' backlog). */
+async function pendingJobs(): Promise<Record<string, number>> {
+  const { rows } = await sql<{ task: string; n: number }>`
+    SELECT t.identifier AS task, count(*)::int AS n
+      FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+     GROUP BY t.identifier`.execute(db);
+  return Object.fromEntries(rows.map((r) => [r.task, r.n]));
 }
 
 function memoryOf(pid: number): { rss_mb: number; peak_rss_mb: number } {

@@ -11,7 +11,7 @@
  * - the watchlist feed of an account watching 10,000 companies;
  * - the database's size on disk and each phase's time.
  *
- *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only] [--keep] [--reuse]
+ *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only] [--keep] [--reuse] [--api-node-options OPTS]
  *
  * Database: DATABASE_URL's server (a database of its own is created and dropped), else a fresh
  * embedded cluster (bench/registry-db.ts). The input files are kept in `--dir` between runs
@@ -49,6 +49,8 @@ const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 const SEED = 'scale';
 const KEEP = process.argv.includes('--keep');
 const REUSE = process.argv.includes('--reuse');
+// `--api-node-options "--trace-gc ..."`: Node.js options of the API processes only (their output is in `--dir`/logs-PID/).
+const API_NODE_OPTIONS = argValue('api-node-options', '');
 const day = (n: number) => new Date(Date.parse(`${SYNTHETIC_DEFAULTS.epoch}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const [EPOCH, DAY1, DAY2] = [day(0), day(1), day(2)];
 
@@ -165,7 +167,9 @@ try {
 
   const ports = [await freePortOf(), await freePortOf()];
   t0 = performance.now();
-  const apis = ports.map((port) => serve({ ROLE: 'api', PORT: String(port) }));
+  const apis = ports.map((port) =>
+    serve({ ROLE: 'api', PORT: String(port), ...(API_NODE_OPTIONS ? { NODE_OPTIONS: API_NODE_OPTIONS } : {}) }),
+  );
   const workers = [serve({ ROLE: 'worker' }), serve({ ROLE: 'worker' })];
   const builds = await Promise.all(apis.map((a) => a.indexBuilt));
   out({ phase: 'api start', seconds_to_both_indexes: seconds(t0), index_builds: builds });

@@ -6,7 +6,8 @@
  *
  * - load and detection rates (the CLI's own runs, wall clock);
  * - each API process's search-index build, and every process's memory (VmRSS, VmHWM);
- * - search latency p50/p95/p99 over the 1,200-combination workload (exact totals);
+ * - search latency p50/p95/p99 over the 1,200-combination workload (exact totals), while the API
+ *   processes still build their batch-matching indexes and again once they have them;
  * - snapshot and search throughput at 50 connections over 200 accounts, spread over both API processes;
  * - the watchlist feed of an account watching 10,000 companies;
  * - the database's size on disk and each phase's time.
@@ -177,32 +178,45 @@ try {
   const accounts = await Promise.all(Array.from({ length: ACCOUNTS }, (_, i) => createAccountRow(`load${i}`)));
   const bases = ports.map((p) => `http://127.0.0.1:${p}`);
 
-  // Search latency, one request at a time, alternating the API processes.
+  // Search latency, one request at a time, alternating the API processes: first while each API
+  // process still builds its batch-matching index (src/modules/match/engine.ts: right after the
+  // search index, on its main thread), then again once both have it (the service's steady state).
+  // The second pass sends each combination to the other API process, so that no answer comes from
+  // an index's answer cache.
   const workload = await buildWorkload(bench.handle, 1200);
   const pids = { api1: apis[0]!.child.pid!, api2: apis[1]!.child.pid!, worker1: workers[0]!.child.pid!, worker2: workers[1]!.child.pid! };
-  out({ phase: 'before search latency', loadavg: loadavg().map((x) => Number(x.toFixed(2))), jobs: await pendingJobs() });
-  let cpu0 = cpuSample(pids);
-  const latencies: number[] = [];
-  for (const [i, w] of workload.entries()) {
-    const t = performance.now();
-    const res = await fetch(`${bases[i % 2]}/api/v1/companies/search?${queryString(w.query)}`, {
-      headers: { authorization: `Bearer ${accounts[i % ACCOUNTS]!.token}` },
+  const searchLatency = async (phase: string, shift: number) => {
+    out({ phase: `before ${phase}`, loadavg: loadavg().map((x) => Number(x.toFixed(2))), jobs: await pendingJobs() });
+    const cpu0 = cpuSample(pids);
+    const latencies: number[] = [];
+    for (const [i, w] of workload.entries()) {
+      const t = performance.now();
+      const res = await fetch(`${bases[(i + shift) % 2]}/api/v1/companies/search?${queryString(w.query)}`, {
+        headers: { authorization: `Bearer ${accounts[i % ACCOUNTS]!.token}` },
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`search ${queryString(w.query)}: ${res.status}`);
+      latencies.push(performance.now() - t);
+    }
+    out({
+      phase,
+      queries: workload.length,
+      ms: summary(latencies),
+      cpu_seconds: cpuSince(cpu0, pids),
+      match_index_built: apis.map((a) => a.matchBuilt.done),
+      slowest: latencies
+        .map((ms, i) => ({ ms: Math.round(ms), query: queryString(workload[i]!.query) }))
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 15),
+      jobs_after: await pendingJobs(),
+      loadavg: loadavg().map((x) => Number(x.toFixed(2))),
     });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`search ${queryString(w.query)}: ${res.status}`);
-    latencies.push(performance.now() - t);
-  }
-  out({
-    phase: 'search latency',
-    queries: workload.length,
-    ms: summary(latencies),
-    cpu_seconds: cpuSince(cpu0, pids),
-    slowest: latencies
-      .map((ms, i) => ({ ms: Math.round(ms), query: queryString(workload[i]!.query) }))
-      .sort((a, b) => b.ms - a.ms)
-      .slice(0, 15),
-    jobs_after: await pendingJobs(),
-  });
+  };
+  await searchLatency('search latency (match indexes building)', 0);
+  t0 = performance.now();
+  const matchBuilds = await Promise.all(apis.map((a) => a.matchBuilt.promise));
+  out({ phase: 'match indexes built', seconds_waited: seconds(t0), match_builds: matchBuilds });
+  await searchLatency('search latency', 1);
 
   // Throughput: 50 connections, 25 on each API process, each request with one of 200 accounts' tokens.
   const { rows: nips } = await sql<{ value: string }>`
@@ -212,7 +226,7 @@ try {
   const snapshotBodies = nips.map((r) => JSON.stringify({ identifier_type: 'NIP', identifier_value: r.value }));
   const searchPaths = workload.map((w) => `/api/v1/companies/search?${queryString(w.query)}`);
   for (const kind of ['snapshot', 'search'] as const) {
-    cpu0 = cpuSample(pids);
+    const cpu0 = cpuSample(pids);
     const results = await Promise.all(
       bases.map((url, b) =>
         runLoad({
@@ -345,26 +359,38 @@ function serve(extra: Record<string, string>) {
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   let buffer = '';
-  const indexBuilt = new Promise<Record<string, unknown>>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      buffer += d.toString();
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (!line.includes('search index')) continue;
-        try {
-          const o = JSON.parse(line) as Record<string, unknown>;
-          if (typeof o.companies === 'number') resolve({ companies: o.companies, ms: o.ms, mb: o.mb });
-        } catch {
-          /* not JSON */
-        }
+  const lines: ((o: Record<string, unknown>) => void)[] = [];
+  child.stdout!.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (!line.includes(' index built')) continue;
+      try {
+        const o = JSON.parse(line) as Record<string, unknown>;
+        for (const f of lines) f(o);
+      } catch {
+        /* not JSON */
       }
-    });
-    child.on('exit', (code) => reject(new Error(`regwatch serve ${JSON.stringify(extra)} exited ${code}`)));
+    }
   });
-  indexBuilt.catch(() => {});
-  return { child, indexBuilt };
+  const built = (msg: string) => {
+    const state = { done: false, promise: null as unknown as Promise<Record<string, unknown>> };
+    state.promise = new Promise<Record<string, unknown>>((resolve, reject) => {
+      lines.push((o) => {
+        if (o.msg !== msg || typeof o.companies !== 'number') return;
+        state.done = true;
+        resolve({ companies: o.companies, ms: o.ms, mb: o.mb });
+      });
+      child.on('exit', (code) => reject(new Error(`regwatch serve ${JSON.stringify(extra)} exited ${code}`)));
+    });
+    state.promise.catch(() => {});
+    return state;
+  };
+  const indexBuilt = built('search index built').promise;
+  const matchBuilt = extra.ROLE === 'api' ? built('match index built') : null;
+  return { child, indexBuilt, matchBuilt: matchBuilt! };
 }
 
 /** CPU seconds (user + system) of each process so far, and of the embedded cluster's processes by kind. */

@@ -343,6 +343,10 @@ async function keptFeedAccount(): Promise<{ id: string; token: string }> {
     rows: [account],
   } = await sql<{ id: string }>`SELECT id::text FROM accounts WHERE name = 'feed' ORDER BY id LIMIT 1`.execute(db);
   const token = newTokenSecret('master');
+  // One live Master Token an account: the last run's goes (its secret was not kept).
+  await sql`UPDATE api_tokens SET revoked_at = now() WHERE account_id = ${account!.id}::bigint AND kind = 'master' AND revoked_at IS NULL`.execute(
+    db,
+  );
   await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${account!.id}::bigint, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(
     db,
   );

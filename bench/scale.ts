@@ -12,7 +12,7 @@
  * - the watchlist feed of an account watching 10,000 companies;
  * - the database's size on disk and each phase's time.
  *
- *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only] [--keep] [--reuse] [--api-node-options OPTS]
+ *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only] [--keep] [--reuse] [--api-node-args ARGS]
  *
  * Database: DATABASE_URL's server (a database of its own is created and dropped), else a fresh
  * embedded cluster (bench/registry-db.ts). The input files are kept in `--dir` between runs
@@ -50,8 +50,8 @@ const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 const SEED = 'scale';
 const KEEP = process.argv.includes('--keep');
 const REUSE = process.argv.includes('--reuse');
-// `--api-node-options "--trace-gc ..."`: Node.js options of the API processes only (their output is in `--dir`/logs-PID/).
-const API_NODE_OPTIONS = argValue('api-node-options', '');
+// `--api-node-args "--trace-gc ..."`: Node.js arguments of the API processes only (their output is in `--dir`/logs-PID/).
+const API_NODE_ARGS = argValue('api-node-args', '').split(' ').filter(Boolean);
 const day = (n: number) => new Date(Date.parse(`${SYNTHETIC_DEFAULTS.epoch}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const [EPOCH, DAY1, DAY2] = [day(0), day(1), day(2)];
 
@@ -168,9 +168,8 @@ try {
 
   const ports = [await freePortOf(), await freePortOf()];
   t0 = performance.now();
-  const apis = ports.map((port) =>
-    serve({ ROLE: 'api', PORT: String(port), ...(API_NODE_OPTIONS ? { NODE_OPTIONS: API_NODE_OPTIONS } : {}) }),
-  );
+  const apis = ports.map((port) => serve({ ROLE: 'api', PORT: String(port) }, API_NODE_ARGS));
+
   const workers = [serve({ ROLE: 'worker' }), serve({ ROLE: 'worker' })];
   const builds = await Promise.all(apis.map((a) => a.indexBuilt));
   out({ phase: 'api start', seconds_to_both_indexes: seconds(t0), index_builds: builds });
@@ -356,12 +355,13 @@ async function keptFeedAccount(): Promise<{ id: string; token: string }> {
 
 // ---------------------------------------------------------------------------------------------
 
-function serve(extra: Record<string, string>) {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+function serve(extra: Record<string, string>, nodeArgs: string[] = []) {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const log = createWriteStream(join(LOGS, `${extra.ROLE}-${extra.PORT ?? children.length}.log`));
-  child.stdout!.pipe(log);
-  child.stderr!.pipe(log);
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  child.on('close', () => log.end());
   let buffer = '';
   const lines: ((o: Record<string, unknown>) => void)[] = [];
   child.stdout!.on('data', (d: Buffer) => {

@@ -180,7 +180,7 @@ try {
   // Search latency, one request at a time, alternating the API processes: first while each API
   // process still builds its batch-matching index (src/modules/match/engine.ts: started with the
   // search index's build when the HTTP service is ready, read on the main thread through a cursor
-  // that parses every snapshot in PostgreSQL; about 8 minutes at 4.1 million), then again once both
+  // that parses every snapshot in PostgreSQL; 5–8 minutes at 4.1 million), then again once both
   // have it (the service's steady state).
   // The second pass sends each combination to the other API process, so that no answer comes from
   // an index's answer cache.

@@ -2,7 +2,7 @@
  * A fresh, migrated database for a registry benchmark: on the server of DATABASE_URL when set,
  * else on an embedded PostgreSQL started in a temporary directory (what `npm start` uses).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -69,12 +69,25 @@ function clusterCpuSeconds(clusterDir: string): number | null {
   return byProcess === null ? null : Object.values(byProcess).reduce((a, b) => a + b, 0);
 }
 
-export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`): Promise<BenchDatabase> {
+export interface BenchDatabaseOptions {
+  /** The embedded cluster's directory, instead of a fresh temporary one (kept when `keep`). */
+  dir?: string;
+  /** Keep the database (and the embedded cluster's directory) at dispose: the cluster is only stopped. */
+  keep?: boolean;
+  /** Open the database `name` as it was kept (migrated to the latest), instead of a new one. */
+  reuse?: boolean;
+}
+
+export async function openBenchDatabase(
+  name = `regwatch_bench_${process.pid}`,
+  options: BenchDatabaseOptions = {},
+): Promise<BenchDatabase> {
   let adminUrl = process.env.DATABASE_URL;
   let stop: (() => Promise<void>) | undefined;
   let tmp: string | undefined;
   if (!adminUrl) {
-    tmp = mkdtempSync(join(tmpdir(), 'regwatch-bench-'));
+    if (options.dir) mkdirSync(options.dir, { recursive: true });
+    tmp = options.dir ?? mkdtempSync(join(tmpdir(), 'regwatch-bench-'));
     // Settings for the benchmark's cluster, passed on its command line after the embedded
     // defaults, so they override those too (ALTER SYSTEM could not: the command line wins).
     // BENCH_PG_STATS=1: pg_stat_statements (shipped with the embedded binaries) for a per-statement
@@ -95,8 +108,13 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
   }
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
+  if (options.reuse) {
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) throw new Error(`no kept database ${name} to reuse`);
+  } else {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  }
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
   const handle = createDatabase(u.toString(), { max: 6 });
@@ -113,10 +131,10 @@ export async function openBenchDatabase(name = `regwatch_bench_${process.pid}`):
     postgresCpuByProcess: () => (tmp ? clusterCpuByProcess(join(tmp, 'pg')) : null),
     dispose: async () => {
       await handle.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      if (!options.keep) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
       await admin.end();
       await stop?.();
-      if (tmp) rmSync(tmp, { recursive: true, force: true });
+      if (tmp && !options.keep) rmSync(tmp, { recursive: true, force: true });
     },
   };
 }

@@ -6,18 +6,25 @@
  *
  * - load and detection rates (the CLI's own runs, wall clock);
  * - each API process's search-index build, and every process's memory (VmRSS, VmHWM);
- * - search latency p50/p95/p99 over the 1,200-combination workload (exact totals);
+ * - search latency p50/p95/p99 over the 1,200-combination workload (exact totals), while the API
+ *   processes still build their batch-matching indexes and again once they have them;
  * - snapshot and search throughput at 50 connections over 200 accounts, spread over both API processes;
  * - the watchlist feed of an account watching 10,000 companies;
  * - the database's size on disk and each phase's time.
  *
- *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only]
+ *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only] [--keep] [--reuse] [--api-node-args ARGS]
  *
  * Database: DATABASE_URL's server (a database of its own is created and dropped), else a fresh
  * embedded cluster (bench/registry-db.ts). The input files are kept in `--dir` between runs
  * (written once: about 1.3 GB per million companies). The registry is the synthetic one
  * (src/registry/sources/synthetic/): its base state is the load, and its changes of two
  * consecutive days (about 0.5 % each) make the 1 % day.
+ *
+ * `--keep`: keep the loaded database after the run (on the embedded cluster, its directory
+ * `--dir`/db-N, stopped), so that `--reuse` can measure it again without the load and the day
+ * (about 6 minutes), or it can be investigated. `--reuse` migrates the kept database to the latest
+ * migration and measures from the API processes' start; the load and detection rows are then absent.
+ * Every process's output is written to `--dir`/logs-PID/ (the API's request log included).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -41,6 +48,10 @@ const ACCOUNTS = 200;
 const WATCHED = Math.min(10_000, Math.floor(COMPANIES / 10));
 const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 const SEED = 'scale';
+const KEEP = process.argv.includes('--keep');
+const REUSE = process.argv.includes('--reuse');
+// `--api-node-args "--trace-gc ..."`: Node.js arguments of the API processes only (their output is in `--dir`/logs-PID/).
+const API_NODE_ARGS = argValue('api-node-args', '').split(' ').filter(Boolean);
 const day = (n: number) => new Date(Date.parse(`${SYNTHETIC_DEFAULTS.epoch}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const [EPOCH, DAY1, DAY2] = [day(0), day(1), day(2)];
 
@@ -108,7 +119,12 @@ if (process.argv.includes('--files-only')) process.exit(0);
 // ---------------------------------------------------------------------------------------------
 // The database, and the CLI's daily runs.
 
-const bench = await openBenchDatabase(`regwatch_scale_${process.pid}`);
+const bench =
+  KEEP || REUSE
+    ? await openBenchDatabase(`regwatch_scale_${COMPANIES}`, { dir: join(DIR, `db-${COMPANIES}`), keep: true, reuse: REUSE })
+    : await openBenchDatabase(`regwatch_scale_${process.pid}`);
+const LOGS = join(DIR, `logs-${process.pid}`);
+mkdirSync(LOGS, { recursive: true });
 const db = bench.handle.db;
 const env: Record<string, string | undefined> = {
   ...process.env,
@@ -137,45 +153,7 @@ async function cli(args: string[]): Promise<string> {
 }
 
 try {
-  t0 = performance.now();
-  const loadSummary = await cli(['daily', '--date', EPOCH, '--source', `file:${loadFile}`]);
-  const loadSeconds = seconds(t0);
-  out({ phase: 'load', seconds: loadSeconds, per_second: Math.round(COMPANIES / loadSeconds), summary: loadSummary });
-
-  // The account watching 10,000 companies watches from before the day, so the day's events reach its feed.
-  const feedAccount = await createAccountRow('feed');
-  const { rows: watchIds } = await sql<{ id: string }>`SELECT id::text FROM companies ORDER BY id LIMIT ${WATCHED * 50}`.execute(db);
-  const step = Math.max(1, Math.floor(watchIds.length / WATCHED));
-  await db.transaction().execute((trx) =>
-    watchCompanies(
-      trx,
-      feedAccount.id,
-      watchIds
-        .filter((_, i) => i % step === 0)
-        .slice(0, WATCHED)
-        .map((r) => r.id),
-      new Date(`${EPOCH}T12:00:00Z`),
-    ),
-  );
-
-  await sql`CHECKPOINT`.execute(db);
-  t0 = performance.now();
-  const daySummary = await cli(['daily', '--date', DAY2, '--source', `file:${dayFile}`]);
-  const daySeconds = seconds(t0);
-  const {
-    rows: [run],
-  } = await sql<{ updated: number; new: number; events: string }>`
-    SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${DAY2}::date AND kind = 'daily'`.execute(
-    db,
-  );
-  out({
-    phase: 'detection',
-    seconds: daySeconds,
-    changed: run!.updated + run!.new,
-    changed_per_second: Math.round((run!.updated + run!.new) / daySeconds),
-    events: Number(run!.events),
-    summary: daySummary,
-  });
+  const feedAccount = REUSE ? await keptFeedAccount() : await loadAndDay();
 
   const {
     rows: [size],
@@ -190,7 +168,8 @@ try {
 
   const ports = [await freePortOf(), await freePortOf()];
   t0 = performance.now();
-  const apis = ports.map((port) => serve({ ROLE: 'api', PORT: String(port) }));
+  const apis = ports.map((port) => serve({ ROLE: 'api', PORT: String(port) }, API_NODE_ARGS));
+
   const workers = [serve({ ROLE: 'worker' }), serve({ ROLE: 'worker' })];
   const builds = await Promise.all(apis.map((a) => a.indexBuilt));
   out({ phase: 'api start', seconds_to_both_indexes: seconds(t0), index_builds: builds });
@@ -198,19 +177,47 @@ try {
   const accounts = await Promise.all(Array.from({ length: ACCOUNTS }, (_, i) => createAccountRow(`load${i}`)));
   const bases = ports.map((p) => `http://127.0.0.1:${p}`);
 
-  // Search latency, one request at a time, alternating the API processes.
+  // Search latency, one request at a time, alternating the API processes: first while each API
+  // process still builds its batch-matching index (src/modules/match/engine.ts: started with the
+  // search index's build when the HTTP service is ready, read on the main thread through a cursor
+  // that parses every snapshot in PostgreSQL; 5–8 minutes at 4.1 million), then again once both
+  // have it (the service's steady state).
+  // The second pass sends each combination to the other API process, so that no answer comes from
+  // an index's answer cache.
   const workload = await buildWorkload(bench.handle, 1200);
-  const latencies: number[] = [];
-  for (const [i, w] of workload.entries()) {
-    const t = performance.now();
-    const res = await fetch(`${bases[i % 2]}/api/v1/companies/search?${queryString(w.query)}`, {
-      headers: { authorization: `Bearer ${accounts[i % ACCOUNTS]!.token}` },
+  const pids = { api1: apis[0]!.child.pid!, api2: apis[1]!.child.pid!, worker1: workers[0]!.child.pid!, worker2: workers[1]!.child.pid! };
+  const searchLatency = async (phase: string, shift: number) => {
+    out({ phase: `before ${phase}`, loadavg: loadavg().map((x) => Number(x.toFixed(2))), jobs: await pendingJobs() });
+    const cpu0 = cpuSample(pids);
+    const latencies: number[] = [];
+    for (const [i, w] of workload.entries()) {
+      const t = performance.now();
+      const res = await fetch(`${bases[(i + shift) % 2]}/api/v1/companies/search?${queryString(w.query)}`, {
+        headers: { authorization: `Bearer ${accounts[i % ACCOUNTS]!.token}` },
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`search ${queryString(w.query)}: ${res.status}`);
+      latencies.push(performance.now() - t);
+    }
+    out({
+      phase,
+      queries: workload.length,
+      ms: summary(latencies),
+      cpu_seconds: cpuSince(cpu0, pids),
+      match_index_built: apis.map((a) => a.matchBuilt.done),
+      slowest: latencies
+        .map((ms, i) => ({ ms: Math.round(ms), query: queryString(workload[i]!.query) }))
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 15),
+      jobs_after: await pendingJobs(),
+      loadavg: loadavg().map((x) => Number(x.toFixed(2))),
     });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`search ${queryString(w.query)}: ${res.status}`);
-    latencies.push(performance.now() - t);
-  }
-  out({ phase: 'search latency', queries: workload.length, ms: summary(latencies) });
+  };
+  await searchLatency('search latency (match indexes building)', 0);
+  t0 = performance.now();
+  const matchBuilds = await Promise.all(apis.map((a) => a.matchBuilt.promise));
+  out({ phase: 'match indexes built', seconds_waited: seconds(t0), match_builds: matchBuilds });
+  await searchLatency('search latency', 1);
 
   // Throughput: 50 connections, 25 on each API process, each request with one of 200 accounts' tokens.
   const { rows: nips } = await sql<{ value: string }>`
@@ -220,6 +227,7 @@ try {
   const snapshotBodies = nips.map((r) => JSON.stringify({ identifier_type: 'NIP', identifier_value: r.value }));
   const searchPaths = workload.map((w) => `/api/v1/companies/search?${queryString(w.query)}`);
   for (const kind of ['snapshot', 'search'] as const) {
+    const cpu0 = cpuSample(pids);
     const results = await Promise.all(
       bases.map((url, b) =>
         runLoad({
@@ -242,6 +250,7 @@ try {
       p99_ms: Math.max(...results.map((r) => r.latency.p99)),
       non2xx: results.reduce((a, r) => a + r.non2xx, 0),
       errors: results.reduce((a, r) => a + r.errors, 0),
+      cpu_seconds: cpuSince(cpu0, pids),
     });
   }
 
@@ -284,36 +293,140 @@ try {
   await bench.dispose();
 }
 
+/** The load and the 1 % day through the CLI; the account watching 10,000 companies, made between them. */
+async function loadAndDay(): Promise<{ id: string; token: string }> {
+  t0 = performance.now();
+  const loadSummary = await cli(['daily', '--date', EPOCH, '--source', `file:${loadFile}`]);
+  const loadSeconds = seconds(t0);
+  out({ phase: 'load', seconds: loadSeconds, per_second: Math.round(COMPANIES / loadSeconds), summary: loadSummary });
+
+  // The account watching 10,000 companies watches from before the day, so the day's events reach its feed.
+  const feedAccount = await createAccountRow('feed');
+  const { rows: watchIds } = await sql<{ id: string }>`SELECT id::text FROM companies ORDER BY id LIMIT ${WATCHED * 50}`.execute(db);
+  const step = Math.max(1, Math.floor(watchIds.length / WATCHED));
+  await db.transaction().execute((trx) =>
+    watchCompanies(
+      trx,
+      feedAccount.id,
+      watchIds
+        .filter((_, i) => i % step === 0)
+        .slice(0, WATCHED)
+        .map((r) => r.id),
+      new Date(`${EPOCH}T12:00:00Z`),
+    ),
+  );
+
+  await sql`CHECKPOINT`.execute(db);
+  t0 = performance.now();
+  const daySummary = await cli(['daily', '--date', DAY2, '--source', `file:${dayFile}`]);
+  const daySeconds = seconds(t0);
+  const {
+    rows: [run],
+  } = await sql<{ updated: number; new: number; events: string }>`
+    SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${DAY2}::date AND kind = 'daily'`.execute(
+    db,
+  );
+  out({
+    phase: 'detection',
+    seconds: daySeconds,
+    changed: run!.updated + run!.new,
+    changed_per_second: Math.round((run!.updated + run!.new) / daySeconds),
+    events: Number(run!.events),
+    summary: daySummary,
+  });
+
+  return feedAccount;
+}
+
+/** The kept database's account watching 10,000 companies, with a new token (tokens are kept hashed). */
+async function keptFeedAccount(): Promise<{ id: string; token: string }> {
+  const {
+    rows: [account],
+  } = await sql<{ id: string }>`SELECT id::text FROM accounts WHERE name = 'feed' ORDER BY id LIMIT 1`.execute(db);
+  const token = newTokenSecret('master');
+  // One live Master Token an account: the last run's goes (its secret was not kept).
+  await sql`UPDATE api_tokens SET revoked_at = now() WHERE account_id = ${account!.id}::bigint AND kind = 'master' AND revoked_at IS NULL`.execute(
+    db,
+  );
+  await sql`INSERT INTO api_tokens (account_id, token_ref, kind, name, secret_hash) VALUES (${account!.id}::bigint, ${newRef()}, 'master', 'bench', ${hashSecret(token)})`.execute(
+    db,
+  );
+  out({ phase: 'reuse', database: `regwatch_scale_${COMPANIES}` });
+  return { id: account!.id, token };
+}
+
 // ---------------------------------------------------------------------------------------------
 
-function serve(extra: Record<string, string>) {
-  const child = spawn(process.execPath, ['--no-memory-reducer', BIN, 'serve'], {
+function serve(extra: Record<string, string>, nodeArgs: string[] = []) {
+  // API processes run as deployed: with V8's memory reducer off (src/lib/collector.ts).
+  const child = spawn(process.execPath, ['--no-memory-reducer', ...nodeArgs, BIN, 'serve'], {
     env: { ...env, ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
+  const log = createWriteStream(join(LOGS, `${extra.ROLE}-${extra.PORT ?? children.length}.log`));
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  child.on('close', () => log.end());
   let buffer = '';
-  const indexBuilt = new Promise<Record<string, unknown>>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      buffer += d.toString();
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (!line.includes('search index')) continue;
-        try {
-          const o = JSON.parse(line) as Record<string, unknown>;
-          if (typeof o.companies === 'number') resolve({ companies: o.companies, ms: o.ms, mb: o.mb });
-        } catch {
-          /* not JSON */
-        }
+  const lines: ((o: Record<string, unknown>) => void)[] = [];
+  child.stdout!.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (!line.includes(' index built')) continue;
+      try {
+        const o = JSON.parse(line) as Record<string, unknown>;
+        for (const f of lines) f(o);
+      } catch {
+        /* not JSON */
       }
-    });
-    child.on('exit', (code) => reject(new Error(`regwatch serve ${JSON.stringify(extra)} exited ${code}`)));
+    }
   });
-  indexBuilt.catch(() => {});
-  child.stderr!.on('data', () => {});
-  return { child, indexBuilt };
+  const built = (msg: string) => {
+    const state = { done: false, promise: null as unknown as Promise<Record<string, unknown>> };
+    state.promise = new Promise<Record<string, unknown>>((resolve, reject) => {
+      lines.push((o) => {
+        if (o.msg !== msg || typeof o.companies !== 'number') return;
+        state.done = true;
+        resolve({ companies: o.companies, ms: o.ms, mb: o.mb });
+      });
+      child.on('exit', (code) => reject(new Error(`regwatch serve ${JSON.stringify(extra)} exited ${code}`)));
+    });
+    state.promise.catch(() => {});
+    return state;
+  };
+  const indexBuilt = built('search index built').promise;
+  const matchBuilt = extra.ROLE === 'api' ? built('match index built') : null;
+  return { child, indexBuilt, matchBuilt: matchBuilt! };
+}
+
+/** CPU seconds (user + system) of each process so far, and of the embedded cluster's processes by kind. */
+function cpuSample(pids: Record<string, number>): Record<string, number> {
+  const sample: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    sample[name] = (Number(fields[11]) + Number(fields[12])) / 100;
+  }
+  for (const [kind, seconds] of Object.entries(bench.postgresCpuByProcess() ?? {})) sample[`pg ${kind}`] = seconds;
+  return sample;
+}
+
+function cpuSince(before: Record<string, number>, pids: Record<string, number>): Record<string, number> {
+  const now = cpuSample(pids);
+  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, Number((v - (before[k] ?? 0)).toFixed(2))]));
+}
+
+/** graphile-worker's jobs not yet done, by task (the workers' backlog). */
+async function pendingJobs(): Promise<Record<string, number>> {
+  const { rows } = await sql<{ task: string; n: number }>`
+    SELECT t.identifier AS task, count(*)::int AS n
+      FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+     GROUP BY t.identifier`.execute(db);
+  return Object.fromEntries(rows.map((r) => [r.task, r.n]));
 }
 
 function memoryOf(pid: number): { rss_mb: number; peak_rss_mb: number } {

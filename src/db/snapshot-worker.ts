@@ -39,7 +39,7 @@ export interface SnapshotWorkerBuild<T> {
   readonly imported: Promise<void>;
   /** Every row is read (the worker's connection is closed); the index is being finished. */
   readonly read: Promise<void>;
-  /** The index, its arrays handed over to this thread by transfer. */
+  /** The index, its arrays handed over to this thread by transfer. The worker ends, whether it succeeded or failed. */
   finish(): Promise<T>;
   /** Stops the worker (a build given up): the pending promises reject. */
   abort(): Promise<void>;
@@ -107,8 +107,13 @@ export function startSnapshotWorker<W, T>(
     imported: imported.promise,
     read: read.promise,
     async finish() {
-      const wire = await index.promise;
-      await worker.terminate();
+      let wire: W;
+      try {
+        wire = await index.promise;
+      } finally {
+        // Done with, or failed: either way the worker (and its connection) goes.
+        await worker.terminate();
+      }
       return fromWire(wire);
     },
     async abort() {

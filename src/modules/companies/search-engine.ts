@@ -216,15 +216,13 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
         if (stopped) throw new Error('search engine stopped');
         return (buildWorker = startWorkerBuild(yieldToRequests, { connection, snapshot, chunkSize: workerChunkSize }));
       });
-      try {
-        await build.read;
-        const readMs = Date.now() - started;
-        const index = await build.finish();
-        return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started, readMs };
-      } catch (e) {
-        await build.abort();
-        throw e;
-      }
+      let readMs = 0;
+      void build.read.then(
+        () => (readMs = Date.now() - started),
+        () => {},
+      );
+      const index = await build.finish();
+      return { index, cursor, builtAt: new Date(), buildMs: Date.now() - started, readMs };
     } finally {
       buildWorker = null;
     }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import { pageMeta } from '../../lib/pagination.ts';
 import type { Log } from '../../logger.ts';
@@ -15,7 +16,6 @@ import type { CompanySnapshot, Contact, Identifier, IdentifierType } from '../..
 import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import { findCompanyByIdentifier, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
 import { isTokenActive } from '../tokens/authenticate.ts';
-import { randomUUID } from 'node:crypto';
 import { chargeOutcome, priceOf, readBalance, refundCredits, type ChargeArgs, type ChargeAttempt } from '../wallet/credits.ts';
 import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchFilters, type SearchQuery } from './filters.ts';
 import { unionOfAsked } from './index-follower.ts';

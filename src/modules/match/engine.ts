@@ -87,12 +87,7 @@ export function createMatchEngine(options: {
         if (stopped) throw new Error('match engine stopped');
         return (buildWorker = startMatchWorkerBuild(yieldToRequests, { connection: connection!, snapshot, chunkSize }));
       });
-      try {
-        return { index: await build.finish(), cursor, buildMs: Date.now() - started };
-      } catch (e) {
-        await build.abort();
-        throw e;
-      }
+      return { index: await build.finish(), cursor, buildMs: Date.now() - started };
     } finally {
       buildWorker = null;
     }

@@ -20,6 +20,16 @@ import { ALFA, COMPANIES, lodzCompany, sourceOf } from './companies-dataset.test
  * balance; a company's data sent only when its revision is not the one held; and the follow check
  * shared by concurrent searches without losing a run finished before any of them arrived.
  */
+
+/** A Kysely plugin calling `onFollow` with each follow-check query (findRunProgress's) before it runs. */
+const onFollowQuery = (onFollow: (queryId: string) => void): KyselyPlugin => ({
+  transformQuery({ node, queryId }) {
+    if (node.kind === 'RawNode' && (node as RawNode).sqlFragments.join('').includes('FROM daily_runs r')) onFollow(queryId.queryId);
+    return node;
+  },
+  transformResult: async ({ result }) => result,
+});
+
 describe('search pages and charges in one statement', () => {
   let db: TestDatabase;
   let t: TestApp;
@@ -174,14 +184,11 @@ describe('search pages and charges in one statement', () => {
 
   test('a paid search makes its follow check in its page statement: no query of its own while no run finished, and a run finished before it arrived is in its answer, charged once', async () => {
     const follows: string[] = [];
-    const plugin: KyselyPlugin = {
-      transformQuery({ node, queryId }) {
-        if (node.kind === 'RawNode' && (node as RawNode).sqlFragments.join('').includes('FROM daily_runs r')) follows.push(queryId.queryId);
-        return node;
-      },
-      transformResult: async ({ result }) => result,
-    };
-    const followed = createCompanySearchEngine({ db: db.db.withPlugin(plugin), logger: pino({ level: 'silent' }), followEveryMs: 0 });
+    const followed = createCompanySearchEngine({
+      db: db.db.withPlugin(onFollowQuery((id) => follows.push(id))),
+      logger: pino({ level: 'silent' }),
+      followEveryMs: 0,
+    });
     const t2 = await createTestApp({ db, overrides: { companySearch: followed }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
     try {
       await followed.refresh();
@@ -219,14 +226,9 @@ describe('search pages and charges in one statement', () => {
 
   test('a search whose index cannot follow after its charge (the database failing) answers 500 and gets its credit back', async () => {
     let failFollow = false;
-    const plugin: KyselyPlugin = {
-      transformQuery({ node }) {
-        if (failFollow && node.kind === 'RawNode' && (node as RawNode).sqlFragments.join('').includes('FROM daily_runs r'))
-          throw new Error('connection lost');
-        return node;
-      },
-      transformResult: async ({ result }) => result,
-    };
+    const plugin = onFollowQuery(() => {
+      if (failFollow) throw new Error('connection lost');
+    });
     const failing = createCompanySearchEngine({ db: db.db.withPlugin(plugin), logger: pino({ level: 'silent' }), followEveryMs: 0 });
     const t2 = await createTestApp({ db, overrides: { companySearch: failing }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
     try {

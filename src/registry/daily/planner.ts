@@ -10,7 +10,7 @@ import {
   type IdentifierRow,
   type MatchedCompany,
 } from '../store/companies-repo.ts';
-import { companyRowFields, FIELD_SEP, statusOfRowFields, type CompanyRowData, type NewCompanyRow } from '../store/company-rows.ts';
+import { companyRowFields, statusOfRowFields, type CompanyRowData, type NewCompanyRow } from '../store/company-rows.ts';
 import { contentHash } from '../store/content-hash.ts';
 import { deriveCompanyColumns, type CompanyColumns } from '../store/search-columns.ts';
 import type { Skips } from './skips.ts';
@@ -247,6 +247,6 @@ function preparedRowFields(item: PreparedItem): { fields: string | Buffer; statu
     const fields = item.row.subarray(jsonBytesOf(item).length + 1);
     return { fields, status: statusOfRowFields(fields) };
   }
-  if (item.fields !== null) return { fields: item.fields, status: item.fields.split(FIELD_SEP)[3]! };
+  if (item.fields !== null) return { fields: item.fields, status: statusOfRowFields(item.fields) };
   return null;
 }

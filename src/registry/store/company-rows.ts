@@ -87,10 +87,14 @@ export function companyRowFields(c: CompanyColumns, hashBase64: string, fingerpr
   );
 }
 
-/** The status column (CompanyStatus) of companyRowFields given as UTF-8 bytes: its fourth field. */
-export function statusOfRowFields(fields: Buffer): string {
+/** Where the status is among companyRowFields' fields: the fourth. */
+const STATUS_FIELD = 3;
+
+/** The status column (CompanyStatus) of companyRowFields, as its text or as UTF-8 bytes. */
+export function statusOfRowFields(fields: Buffer | string): string {
+  if (typeof fields === 'string') return fields.split(FIELD_SEP)[STATUS_FIELD]!;
   let start = 0;
-  for (let k = 0; k < 3; k++) start = fields.indexOf(FIELD_BYTE, start) + 1;
+  for (let k = 0; k < STATUS_FIELD; k++) start = fields.indexOf(FIELD_BYTE, start) + 1;
   const end = fields.indexOf(FIELD_BYTE, start);
   return fields.toString('latin1', start, end);
 }

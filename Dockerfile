@@ -10,4 +10,4 @@ COPY bin ./bin
 COPY src ./src
 ENV HOST=0.0.0.0 NODE_ENV=production
 USER node
-CMD ["node", "--no-memory-reducer", "bin/regwatch.js", "serve"]
+CMD ["node", "--no-memory-reducer", "--v8-pool-size=0", "bin/regwatch.js", "serve"]

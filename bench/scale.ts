@@ -37,6 +37,7 @@ import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createSyntheticSource, SYNTHETIC_DEFAULTS } from '../src/registry/sources/synthetic.ts';
+import { API_NODE_OPTIONS } from '../src/lib/collector.ts';
 import { argValue, openBenchDatabase } from './registry-db.ts';
 import { speedReference, syncToDisk } from './registry-fixtures.ts';
 import { buildWorkload, queryString, runLoad, summary } from './search-fixtures.ts';
@@ -358,8 +359,8 @@ async function keptFeedAccount(): Promise<{ id: string; token: string }> {
 // ---------------------------------------------------------------------------------------------
 
 function serve(extra: Record<string, string>, nodeArgs: string[] = []) {
-  // API processes run as deployed: with V8's memory reducer off (src/lib/collector.ts).
-  const child = spawn(process.execPath, ['--no-memory-reducer', ...nodeArgs, BIN, 'serve'], {
+  // API processes run as deployed: with V8's memory reducer off and its helper threads sized to the cores (src/lib/collector.ts).
+  const child = spawn(process.execPath, [...API_NODE_OPTIONS, ...nodeArgs, BIN, 'serve'], {
     env: { ...env, ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

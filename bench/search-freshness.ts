@@ -17,7 +17,7 @@
  * (src/lib/collector.ts); the first line says whether it is.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +59,35 @@ function threadCpuNs(): number | null {
   }
 }
 
+/** CPU time (ms) and nice value of each of this process's threads (Linux /proc; empty elsewhere). */
+function threadsCpu(): Map<string, { ms: number; nice: number }> {
+  const out = new Map<string, { ms: number; nice: number }>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Fields 14-15 (utime, stime) and 19 (nice) of proc(5), counted from the state (field 3).
+      out.set(tid, { ms: ((Number(f[11]) + Number(f[12])) * 1000) / 100, nice: Number(f[16]) });
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
+/** The threads that ran between two readings: CPU ms by nice value and by thread (main thread first). */
+function threadsUsed(before: Map<string, { ms: number; nice: number }>, after: Map<string, { ms: number; nice: number }>) {
+  const byNice: Record<string, number> = {};
+  const busiest: { tid: string; ms: number; nice: number; main: boolean }[] = [];
+  for (const [tid, a] of after) {
+    const ms = a.ms - (before.get(tid)?.ms ?? 0);
+    if (ms <= 0) continue;
+    byNice[`nice_${a.nice}`] = (byNice[`nice_${a.nice}`] ?? 0) + ms;
+    busiest.push({ tid, ms, nice: a.nice, main: tid === String(process.pid) });
+  }
+  return { cpu_ms_by_nice: byNice, threads: busiest.sort((x, y) => y.ms - x.ms).slice(0, 8) };
+}
+
 /**
  * The longest event-loop pauses while `run` runs, with a search every 10 ms (as requests would
  * come). On a shared machine a pause is also time spent waiting for a core; `maxCpuGapMs` counts
@@ -69,13 +98,25 @@ function threadCpuNs(): number | null {
  */
 async function measured<T>(
   engine: CompanySearchEngine,
-  run: () => Promise<T>,
+  run: (mark: (phase: 'start' | 'end') => void) => Promise<T>,
 ): Promise<{
   result: T;
   maxPauseMs: number;
   p99PauseMs: number;
   maxCpuGapMs: number | null;
   maxCpuGapNoSearchMs: number | null;
+  /**
+   * Between `mark('start')` and `mark('end')` (a daily run's exit and the first search reflecting it: the rebuild or
+   * delta alone): the 1 ms timer's longest wall-clock gap, with and without a search in it.
+   */
+  afterMark: {
+    maxGapMs: number;
+    maxGapNoSearchMs: number;
+    gapsOver15Ms: { monoMs: number; gapMs: number; cpuMs: number | null; search: boolean }[];
+    /** This process's threads' CPU over the window, by nice value (the build's worker thread runs at 19). */
+    cpu_ms_by_nice?: Record<string, number>;
+    threads?: { tid: string; ms: number; nice: number; main: boolean }[];
+  } | null;
   searches: number;
   maxSearchMs: number;
 }> {
@@ -84,14 +125,37 @@ async function measured<T>(
   let maxCpuGapNs = 0;
   let maxCpuGapNoSearchNs = 0;
   let searchesAtTick = 0;
+  let lastTick = performance.now();
+  let marked = false;
+  let maxGapAfter = 0;
+  let maxGapNoSearchAfter = 0;
+  const gapsOver15: { monoMs: number; gapMs: number; cpuMs: number | null; search: boolean }[] = [];
+  let threadsAtMark = threadsCpu();
+  let threadsMarked: ReturnType<typeof threadsUsed> | null = null;
   const ticker = setInterval(() => {
+    const now = performance.now();
     const cpu = threadCpuNs();
+    const searched = searches !== searchesAtTick;
     if (cpu !== null && lastCpu !== null) {
       maxCpuGapNs = Math.max(maxCpuGapNs, cpu - lastCpu);
-      if (searches === searchesAtTick) maxCpuGapNoSearchNs = Math.max(maxCpuGapNoSearchNs, cpu - lastCpu);
+      if (!searched) maxCpuGapNoSearchNs = Math.max(maxCpuGapNoSearchNs, cpu - lastCpu);
+    }
+    if (marked) {
+      const gap = now - lastTick;
+      maxGapAfter = Math.max(maxGapAfter, gap);
+      if (!searched) maxGapNoSearchAfter = Math.max(maxGapNoSearchAfter, gap);
+      // monoMs: CLOCK_MONOTONIC at the gap's end, to find it in a `perf sched record -k mono` trace.
+      if (gap > 15)
+        gapsOver15.push({
+          monoMs: Number(process.hrtime.bigint() / 1000n) / 1000,
+          gapMs: Math.round(gap * 10) / 10,
+          cpuMs: cpu === null || lastCpu === null ? null : Math.round((cpu - lastCpu) / 1e5) / 10,
+          search: searched,
+        });
     }
     searchesAtTick = searches;
     lastCpu = cpu;
+    lastTick = now;
   }, 1);
   const filters = parseSearchQuery({ city: 'warszawa', q: 'sp' }).filters;
   let searches = 0;
@@ -109,7 +173,14 @@ async function measured<T>(
   })();
   h.enable();
   try {
-    const result = await run();
+    let everMarked = false;
+    const result = await run((phase) => {
+      if (phase === 'start') threadsAtMark = threadsCpu();
+      else threadsMarked = threadsUsed(threadsAtMark, threadsCpu());
+      marked = phase === 'start';
+      everMarked ||= marked;
+    });
+    if (marked) threadsMarked = threadsUsed(threadsAtMark, threadsCpu());
     const maxCpuGapMs = lastCpu === null ? null : Math.round(maxCpuGapNs / 1e5) / 10;
     const maxCpuGapNoSearchMs = lastCpu === null ? null : Math.round(maxCpuGapNoSearchNs / 1e5) / 10;
     return {
@@ -118,6 +189,14 @@ async function measured<T>(
       p99PauseMs: Math.round(h.percentile(99) / 1e5) / 10,
       maxCpuGapMs,
       maxCpuGapNoSearchMs,
+      afterMark: everMarked
+        ? {
+            maxGapMs: Math.round(maxGapAfter * 10) / 10,
+            maxGapNoSearchMs: Math.round(maxGapNoSearchAfter * 10) / 10,
+            gapsOver15Ms: gapsOver15,
+            ...(threadsMarked as ReturnType<typeof threadsUsed> | null),
+          }
+        : null,
       searches,
       maxSearchMs: Math.round(maxSearchMs),
     };
@@ -204,7 +283,8 @@ try {
   }
 
   const engine = createCompanySearchEngine({ db: handle.db, logger });
-  const built = await measured(engine, async () => {
+  const built = await measured(engine, async (mark) => {
+    mark('start');
     engine.start();
     await engine.refresh();
   });
@@ -221,19 +301,24 @@ try {
     p99_pause_ms: built.p99PauseMs,
     max_cpu_gap_ms: built.maxCpuGapMs,
     max_cpu_gap_no_search_ms: built.maxCpuGapNoSearchMs,
+    timer: built.afterMark,
     searches: built.searches,
     max_search_ms: built.maxSearchMs,
     loadavg: load(),
   });
 
   // The noise floor: the same searches, from the index, with nothing else to do (the machine is shared).
-  const base = await measured(engine, () => new Promise((r) => setTimeout(r, 10_000)));
+  const base = await measured(engine, (mark) => {
+    mark('start');
+    return new Promise((r) => setTimeout(r, 10_000));
+  });
   print({
     baseline: 'index idle for 10 s',
     max_pause_ms: base.maxPauseMs,
     p99_pause_ms: base.p99PauseMs,
     max_cpu_gap_ms: base.maxCpuGapMs,
     max_cpu_gap_no_search_ms: base.maxCpuGapNoSearchMs,
+    timer: base.afterMark,
     searches: base.searches,
     max_search_ms: base.maxSearchMs,
     loadavg: load(),
@@ -248,12 +333,13 @@ try {
     const filters = parseSearchQuery({ q: word }).filters;
     const builtAt = engine.status().builtAt;
     let readAhead = 0;
-    const r = await measured(engine, async () => {
+    const r = await measured(engine, async (mark) => {
       const running = regwatchDaily(date, file);
       const watch = setInterval(() => {
         readAhead = Math.max(readAhead, engine.status().readAhead);
       }, 50);
       const run = await running;
+      mark('start');
       clearInterval(watch);
       if (run.code !== 0) throw new Error(`regwatch daily failed: ${run.stderr}`);
       const {
@@ -270,6 +356,7 @@ try {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       const reflected = Date.now();
+      mark('end');
       // Every renamed company that is ACTIVE (the default filter), as PostgreSQL counts them.
       const {
         rows: [expected],
@@ -299,6 +386,7 @@ try {
       p99_pause_ms: r.p99PauseMs,
       max_cpu_gap_ms: r.maxCpuGapMs,
       max_cpu_gap_no_search_ms: r.maxCpuGapNoSearchMs,
+      after_exit: r.afterMark,
       searches: r.searches,
       max_search_ms: r.maxSearchMs,
       delta: after.delta,

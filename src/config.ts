@@ -73,6 +73,8 @@ export interface Config {
   readonly webhookAllowPrivateUrls: boolean;
   /** How a worker process finds the jobs of worker processes that died (src/jobs/recovery.ts). */
   readonly jobRecovery: { readonly sweepIntervalMs: number; readonly graceMs: number };
+  /** Node.js's own NODE_OPTIONS, read only to tell whether an API process runs with its node options (src/lib/collector.ts). */
+  readonly nodeOptions: string;
 }
 
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt; then the message fails. */
@@ -293,5 +295,6 @@ export function loadConfig(env: Env = process.env): Config {
       sweepIntervalMs: int(e.JOB_RECOVERY_SWEEP_SECONDS, 30) * 1000,
       graceMs: int(e.JOB_RECOVERY_GRACE_SECONDS, 60) * 1000,
     }),
+    nodeOptions: env.NODE_OPTIONS ?? '',
   });
 }

@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import { compose, type Composition } from './composition.ts';
 import { startWorker } from './jobs/worker.ts';
 import { systemClock } from './lib/clock.ts';
-import { MEMORY_REDUCER_OFF, memoryReducerOff } from './lib/collector.ts';
+import { missingApiNodeOptions } from './lib/collector.ts';
 import { createLogger } from './logger.ts';
 import { requeueUnsentMail } from './modules/mail/jobs.ts';
 import { ensureDemoData } from './registry/demo.ts';
@@ -68,10 +68,11 @@ export async function serveCommand(config: Config): Promise<number> {
       logger.info('worker started');
     }
     if (config.role === 'all' || config.role === 'api') {
-      if (!memoryReducerOff())
+      const missing = missingApiNodeOptions(process.execArgv, config.nodeOptions);
+      if (missing.length > 0)
         logger.info(
-          { node_option: MEMORY_REDUCER_OFF },
-          "V8's memory reducer is on: index rebuilds may pause requests for about 20 ms; start API processes with node --no-memory-reducer (docs/deployment.md)",
+          { node_options: missing },
+          'started without the node options of an API process: index rebuilds may pause requests for over 20 ms; start it with node --no-memory-reducer --v8-pool-size=0 (docs/deployment.md)',
         );
       if (config.redisUrl) redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
       app = await buildApp(parts, { redis: redis ?? undefined });

@@ -202,7 +202,7 @@ function planExisting(plan: BatchPlan, date: string, item: PreparedItem, match: 
     return;
   }
   // Parsed here, so that the stored snapshot dies young (see PreparedItem.canonical).
-  const prev = JSON.parse(match.snapshotJson.toString('utf8')) as CompanySnapshot;
+  const prev = JSON.parse(match.snapshotJson) as CompanySnapshot;
   match.snapshotJson = null;
   const incoming = canonicalOf(item);
   // Usually nothing of the stored snapshot survives the merge: the incoming one is the result,

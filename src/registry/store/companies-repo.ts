@@ -83,14 +83,11 @@ export interface MatchedCompany {
   /** The source delivered exactly this before: nothing to do. */
   sameFingerprint: boolean;
   /**
-   * The stored snapshot's JSON in UTF-8, loaded only when the fingerprint differs. Parsed by the
+   * The stored snapshot's JSON, loaded only when the fingerprint differs. Text, parsed by the
    * caller one company at a time: parsed by the driver, a batch's snapshots would all be alive
-   * together until planned, and garbage collection was a quarter of detection's CPU. Bytes rather
-   * than a string: a batch's results (about 2.6 MB) arrive while the batch before is planned and
-   * live until their own is, and as strings on V8's heap each young-generation collection in
-   * between copied them; a Buffer's bytes lie outside the heap, and only its small header is copied.
+   * together until planned, and garbage collection was a quarter of detection's CPU.
    */
-  snapshotJson: Buffer | null;
+  snapshotJson: string | null;
 }
 
 /**
@@ -121,7 +118,7 @@ export async function lookupCompaniesForBatch(
     first_seen_date: string;
     last_changed_date: string | null;
     same_fingerprint: boolean;
-    snapshot: Buffer | null;
+    snapshot: string | null;
   }>`
     -- MATERIALIZED: inlined, the COALESCE was evaluated again inside the lateral probe below.
     WITH matched AS MATERIALIZED (
@@ -158,8 +155,7 @@ export async function lookupCompaniesForBatch(
       SELECT c.id, c.revision, encode(c.content_hash, 'base64') AS content_hash, c.status,
              c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
              coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
-             -- bytea, which the driver hands over as a Buffer (see MatchedCompany.snapshotJson).
-             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN convert_to(c.snapshot, 'UTF8') END AS snapshot
+             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
       FROM companies c WHERE c.id = m.company_id LIMIT 1
     ) c
     WHERE m.company_id IS NOT NULL`.execute(db);

@@ -102,6 +102,8 @@ async function buildDeferredIndex(db: RegistryExecutor, name: string): Promise<b
     if (definition === undefined) return false;
     // A larger sort memory than the default 64 MB builds the indexes of a few million companies in memory.
     await sql`SELECT set_config('maintenance_work_mem', '256MB', true)`.execute(trx);
+    // Two builds run at once already (restoreDeferredIndexes), one a core; parallel workers only
+    // shared those cores and split the sort memory into temporary files (docs/benchmarks.md).
     await sql`SELECT set_config('max_parallel_maintenance_workers', '0', true)`.execute(trx);
     // IF NOT EXISTS: an index someone built by hand meanwhile is kept as it is.
     await sql.raw(definition.replace(/^CREATE INDEX /, 'CREATE INDEX IF NOT EXISTS ')).execute(trx);

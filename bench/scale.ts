@@ -140,7 +140,8 @@ const env: Record<string, string | undefined> = {
 const children: ChildProcess[] = [];
 
 async function cli(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As the `regwatch` command runs: its shebang passes the API node options to every command.
+  const child = spawn(process.execPath, [...API_NODE_OPTIONS, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   child.stdout.on('data', (d) => {
     text += d;

@@ -27,7 +27,7 @@ import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import { generateSecret } from '../src/modules/webhooks/signing.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
-import { argValue, openBenchDatabase } from './registry-db.ts';
+import { argValue, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
 
 const companies = Number(argValue('companies', '100000'));
@@ -70,6 +70,8 @@ const percentile = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.
 
 // The job worker (fan-out and delivery), in its own process: bench/webhooks-worker.ts.
 const workerNice = argValue('worker-nice', '0');
+/** `--worker-cpu-prof DIR`: the worker writes a V8 CPU profile (.cpuprofile) into DIR when it exits. */
+const workerProf = argValue('worker-cpu-prof', '');
 let worker: ChildProcess | null = null;
 let statsAnswer: ((s: { cpu: number; outcomes: Record<string, number> }) => void) | null = null;
 const workerStats = () =>
@@ -84,6 +86,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   await sql`CHECKPOINT`.execute(db);
   answeredAt.clear();
   received = 0;
+  if (statementStats) await sql`SELECT pg_stat_statements_reset()`.execute(db);
   const cpu0 = process.cpuUsage();
   const recv0 = await receiverCpu();
   const worker0 = (await workerStats()).cpu;
@@ -182,7 +185,7 @@ try {
   }
   await sql`VACUUM ANALYZE`.execute(db);
   worker = fork(fileURLToPath(new URL('./webhooks-worker.ts', import.meta.url)), [bench.url, workerNice], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...(workerProf ? ['--cpu-prof', `--cpu-prof-dir=${workerProf}`] : [])],
   });
   worker.on('message', (m: { cpu?: number; outcomes?: Record<string, number> }) => {
     if (m.cpu !== undefined) statsAnswer?.({ cpu: m.cpu, outcomes: m.outcomes ?? {} });
@@ -195,6 +198,8 @@ try {
   for (const [i, on] of [true, false, true, false].entries()) {
     const r = await day(`2026-11-0${i + 2}`, i + 2, on);
     console.log(JSON.stringify(r));
+    // BENCH_PG_STATS=1: PostgreSQL's time and WAL an event by statement, the day's run and deliveries together.
+    if (statementStats) await printStatementStats(db, `day ${i + 2}`, r.events as number);
     results.push(r);
   }
   const mean = (on: boolean) => {

@@ -17,6 +17,7 @@ import { SearchIndexBuilder } from './search-index-builder.ts';
 import type { IndexAnswer, IndexRow } from './search-index-rows.ts';
 import { startInExportedSnapshot } from '../../db/snapshot-worker.ts';
 import { startWorkerBuild, type WorkerBuild } from './search-index-worker.ts';
+import { yieldToEventLoop } from '../../lib/event-loop.ts';
 
 /**
  * Keeps the in-memory search index of this process in step with the database, and answers
@@ -38,9 +39,6 @@ import { startWorkerBuild, type WorkerBuild } from './search-index-worker.ts';
  * over a connection of its own, in the snapshot of this thread's transaction that read the
  * cursor: this thread reads none of the rows.
  */
-
-/** Lets requests run between slices of this thread's share of the work. */
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Companies read per query when a delta is applied (parsed on this thread without a pause: about a millisecond). */
 const DELTA_CHUNK = 1_000;
@@ -199,9 +197,9 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     await readIndexRowsInOrder(trx, chunkSize, async (rows) => {
       if (stopped) throw new Error('search engine stopped');
       for (const row of rows) builder.add(row);
-      await yieldToRequests();
+      await yieldToEventLoop();
     });
-    return () => builder.build(yieldToRequests);
+    return () => builder.build(yieldToEventLoop);
   }
 
   /**
@@ -214,7 +212,7 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
     try {
       const { cursor, build } = await startInExportedSnapshot(db, readIndexCursor, (snapshot) => {
         if (stopped) throw new Error('search engine stopped');
-        return (buildWorker = startWorkerBuild(yieldToRequests, { connection, snapshot, chunkSize: workerChunkSize }));
+        return (buildWorker = startWorkerBuild(yieldToEventLoop, { connection, snapshot, chunkSize: workerChunkSize }));
       });
       let readMs = 0;
       void build.read.then(
@@ -269,11 +267,11 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
       DELTA_CHUNK,
       async (chunk) => {
         for (const r of chunk) rows.push(r);
-        await yieldToRequests();
+        await yieldToEventLoop();
       },
       except,
     );
-    return { next: { ...l, index: await l.index.withChanges(rows, yieldToRequests), cursor: step.next }, rows };
+    return { next: { ...l, index: await l.index.withChanges(rows, yieldToEventLoop), cursor: step.next }, rows };
   }
 
   /** Swaps in a new serving index; `applied`: the runs and companies a delta applied (null: a rebuild). */
@@ -309,7 +307,7 @@ export function createCompanySearchEngine(options: SearchEngineOptions): Company
           DELTA_CHUNK,
           async (chunk) => {
             for (const r of chunk) rows.push(r);
-            await yieldToRequests();
+            await yieldToEventLoop();
           },
           [...p.changeIds],
         );

@@ -4,6 +4,7 @@ import type { Csr, Pause, Postings } from './search-index-arrays.ts';
 import { SearchIndexBuilder } from './search-index-builder.ts';
 import { parseIndexLines } from './search-index-lines.ts';
 import { SearchIndex, type IndexDerived, type IndexParts } from './search-index.ts';
+import { yieldToEventLoop } from '../../lib/event-loop.ts';
 
 /**
  * A full build of the search index in a worker thread (docs/search.md, "Freshness"). The worker
@@ -116,7 +117,7 @@ runIfSnapshotWorker<WireIndex>(ROLE, 'search-build', () => {
     read: (trx, chunkSize) =>
       readIndexLinesById(trx, chunkSize, async (lines) => {
         // The next page's query is sent before this one is parsed (readIndexLinesById): let it leave first.
-        await new Promise((resolve) => setImmediate(resolve));
+        await yieldToEventLoop();
         parseIndexLines(lines, (row) => builder.add(row));
       }),
     build: async () => toWire(await builder.build()),

@@ -8,6 +8,7 @@ import type { MatchIndex } from './match-index.ts';
 import { MatchIndexBuilder } from './match-index-builder.ts';
 import { startMatchWorkerBuild, type MatchWorkerBuild } from './match-index-worker.ts';
 import { readMatchRows, readMatchRowsByIds } from './repo.ts';
+import { yieldToEventLoop } from '../../lib/event-loop.ts';
 
 /**
  * Keeps the match index of this process in step with the registry, following the runs as the
@@ -21,8 +22,6 @@ import { readMatchRows, readMatchRowsByIds } from './repo.ts';
  * Until the first build is done there is no index: `current` waits a little for it, then answers
  * null and the service answers 503 (docs/match.md, "Index").
  */
-
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface MatchEngineStatus {
   ready: boolean;
@@ -85,7 +84,7 @@ export function createMatchEngine(options: {
     try {
       const { cursor, build } = await startInExportedSnapshot(db, readIndexCursor, (snapshot) => {
         if (stopped) throw new Error('match engine stopped');
-        return (buildWorker = startMatchWorkerBuild(yieldToRequests, { connection: connection!, snapshot, chunkSize }));
+        return (buildWorker = startMatchWorkerBuild(yieldToEventLoop, { connection: connection!, snapshot, chunkSize }));
       });
       return { index: await build.finish(), cursor, buildMs: Date.now() - started };
     } finally {
@@ -107,9 +106,9 @@ export function createMatchEngine(options: {
         await readMatchRows(trx, chunkSize, async (rows) => {
           if (stopped) throw new Error('match engine stopped');
           for (const row of rows) builder.add(row);
-          await yieldToRequests();
+          await yieldToEventLoop();
         });
-        const index = await builder.build(yieldToRequests);
+        const index = await builder.build(yieldToEventLoop);
         return { index, cursor, buildMs: Date.now() - started };
       });
   }

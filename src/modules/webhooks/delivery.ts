@@ -36,6 +36,12 @@ interface Target {
   path: string;
 }
 
+/** An attempt in flight: when it started, and how to abort it (once connected). */
+interface Running {
+  started: number;
+  abort: ((reason: Error) => void) | null;
+}
+
 /** The `Retry-After` of an answer's raw headers (name, value, name, value, ...). */
 function rawRetryAfter(raw: readonly (Buffer | string)[] | null): string | undefined {
   if (!raw) return undefined;
@@ -64,8 +70,7 @@ export function createSender(opts: { allowPrivate: boolean; resolve: ResolveHost
   });
   const timeoutError = `No answer within ${timeoutMs / 1000} s`;
   const targets = new Map<string, Target>();
-  // Attempts in flight: when each started, and how to abort it.
-  const running = new Set<{ started: number; abort: ((reason: Error) => void) | null }>();
+  const running = new Set<Running>();
   let sweeper: NodeJS.Timeout | null = null;
   const sweep = () => {
     const now = performance.now();
@@ -110,7 +115,7 @@ export function createSender(opts: { allowPrivate: boolean; resolve: ResolveHost
       const flat = ['content-type', 'application/json', 'user-agent', 'regwatch-webhooks/1'];
       for (const k in headers) flat.push(k, headers[k]!);
       return new Promise<AttemptResult>((resolve) => {
-        const entry: { started: number; abort: ((reason: Error) => void) | null } = { started, abort: null };
+        const entry: Running = { started, abort: null };
         running.add(entry);
         sweeper ??= setInterval(sweep, Math.max(10, timeoutMs / 10)).unref();
         let status = 0;

@@ -12,7 +12,7 @@
  * - the watchlist feed of an account watching 10,000 companies;
  * - the database's size on disk and each phase's time.
  *
- *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only] [--keep] [--reuse] [--api-node-args ARGS]
+ *   node --import tsx bench/scale.ts [--companies 4100000] [--dir /var/tmp/regwatch-scale] [--seconds 20] [--files-only] [--keep] [--reuse] [--registry-only] [--more-days N] [--api-node-args ARGS]
  *
  * Database: DATABASE_URL's server (a database of its own is created and dropped), else a fresh
  * embedded cluster (bench/registry-db.ts). The input files are kept in `--dir` between runs
@@ -25,6 +25,14 @@
  * (about 6 minutes), or it can be investigated. `--reuse` migrates the kept database to the latest
  * migration and measures from the API processes' start; the load and detection rows are then absent.
  * Every process's output is written to `--dir`/logs-PID/ (the API's request log included).
+ *
+ * `--registry-only`: stop after the load and the day (no API phases). `--more-days N` (with
+ * `--reuse`): run N more 1 % days on the kept database through the CLI, each the synthetic
+ * registry's next two days of changes (files written on demand, `--dir`/day-N-DATE.ndjson), after
+ * a `CHECKPOINT` as the first day, and stop; a minute an experiment instead of a load. Each daily
+ * run prints its timeline (the CLI's start, database open, first and last batch committed, each
+ * deferred index built, from the command's log) and the CPU of the command and of PostgreSQL's
+ * processes by kind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -51,11 +59,15 @@ const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 const SEED = 'scale';
 const KEEP = process.argv.includes('--keep');
 const REUSE = process.argv.includes('--reuse');
+const REGISTRY_ONLY = process.argv.includes('--registry-only');
+const MORE_DAYS = Number(argValue('more-days', '0'));
 // `--api-node-args "--trace-gc ..."`: Node.js arguments of the API processes only (their output is in `--dir`/logs-PID/).
 const API_NODE_ARGS = argValue('api-node-args', '').split(' ').filter(Boolean);
 const day = (n: number) => new Date(Date.parse(`${SYNTHETIC_DEFAULTS.epoch}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const [EPOCH, DAY1, DAY2] = [day(0), day(1), day(2)];
 
+/** Thrown to skip the API phases (`--registry-only`, `--more-days`). */
+class StopAfterRegistry extends Error {}
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 const seconds = (t0: number) => Number(((performance.now() - t0) / 1000).toFixed(1));
 
@@ -93,21 +105,22 @@ const loadFile = join(DIR, `load-${COMPANIES}.ndjson`);
 const dayFile = join(DIR, `day-${COMPANIES}.ndjson`);
 let t0 = performance.now();
 if (!existsSync(loadFile)) await writeLines(loadFile, source.allSnapshots(EPOCH));
-if (!existsSync(dayFile)) {
-  // Day 2's changes in their day-2 state, then day 1's other changes (in their day-1 state).
+/** Two days' changes as one day's file: the second day's changes in their state then, then the first day's others (in theirs). */
+async function writeDayFile(path: string, first: string, second: string): Promise<number> {
   const seen = new Set<string>();
   const nipOf = (s: CompanySnapshot) => s.identity.identifiers.map((i) => `${i.type}:${i.value}`).sort()[0]!;
-  await writeLines(
-    dayFile,
+  return writeLines(
+    path,
     (async function* () {
-      for await (const s of source.snapshotsForDate(DAY2)) {
+      for await (const s of source.snapshotsForDate(second)) {
         seen.add(nipOf(s));
         yield s;
       }
-      for await (const s of source.snapshotsForDate(DAY1)) if (!seen.has(nipOf(s))) yield s;
+      for await (const s of source.snapshotsForDate(first)) if (!seen.has(nipOf(s))) yield s;
     })(),
   );
 }
+if (!existsSync(dayFile)) await writeDayFile(dayFile, DAY1, DAY2);
 out({
   phase: 'input files',
   seconds: seconds(t0),
@@ -139,8 +152,15 @@ const env: Record<string, string | undefined> = {
 };
 const children: ChildProcess[] = [];
 
+/** What the last `cli` run took: its timeline (from the command's log) and CPU seconds, the command's and PostgreSQL's by kind. */
+let lastCli: { timeline: Record<string, unknown>[]; cpu_seconds: Record<string, number> } = { timeline: [], cpu_seconds: {} };
+const TIMELINE =
+  /"msg":"(daily command started|database open|run started|first batch committed|last batch committed|deferred index built|daily command done)"/;
+
 async function cli(args: string[]): Promise<string> {
   // As the `regwatch` command runs: its shebang passes the API node options to every command.
+  const pg0 = bench.postgresCpuByProcess() ?? {};
+  const spawned = Date.now();
   const child = spawn(process.execPath, [...API_NODE_OPTIONS, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   child.stdout.on('data', (d) => {
@@ -149,13 +169,42 @@ async function cli(args: string[]): Promise<string> {
   child.stderr.on('data', (d) => {
     text += d;
   });
+  // The command's CPU: its /proc/PID/stat, sampled until it exits (the last 100 ms are missed).
+  let cpu = 0;
+  const sampler = setInterval(() => {
+    try {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      cpu = (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      /* exited */
+    }
+  }, 100);
   const [code] = (await once(child, 'exit')) as [number | null];
+  clearInterval(sampler);
   if (code !== 0) throw new Error(`regwatch ${args.join(' ')} exited ${code}:\n${text.slice(-3000)}`);
+  const timeline: Record<string, unknown>[] = [];
+  for (const line of text.split('\n')) {
+    if (!TIMELINE.test(line)) continue;
+    const { time, msg, level: _l, pid: _p, hostname: _h, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    timeline.push({ at_s: Number(((Number(time) - spawned) / 1000).toFixed(2)), msg, ...rest });
+  }
+  const pg1 = bench.postgresCpuByProcess() ?? {};
+  const cpuSeconds: Record<string, number> = { command: cpu };
+  for (const [kind, v] of Object.entries(pg1)) {
+    const d = Number((v - (pg0[kind] ?? 0)).toFixed(2));
+    if (d > 0) cpuSeconds[`pg ${kind}`] = d;
+  }
+  lastCli = { timeline, cpu_seconds: cpuSeconds };
   return text.trim().split('\n').at(-1) ?? '';
 }
 
 try {
-  const feedAccount = REUSE ? await keptFeedAccount() : await loadAndDay();
+  if (MORE_DAYS > 0) {
+    if (!REUSE) throw new Error('--more-days runs on a kept database: add --reuse');
+    await moreDays(MORE_DAYS);
+  }
+  const feedAccount = MORE_DAYS > 0 ? null : REUSE ? await keptFeedAccount() : await loadAndDay();
 
   const {
     rows: [size],
@@ -164,6 +213,7 @@ try {
     db,
   );
   out({ phase: 'disk', database: size!.db, companies_with_indexes: size!.companies });
+  if (feedAccount === null || REGISTRY_ONLY) throw new StopAfterRegistry();
 
   // -------------------------------------------------------------------------------------------
   // Two API and two worker processes.
@@ -284,6 +334,8 @@ try {
       ...workers.map((w, i) => ({ role: `worker ${i + 1}`, ...memoryOf(w.child.pid!) })),
     ],
   });
+} catch (e) {
+  if (!(e instanceof StopAfterRegistry)) throw e;
 } finally {
   await Promise.all(
     children.map(async (c) => {
@@ -300,7 +352,14 @@ async function loadAndDay(): Promise<{ id: string; token: string }> {
   t0 = performance.now();
   const loadSummary = await cli(['daily', '--date', EPOCH, '--source', `file:${loadFile}`]);
   const loadSeconds = seconds(t0);
-  out({ phase: 'load', seconds: loadSeconds, per_second: Math.round(COMPANIES / loadSeconds), summary: loadSummary });
+  out({
+    phase: 'load',
+    seconds: loadSeconds,
+    per_second: Math.round(COMPANIES / loadSeconds),
+    summary: loadSummary,
+    ...lastCli,
+    loadavg: loadavg().map((x) => Number(x.toFixed(2))),
+  });
 
   // The account watching 10,000 companies watches from before the day, so the day's events reach its feed.
   const feedAccount = await createAccountRow('feed');
@@ -318,26 +377,52 @@ async function loadAndDay(): Promise<{ id: string; token: string }> {
     ),
   );
 
+  await oneDay('detection', DAY2, dayFile);
+  return feedAccount;
+}
+
+/** One 1 % day through the CLI after a CHECKPOINT (as a production day finds the previous day's data), with its rate. */
+async function oneDay(phase: string, date: string, file: string): Promise<void> {
   await sql`CHECKPOINT`.execute(db);
   t0 = performance.now();
-  const daySummary = await cli(['daily', '--date', DAY2, '--source', `file:${dayFile}`]);
+  const daySummary = await cli(['daily', '--date', date, '--source', `file:${file}`]);
   const daySeconds = seconds(t0);
   const {
     rows: [run],
   } = await sql<{ updated: number; new: number; events: string }>`
-    SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${DAY2}::date AND kind = 'daily'`.execute(
+    SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${date}::date AND kind = 'daily'`.execute(
     db,
   );
   out({
-    phase: 'detection',
+    phase,
+    date,
     seconds: daySeconds,
     changed: run!.updated + run!.new,
     changed_per_second: Math.round((run!.updated + run!.new) / daySeconds),
     events: Number(run!.events),
     summary: daySummary,
+    ...lastCli,
+    loadavg: loadavg().map((x) => Number(x.toFixed(2))),
   });
+}
 
-  return feedAccount;
+/** `--more-days N`: the synthetic registry's next days after the kept database's last, two at a time (a 1 % day each). */
+async function moreDays(n: number): Promise<void> {
+  const {
+    rows: [last],
+  } = await sql<{ d: string }>`SELECT max(run_date)::text AS d FROM daily_runs WHERE kind = 'daily'`.execute(db);
+  let k = Math.round((Date.parse(`${last!.d}T00:00:00Z`) - Date.parse(`${EPOCH}T00:00:00Z`)) / 86_400_000);
+  for (let i = 0; i < n; i++) {
+    const [first, second] = [day(k + 1), day(k + 2)];
+    const file = join(DIR, `day-${COMPANIES}-${second}.ndjson`);
+    if (!existsSync(file)) {
+      const t = performance.now();
+      await writeDayFile(file, first, second);
+      out({ phase: 'day file', file, seconds: seconds(t) });
+    }
+    await oneDay('more days', second, file);
+    k += 2;
+  }
 }
 
 /** The kept database's account watching 10,000 companies, with a new token (tokens are kept hashed). */

@@ -81,6 +81,8 @@ export async function dailyCommand(config: Config, options: { date?: string; sou
   }
 
   const logger = stderrLogger(config);
+  // The command's start, for the run's timeline: ms since the process started.
+  logger.info({ since_start_ms: Math.round(performance.now()) }, 'daily command started');
   const progress = progressPrinter();
   let resolved;
   // The database opens after the spec is checked; the VAT list asks for its NIPs only once running.
@@ -93,6 +95,7 @@ export async function dailyCommand(config: Config, options: { date?: string; sou
     throw e;
   }
   const runtime = await openRuntime(config, logger, { poolSize: 4 });
+  logger.info({ since_start_ms: Math.round(performance.now()) }, 'database open');
   runtimeDb = runtime.database.db as unknown as RegistryExecutor;
   const abort = abortOnSignals();
   let summary: DailyRunSummary;
@@ -112,6 +115,7 @@ export async function dailyCommand(config: Config, options: { date?: string; sou
     abort.dispose();
     await runtime.close();
   }
+  logger.info({ since_start_ms: Math.round(performance.now()) }, 'daily command done');
   console.log(formatSummary(summary));
   return 0;
 }

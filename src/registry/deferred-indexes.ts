@@ -71,7 +71,11 @@ export async function deferSecondaryIndexes(db: RegistryExecutor, runId: string,
  * is alive elsewhere are left to it), two at a time: they are built on two connections, as the
  * machine has the cores to spare once the load has ended. Returns the names built.
  */
-export async function restoreDeferredIndexes(db: RegistryExecutor, ownRunId: string | null): Promise<string[]> {
+export async function restoreDeferredIndexes(
+  db: RegistryExecutor,
+  ownRunId: string | null,
+  onBuilt?: (name: string, ms: number) => void,
+): Promise<string[]> {
   // Before the migration that creates it, there is nothing to restore.
   const { rows: exists } = await sql<{ t: string | null }>`SELECT to_regclass('deferred_indexes')::text AS t`.execute(db);
   if (exists[0]?.t === null) return [];
@@ -84,7 +88,10 @@ export async function restoreDeferredIndexes(db: RegistryExecutor, ownRunId: str
   const built: string[] = [];
   const lane = async () => {
     for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-      if (await buildDeferredIndex(db, name)) built.push(name);
+      const started = performance.now();
+      if (!(await buildDeferredIndex(db, name))) continue;
+      built.push(name);
+      onBuilt?.(name, Math.round(performance.now() - started));
     }
   };
   await Promise.all([lane(), lane()]);

@@ -43,6 +43,7 @@ export interface RunDailyOptions {
   expectedTotal?: number | null;
   onProgress?: (p: DailyProgress) => void;
   signal?: AbortSignal;
-  logger?: { warn(obj: object, msg: string): void };
+  /** `info`, when given, receives the run's timeline: its start, the first batch committed, the last, each deferred index built. */
+  logger?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void };
   now?: () => number;
 }

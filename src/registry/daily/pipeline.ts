@@ -38,9 +38,11 @@ export async function processStream(db: RegistryExecutor, run: DailyRun, options
     // Completed or failed, the run leaves the indexes as it found them. Should building them
     // fail, the run still ends as it would have; the next run (or process start) builds them.
     if (deferred)
-      await restoreDeferredIndexes(db, run.id).catch((e: unknown) => {
-        options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
-      });
+      await restoreDeferredIndexes(db, run.id, (name, ms) => options.logger?.info?.({ index: name, ms }, 'deferred index built')).catch(
+        (e: unknown) => {
+          options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
+        },
+      );
   }
 }
 
@@ -80,6 +82,8 @@ async function processBatches(
   const reader = createBatchReader(chunks, batchSize, skips, options.signal);
   const recent = createRecentLines();
   const started = now();
+  options.logger?.info?.({ first_load: assumeNew, in_worker: inWorker, batch_size: batchSize }, 'run started');
+  let batchesRetired = 0;
   const totals = { processed: 0, new: 0, updated: 0, deleted: 0, events: 0 };
   const expectedTotal = options.expectedTotal ?? null;
 
@@ -110,6 +114,7 @@ async function processBatches(
     }
     reader.requeue(retry);
     report(outcome.counters);
+    if (++batchesRetired === 1) options.logger?.info?.({ ms: now() - started, companies: totals.processed }, 'first batch committed');
   };
 
   // Three stages overlap: while one batch's transaction runs in PostgreSQL, the next batch's
@@ -151,7 +156,10 @@ async function processBatches(
         throw failure.error;
       }
       if (items.length === 0 && skipped === 0) {
-        if (inFlight === null) break;
+        if (inFlight === null) {
+          options.logger?.info?.({ ms: now() - started, companies: totals.processed, batches: batchesRetired }, 'last batch committed');
+          break;
+        }
         await settleInFlight();
         // The retries it deferred are read again.
         next = await readAhead();

@@ -63,6 +63,9 @@ const REGISTRY_ONLY = process.argv.includes('--registry-only');
 const MORE_DAYS = Number(argValue('more-days', '0'));
 // `--api-node-args "--trace-gc ..."`: Node.js arguments of the API processes only (their output is in `--dir`/logs-PID/).
 const API_NODE_ARGS = argValue('api-node-args', '').split(' ').filter(Boolean);
+// `--cli-node-args "--cpu-prof ..."`: Node.js arguments of the daily runs' commands; `--cli-bin PATH`: another build of bin/regwatch.js, for an A/B.
+const CLI_NODE_ARGS = argValue('cli-node-args', '').split(' ').filter(Boolean);
+const CLI_BIN = argValue('cli-bin', '');
 const day = (n: number) => new Date(Date.parse(`${SYNTHETIC_DEFAULTS.epoch}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const [EPOCH, DAY1, DAY2] = [day(0), day(1), day(2)];
 
@@ -161,7 +164,10 @@ async function cli(args: string[]): Promise<string> {
   // As the `regwatch` command runs: its shebang passes the API node options to every command.
   const pg0 = bench.postgresCpuByProcess() ?? {};
   const spawned = Date.now();
-  const child = spawn(process.execPath, [...API_NODE_OPTIONS, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...API_NODE_OPTIONS, ...CLI_NODE_ARGS, CLI_BIN || BIN, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   child.stdout.on('data', (d) => {
     text += d;

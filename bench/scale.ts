@@ -48,6 +48,7 @@ import { createSyntheticSource, SYNTHETIC_DEFAULTS } from '../src/registry/sourc
 import { API_NODE_OPTIONS } from '../src/lib/collector.ts';
 import { argValue, openBenchDatabase } from './registry-db.ts';
 import { speedReference, syncToDisk } from './registry-fixtures.ts';
+import { pgIoDelta, samplePgIo } from './pg-io.ts';
 import { buildWorkload, queryString, runLoad, summary } from './search-fixtures.ts';
 
 const COMPANIES = Number(argValue('companies', '4100000'));
@@ -156,12 +157,18 @@ const env: Record<string, string | undefined> = {
 const children: ChildProcess[] = [];
 
 /** What the last `cli` run took: its timeline (from the command's log) and CPU seconds, the command's and PostgreSQL's by kind. */
-let lastCli: { timeline: Record<string, unknown>[]; cpu_seconds: Record<string, number> } = { timeline: [], cpu_seconds: {} };
+let lastCli: { timeline: Record<string, unknown>[]; cpu_seconds: Record<string, number>; pg_io: ReturnType<typeof pgIoDelta> } = {
+  timeline: [],
+  cpu_seconds: {},
+  pg_io: null,
+};
 const TIMELINE =
   /"msg":"(daily command started|database open|run started|first batch committed|last batch committed|deferred index built|daily command done)"/;
 
-async function cli(args: string[]): Promise<string> {
+/** `n`: the companies the run reads, for PostgreSQL's writes a company (pg_io). */
+async function cli(args: string[], n: number): Promise<string> {
   // As the `regwatch` command runs: its shebang passes the API node options to every command.
+  const io0 = await samplePgIo(db);
   const pg0 = bench.postgresCpuByProcess() ?? {};
   const spawned = Date.now();
   const child = spawn(process.execPath, [...API_NODE_OPTIONS, ...CLI_NODE_ARGS, CLI_BIN || BIN, ...args], {
@@ -201,7 +208,7 @@ async function cli(args: string[]): Promise<string> {
     const d = Number((v - (pg0[kind] ?? 0)).toFixed(2));
     if (d > 0) cpuSeconds[`pg ${kind}`] = d;
   }
-  lastCli = { timeline, cpu_seconds: cpuSeconds };
+  lastCli = { timeline, cpu_seconds: cpuSeconds, pg_io: pgIoDelta(io0, await samplePgIo(db), n) };
   return text.trim().split('\n').at(-1) ?? '';
 }
 
@@ -356,7 +363,7 @@ try {
 /** The load and the 1 % day through the CLI; the account watching 10,000 companies, made between them. */
 async function loadAndDay(): Promise<{ id: string; token: string }> {
   t0 = performance.now();
-  const loadSummary = await cli(['daily', '--date', EPOCH, '--source', `file:${loadFile}`]);
+  const loadSummary = await cli(['daily', '--date', EPOCH, '--source', `file:${loadFile}`], COMPANIES);
   const loadSeconds = seconds(t0);
   out({
     phase: 'load',
@@ -391,7 +398,7 @@ async function loadAndDay(): Promise<{ id: string; token: string }> {
 async function oneDay(phase: string, date: string, file: string): Promise<void> {
   await sql`CHECKPOINT`.execute(db);
   t0 = performance.now();
-  const daySummary = await cli(['daily', '--date', date, '--source', `file:${file}`]);
+  const daySummary = await cli(['daily', '--date', date, '--source', `file:${file}`], readFileSync(file, 'utf8').split('\n').length - 1);
   const daySeconds = seconds(t0);
   const {
     rows: [run],

@@ -2,16 +2,24 @@
  * Webhook delivery: a day's events fanned out to 1,000 endpoints on a local receiver. Reports
  * deliveries a second, the delay from an event's write (its batch's transaction, which commits
  * it) to the receiver's 2xx (p50/p99), the CPU of Node.js and PostgreSQL, and the daily run's
- * time with every endpoint enabled while the worker delivers and with none enabled (days 1 and 3
- * with webhooks, 2 and 4 without; day 1 has fewer events, so the run-time comparison takes days 2-4).
+ * time with every endpoint enabled while the worker delivers and with none enabled.
  *
- *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000]
+ *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000] [--events 100000]
+ *
+ * Four days after the load: day 1 (webhooks on) is the first change of the changing companies
+ * (7 events every 6 companies), days 2-4 (off, on, off) change them again (13 events every 6:
+ * the previous day's change undone and a new one), so days 2, 3 and 4 have the same number of
+ * events and the run-time comparison takes them; the CPU a delivery is day 3's. `--events N` is that number (the issue's
+ * workload, 100,000, by default): round(N * 6 / 13) companies change each day, spread evenly over
+ * the accounts (the first ones of each account's watched companies), at most every company
+ * (`--events 216667` at 100,000 companies: every company changes, the stress day measured before).
+ * Each day's file is a full export (every company; the others as they were).
  *
  * Three processes, as in production: this one runs the daily runs (as the `regwatch` command would),
  * the job worker (fan-out and delivery) runs in its own (bench/webhooks-worker.ts; `--worker-nice N`
  * lowers its priority), and so does the receiver (bench/webhooks-receiver.ts); each one's CPU is printed.
- * Every company changes on each measured day (one to three events each); `--accounts` accounts
- * each watch companies/accounts of them, one endpoint each, so every event is one delivery.
+ * `--accounts` accounts each watch companies/accounts companies, one endpoint each, so every event
+ * is one delivery.
  * Database: DATABASE_URL when set, else an embedded PostgreSQL (bench/registry-db.ts), whose CPU
  * is then printed too.
  */
@@ -28,10 +36,15 @@ import { generateSecret } from '../src/modules/webhooks/signing.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { argValue, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
-import { changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
+import { benchSnapshot, changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
 
 const companies = Number(argValue('companies', '100000'));
 const accounts = Number(argValue('accounts', '1000'));
+const targetEvents = Number(argValue('events', '100000'));
+/** Companies that change each day (13 events every 6 on days 2-4). */
+const changing = Math.min(companies, Math.round((targetEvents * 6) / 13));
+/** Company numbers (benchSnapshot's n) that change each day: set once the accounts watch theirs. */
+const changes = new Uint8Array(companies);
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-webhooks-'));
 const bench = await openBenchDatabase(`regwatch_bench_webhooks_${process.pid}`);
 const db = bench.handle.db;
@@ -59,7 +72,8 @@ async function writeDay(date: string, dayNumber: number): Promise<string> {
   const file = join(dir, `${date}.ndjson`);
   const out = createWriteStream(file);
   for (let n = 0; n < companies; n++) {
-    if (!out.write(JSON.stringify(changedSnapshot(n, dayNumber)) + '\n')) await once(out, 'drain');
+    const line = JSON.stringify(changes[n] ? changedSnapshot(n, dayNumber) : benchSnapshot(n));
+    if (!out.write(line + '\n')) await once(out, 'drain');
   }
   out.end();
   await once(out, 'finish');
@@ -158,8 +172,18 @@ try {
   await writeBenchFile(base, 0, companies);
   await runDaily(db, { date: '2026-11-01', source: createFileSource(base), sourceKey: 'webhooks:load' });
   rmSync(base);
-  const { rows: ids } = await sql<{ id: string }>`SELECT id FROM companies ORDER BY id`.execute(db);
+  const { rows: ids } = await sql<{ id: string; n: number }>`
+    SELECT id, CASE primary_identifier_type WHEN 'KRS' THEN primary_identifier::int - 1 WHEN 'NIP' THEN left(primary_identifier, 8)::int - 10000000 END AS n
+    FROM companies ORDER BY id`.execute(db);
   const per = Math.floor(ids.length / accounts);
+  // The changing companies: account a's first k_a watched ones, the k_a summing to `changing`.
+  for (let a = 0; a < accounts; a++) {
+    const k = Math.floor(((a + 1) * changing) / accounts) - Math.floor((a * changing) / accounts);
+    for (const r of ids.slice(a * per, a * per + Math.min(k, per))) {
+      if (r.n === null || !(r.n >= 0 && r.n < companies)) throw new Error(`company ${r.id}: no bench number`);
+      changes[r.n] = 1;
+    }
+  }
   for (let a = 0; a < accounts; a++) {
     const {
       rows: [acct],
@@ -191,10 +215,12 @@ try {
     if (m.cpu !== undefined) statsAnswer?.({ cpu: m.cpu, outcomes: m.outcomes ?? {} });
   });
   await once(worker, 'message');
-  console.log(`${companies} companies; ${accounts} accounts, each watching ${per} with one endpoint; every company changes each day`);
+  console.log(
+    `${companies} companies; ${accounts} accounts, each watching ${per} with one endpoint; ${changes.reduce((x, y) => x + y, 0)} companies change each day (--events ${targetEvents})`,
+  );
   const results: Record<string, unknown>[] = [];
-  // The first day changes fewer companies' events (about 1.17 a company; later days 2.17): it is
-  // measured with webhooks only; the run-time comparison takes the three later days.
+  // The first day has fewer events (7 every 6 changing companies; later days 13): it is measured
+  // with webhooks only; the run-time comparison takes the three later days.
   for (const [i, on] of [true, false, true, false].entries()) {
     const r = await day(`2026-11-0${i + 2}`, i + 2, on);
     console.log(JSON.stringify(r));

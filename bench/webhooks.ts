@@ -23,7 +23,7 @@
  * Database: DATABASE_URL when set, else an embedded PostgreSQL (bench/registry-db.ts), whose CPU
  * is then printed too.
  */
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg, tmpdir } from 'node:os';
@@ -80,6 +80,29 @@ async function writeDay(date: string, dayNumber: number): Promise<string> {
   return file;
 }
 
+/**
+ * The CPU seconds of the worker's PostgreSQL backends (application_name bench-webhooks-worker,
+ * bench/webhooks-worker.ts) so far, from /proc: each backend's last sample is kept, so one that
+ * closes between samples counts up to its last sample (sampled every second while a day runs).
+ */
+const workerBackendSeconds = new Map<number, number>();
+async function workerBackendCpu(): Promise<number> {
+  const { rows } = await sql<{ pid: number }>`
+    SELECT pid FROM pg_stat_activity WHERE application_name = 'bench-webhooks-worker'`.execute(db);
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      workerBackendSeconds.set(pid, (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // Gone since the query: its last sample stands.
+    }
+  }
+  let total = 0;
+  for (const s of workerBackendSeconds.values()) total += s;
+  return total;
+}
+
 const percentile = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 // The job worker (fan-out and delivery), in its own process: bench/webhooks-worker.ts.
@@ -105,12 +128,15 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   const recv0 = await receiverCpu();
   const worker0 = (await workerStats()).cpu;
   const pg0 = bench.postgresCpuSeconds();
+  const wpg0 = await workerBackendCpu();
+  const sampler = setInterval(() => void workerBackendCpu(), 1000);
   const t0 = performance.now();
   const wall0 = Date.now();
   const s = await runDaily(db, { date, source: createFileSource(file), sourceKey: `webhooks:${date}` });
   const runSeconds = (performance.now() - t0) / 1000;
   const cpuRun = process.cpuUsage(cpu0);
   const pgRun = bench.postgresCpuSeconds();
+  const wpgRun = await workerBackendCpu();
   rmSync(file);
   const seconds = (us: number) => Number((us / 1e6).toFixed(2));
   const result: Record<string, unknown> = {
@@ -120,6 +146,8 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     run_seconds: Number(runSeconds.toFixed(1)),
     run_node_cpu_s: seconds(cpuRun.user + cpuRun.system),
     run_pg_cpu_s: pgRun === null ? null : Number((pgRun - pg0!).toFixed(1)),
+    // Of which the worker's backends (fan-out, dispatcher, job polling); the rest is the run's own and PostgreSQL's background.
+    run_worker_pg_cpu_s: seconds((wpgRun - wpg0) * 1e6),
   };
   if (webhooks) {
     const {
@@ -140,6 +168,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     for (const t of answeredAt.values()) if (t > last) last = t;
     const cpuAll = process.cpuUsage(cpu0);
     const pgAll = bench.postgresCpuSeconds();
+    const wpgAll = await workerBackendCpu();
     const recvAll = (await receiverCpu()) - recv0;
     const workerAll = await workerStats();
     Object.assign(result, {
@@ -153,6 +182,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       // CPU from the run's start to the last delivery, and the part after the run, a delivery.
       node_cpu_s: seconds(cpuAll.user + cpuAll.system),
       pg_cpu_s: pgAll === null ? null : Number((pgAll - pg0!).toFixed(1)),
+      worker_pg_cpu_s: seconds((wpgAll - wpg0) * 1e6),
       worker_cpu_s: seconds(workerAll.cpu - worker0),
       receiver_cpu_s: seconds(recvAll),
       load: Number(loadavg()[0]!.toFixed(1)),
@@ -164,6 +194,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       outcomes: workerAll.outcomes,
     });
   }
+  clearInterval(sampler);
   return result;
 }
 
@@ -250,6 +281,9 @@ try {
         receiver: us(d3.receiver_cpu_s as number),
         postgres:
           d3.pg_cpu_s === null ? null : us((d3.pg_cpu_s as number) - ((d2.run_pg_cpu_s as number) + (d4.run_pg_cpu_s as number)) / 2),
+        // The worker's own backends only (no subtraction of a run measured apart, so less noise;
+        // without the checkpointer's, WAL writer's and autovacuum's share).
+        postgres_worker_backends: us(d3.worker_pg_cpu_s as number),
       },
       load: loadavg().map((x) => Number(x.toFixed(1))),
     }),

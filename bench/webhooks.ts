@@ -4,12 +4,14 @@
  * it) to the receiver's 2xx (p50/p99), the CPU of Node.js and PostgreSQL, and the daily run's
  * time with every endpoint enabled while the worker delivers and with none enabled.
  *
- *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000] [--events 100000]
+ *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000] [--events 100000] [--rounds 1]
  *
  * Four days after the load: day 1 (webhooks on) is the first change of the changing companies
  * (7 events every 6 companies), days 2-4 (off, on, off) change them again (13 events every 6:
  * the previous day's change undone and a new one), so days 2, 3 and 4 have the same number of
- * events and the run-time comparison takes them; the CPU a delivery is day 3's. `--events N` is that number (the issue's
+ * events and the run-time comparison takes them; the CPU a delivery is day 3's. `--rounds R`
+ * makes R such days with webhooks, each between two without (days 2 to 2R+2), as the run-time
+ * comparison on a shared machine is noisy. `--events N` is that number (the issue's
  * workload, 100,000, by default): round(N * 6 / 13) companies change each day, spread evenly over
  * the accounts (the first ones of each account's watched companies), at most every company
  * (`--events 216667` at 100,000 companies: every company changes, the stress day measured before).
@@ -41,6 +43,7 @@ import { benchSnapshot, changedSnapshot, writeBenchFile } from './registry-fixtu
 const companies = Number(argValue('companies', '100000'));
 const accounts = Number(argValue('accounts', '1000'));
 const targetEvents = Number(argValue('events', '100000'));
+const rounds = Number(argValue('rounds', '1'));
 /** Companies that change each day (13 events every 6 on days 2-4). */
 const changing = Math.min(companies, Math.round((targetEvents * 6) / 13));
 /** Company numbers (benchSnapshot's n) that change each day: set once the accounts watch theirs. */
@@ -251,40 +254,47 @@ try {
   );
   const results: Record<string, unknown>[] = [];
   // The first day has fewer events (7 every 6 changing companies; later days 13): it is measured
-  // with webhooks only; the run-time comparison takes the three later days.
-  for (const [i, on] of [true, false, true, false].entries()) {
-    const r = await day(`2026-11-0${i + 2}`, i + 2, on);
+  // with webhooks only; the run-time comparison takes the later days, off and on in turn
+  // (`--rounds R`: R days with webhooks, each between two without).
+  const plan = [true, ...Array.from({ length: rounds }, () => [false, true]).flat(), false];
+  for (const [i, on] of plan.entries()) {
+    const r = await day(`2026-11-${String(i + 2).padStart(2, '0')}`, i + 2, on);
     console.log(JSON.stringify(r));
     // BENCH_PG_STATS=1: PostgreSQL's time and WAL an event by statement, the day's run and deliveries together.
     if (statementStats) await printStatementStats(db, `day ${i + 2}`, r.events as number);
     results.push(r);
   }
-  const mean = (on: boolean) => {
-    const xs = results
-      .slice(1)
-      .filter((r) => r.webhooks === on)
-      .map((r) => r.run_seconds as number);
-    return xs.reduce((x, y) => x + y, 0) / xs.length;
-  };
+  const later = results.slice(1);
+  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+  const runMean = (on: boolean) => mean(later.filter((r) => r.webhooks === on).map((r) => r.run_seconds as number));
   console.log(
-    `daily run (days 2-4): ${mean(false).toFixed(1)} s without webhooks, ${mean(true).toFixed(1)} s with (${((mean(true) / mean(false) - 1) * 100).toFixed(0)} %)`,
+    `daily run (days 2-${plan.length}): ${runMean(false).toFixed(1)} s without webhooks, ${runMean(true).toFixed(1)} s with (${((runMean(true) / runMean(false) - 1) * 100).toFixed(0)} %)`,
   );
-  // CPU a delivery on day 3: the worker's (fan-out and sending), the receiver's, and PostgreSQL's
-  // less the mean of its CPU in the runs of days 2 and 4 (the same events, no webhooks).
-  const [d2, d3, d4] = [results[1]!, results[2]!, results[3]!];
-  const n3 = d3.deliveries as number;
-  const us = (s: number) => Math.round((s * 1e6) / n3);
+  // CPU a delivery on the later days with webhooks: the worker's (fan-out and sending), the
+  // receiver's, and PostgreSQL's less the mean of its CPU in the runs of the days either side
+  // (the same events, no webhooks).
+  const onDays = later.flatMap((r, i) => (r.webhooks ? [{ r, before: later[i - 1]!, after: later[i + 1]! }] : []));
+  const n = onDays.reduce((x, d) => x + (d.r.deliveries as number), 0);
+  const us = (pick: (d: (typeof onDays)[number]) => number) => Math.round((onDays.reduce((x, d) => x + pick(d), 0) * 1e6) / n);
+  const pgKnown = onDays.every((d) => d.r.pg_cpu_s !== null);
   console.log(
     JSON.stringify({
-      day3_cpu_us_a_delivery: {
-        worker: us(d3.worker_cpu_s as number),
-        receiver: us(d3.receiver_cpu_s as number),
-        postgres:
-          d3.pg_cpu_s === null ? null : us((d3.pg_cpu_s as number) - ((d2.run_pg_cpu_s as number) + (d4.run_pg_cpu_s as number)) / 2),
+      cpu_us_a_delivery: {
+        days: onDays.map((d) => d.r.date),
+        worker: us((d) => d.r.worker_cpu_s as number),
+        receiver: us((d) => d.r.receiver_cpu_s as number),
+        postgres: pgKnown
+          ? us((d) => (d.r.pg_cpu_s as number) - ((d.before.run_pg_cpu_s as number) + (d.after.run_pg_cpu_s as number)) / 2)
+          : null,
         // The worker's own backends only (no subtraction of a run measured apart, so less noise;
         // without the checkpointer's, WAL writer's and autovacuum's share).
-        postgres_worker_backends: us(d3.worker_pg_cpu_s as number),
+        postgres_worker_backends: us((d) => d.r.worker_pg_cpu_s as number),
       },
+      run_off_on_by_round: onDays.map((d) => [
+        Number((((d.before.run_seconds as number) + (d.after.run_seconds as number)) / 2).toFixed(1)),
+        d.r.run_seconds,
+      ]),
+      p50_p99_by_round: onDays.map((d) => [d.r.delay_p50_s, d.r.delay_p99_s]),
       load: loadavg().map((x) => Number(x.toFixed(1))),
     }),
   );

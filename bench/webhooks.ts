@@ -28,7 +28,7 @@
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { fork, type ChildProcess } from 'node:child_process';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -63,6 +63,10 @@ receiver.on('message', (m: { answered?: number[]; received?: number; cpu?: numbe
   if (m.cpu !== undefined) cpuAnswer?.(m.cpu);
 });
 const [{ port }] = (await once(receiver, 'message')) as [{ port: number }];
+// `--receiver-nice N`: the receiver (a stand-in for the integrators' servers, which are not on the
+// run's machine in production) at nice N, for the analysis of the run's slowdown.
+const receiverNice = Number(argValue('receiver-nice', '0'));
+if (receiverNice !== 0) setPriority(receiver.pid!, receiverNice);
 const receiverUrl = `http://127.0.0.1:${port}`;
 /** The receiver's CPU so far, microseconds. */
 const receiverCpu = () =>
@@ -89,11 +93,22 @@ async function writeDay(date: string, dayNumber: number): Promise<string> {
  * closes between samples counts up to its last sample (sampled every second while a day runs).
  */
 const workerBackendSeconds = new Map<number, number>();
+/**
+ * `--worker-backends-nice N`: the worker's PostgreSQL backends are given nice N as they are first
+ * seen (an analysis of the run's slowdown: what is left of it when every process of the delivery
+ * path yields the cores to the run; only possible with the database on the same machine).
+ */
+const workerBackendsNice = Number(argValue('worker-backends-nice', '0'));
+const reniced = new Set<number>();
 async function workerBackendCpu(): Promise<number> {
   const { rows } = await sql<{ pid: number }>`
     SELECT pid FROM pg_stat_activity WHERE application_name = 'bench-webhooks-worker'`.execute(db);
   for (const { pid } of rows) {
     try {
+      if (workerBackendsNice !== 0 && !reniced.has(pid)) {
+        setPriority(pid, workerBackendsNice);
+        reniced.add(pid);
+      }
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       workerBackendSeconds.set(pid, (Number(f[11]) + Number(f[12])) / 100);

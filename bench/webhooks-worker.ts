@@ -16,7 +16,8 @@ import { createWebhooksModule } from '../src/modules/webhooks/module.ts';
 const [url, nice] = [process.argv[2]!, Number(process.argv[3] ?? '0')];
 if (nice !== 0) setPriority(nice);
 const logger = pino({ level: 'warn' });
-const handle = createDatabase(url, { max: 6 });
+// Named, so that bench/webhooks.ts can tell this process's PostgreSQL backends from the daily run's.
+const handle = createDatabase(url, { max: 6, applicationName: 'bench-webhooks-worker' });
 const module = createWebhooksModule({
   db: handle.db,
   clock: systemClock,

@@ -2,23 +2,33 @@
  * Webhook delivery: a day's events fanned out to 1,000 endpoints on a local receiver. Reports
  * deliveries a second, the delay from an event's write (its batch's transaction, which commits
  * it) to the receiver's 2xx (p50/p99), the CPU of Node.js and PostgreSQL, and the daily run's
- * time with every endpoint enabled while the worker delivers and with none enabled (days 1 and 3
- * with webhooks, 2 and 4 without; day 1 has fewer events, so the run-time comparison takes days 2-4).
+ * time with every endpoint enabled while the worker delivers and with none enabled.
  *
- *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000]
+ *   node --import tsx bench/webhooks.ts [--companies 100000] [--accounts 1000] [--events 100000] [--rounds 1]
+ *
+ * Four days after the load: day 1 (webhooks on) is the first change of the changing companies
+ * (7 events every 6 companies), days 2-4 (off, on, off) change them again (13 events every 6:
+ * the previous day's change undone and a new one), so days 2, 3 and 4 have the same number of
+ * events and the run-time comparison takes them; the CPU a delivery is day 3's. `--rounds R`
+ * makes R such days with webhooks, each between two without (days 2 to 2R+2), as the run-time
+ * comparison on a shared machine is noisy. `--events N` is that number (the issue's
+ * workload, 100,000, by default): round(N * 6 / 13) companies change each day, spread evenly over
+ * the accounts (the first ones of each account's watched companies), at most every company
+ * (`--events 216667` at 100,000 companies: every company changes, the stress day measured before).
+ * Each day's file is a full export (every company; the others as they were).
  *
  * Three processes, as in production: this one runs the daily runs (as the `regwatch` command would),
  * the job worker (fan-out and delivery) runs in its own (bench/webhooks-worker.ts; `--worker-nice N`
  * lowers its priority), and so does the receiver (bench/webhooks-receiver.ts); each one's CPU is printed.
- * Every company changes on each measured day (one to three events each); `--accounts` accounts
- * each watch companies/accounts of them, one endpoint each, so every event is one delivery.
+ * `--accounts` accounts each watch companies/accounts companies, one endpoint each, so every event
+ * is one delivery.
  * Database: DATABASE_URL when set, else an embedded PostgreSQL (bench/registry-db.ts), whose CPU
  * is then printed too.
  */
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { fork, type ChildProcess } from 'node:child_process';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -28,10 +38,16 @@ import { generateSecret } from '../src/modules/webhooks/signing.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
 import { argValue, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
-import { changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
+import { benchSnapshot, changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
 
 const companies = Number(argValue('companies', '100000'));
 const accounts = Number(argValue('accounts', '1000'));
+const targetEvents = Number(argValue('events', '100000'));
+const rounds = Number(argValue('rounds', '1'));
+/** Companies that change each day (13 events every 6 on days 2-4). */
+const changing = Math.min(companies, Math.round((targetEvents * 6) / 13));
+/** Company numbers (benchSnapshot's n) that change each day: set once the accounts watch theirs. */
+const changes = new Uint8Array(companies);
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-webhooks-'));
 const bench = await openBenchDatabase(`regwatch_bench_webhooks_${process.pid}`);
 const db = bench.handle.db;
@@ -47,6 +63,10 @@ receiver.on('message', (m: { answered?: number[]; received?: number; cpu?: numbe
   if (m.cpu !== undefined) cpuAnswer?.(m.cpu);
 });
 const [{ port }] = (await once(receiver, 'message')) as [{ port: number }];
+// `--receiver-nice N`: the receiver (a stand-in for the integrators' servers, which are not on the
+// run's machine in production) at nice N, for the analysis of the run's slowdown.
+const receiverNice = Number(argValue('receiver-nice', '0'));
+if (receiverNice !== 0) setPriority(receiver.pid!, receiverNice);
 const receiverUrl = `http://127.0.0.1:${port}`;
 /** The receiver's CPU so far, microseconds. */
 const receiverCpu = () =>
@@ -59,11 +79,46 @@ async function writeDay(date: string, dayNumber: number): Promise<string> {
   const file = join(dir, `${date}.ndjson`);
   const out = createWriteStream(file);
   for (let n = 0; n < companies; n++) {
-    if (!out.write(JSON.stringify(changedSnapshot(n, dayNumber)) + '\n')) await once(out, 'drain');
+    const line = JSON.stringify(changes[n] ? changedSnapshot(n, dayNumber) : benchSnapshot(n));
+    if (!out.write(line + '\n')) await once(out, 'drain');
   }
   out.end();
   await once(out, 'finish');
   return file;
+}
+
+/**
+ * The CPU seconds of the worker's PostgreSQL backends (application_name bench-webhooks-worker,
+ * bench/webhooks-worker.ts) so far, from /proc: each backend's last sample is kept, so one that
+ * closes between samples counts up to its last sample (sampled every second while a day runs).
+ */
+const workerBackendSeconds = new Map<number, number>();
+/**
+ * `--worker-backends-nice N`: the worker's PostgreSQL backends are given nice N as they are first
+ * seen (an analysis of the run's slowdown: what is left of it when every process of the delivery
+ * path yields the cores to the run; only possible with the database on the same machine).
+ */
+const workerBackendsNice = Number(argValue('worker-backends-nice', '0'));
+const reniced = new Set<number>();
+async function workerBackendCpu(): Promise<number> {
+  const { rows } = await sql<{ pid: number }>`
+    SELECT pid FROM pg_stat_activity WHERE application_name = 'bench-webhooks-worker'`.execute(db);
+  for (const { pid } of rows) {
+    try {
+      if (workerBackendsNice !== 0 && !reniced.has(pid)) {
+        setPriority(pid, workerBackendsNice);
+        reniced.add(pid);
+      }
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      workerBackendSeconds.set(pid, (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // Gone since the query: its last sample stands.
+    }
+  }
+  let total = 0;
+  for (const s of workerBackendSeconds.values()) total += s;
+  return total;
 }
 
 const percentile = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -91,12 +146,15 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   const recv0 = await receiverCpu();
   const worker0 = (await workerStats()).cpu;
   const pg0 = bench.postgresCpuSeconds();
+  const wpg0 = await workerBackendCpu();
+  const sampler = setInterval(() => void workerBackendCpu(), 1000);
   const t0 = performance.now();
   const wall0 = Date.now();
   const s = await runDaily(db, { date, source: createFileSource(file), sourceKey: `webhooks:${date}` });
   const runSeconds = (performance.now() - t0) / 1000;
   const cpuRun = process.cpuUsage(cpu0);
   const pgRun = bench.postgresCpuSeconds();
+  const wpgRun = await workerBackendCpu();
   rmSync(file);
   const seconds = (us: number) => Number((us / 1e6).toFixed(2));
   const result: Record<string, unknown> = {
@@ -106,6 +164,8 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     run_seconds: Number(runSeconds.toFixed(1)),
     run_node_cpu_s: seconds(cpuRun.user + cpuRun.system),
     run_pg_cpu_s: pgRun === null ? null : Number((pgRun - pg0!).toFixed(1)),
+    // Of which the worker's backends (fan-out, dispatcher, job polling); the rest is the run's own and PostgreSQL's background.
+    run_worker_pg_cpu_s: seconds((wpgRun - wpg0) * 1e6),
   };
   if (webhooks) {
     const {
@@ -126,6 +186,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     for (const t of answeredAt.values()) if (t > last) last = t;
     const cpuAll = process.cpuUsage(cpu0);
     const pgAll = bench.postgresCpuSeconds();
+    const wpgAll = await workerBackendCpu();
     const recvAll = (await receiverCpu()) - recv0;
     const workerAll = await workerStats();
     Object.assign(result, {
@@ -139,6 +200,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       // CPU from the run's start to the last delivery, and the part after the run, a delivery.
       node_cpu_s: seconds(cpuAll.user + cpuAll.system),
       pg_cpu_s: pgAll === null ? null : Number((pgAll - pg0!).toFixed(1)),
+      worker_pg_cpu_s: seconds((wpgAll - wpg0) * 1e6),
       worker_cpu_s: seconds(workerAll.cpu - worker0),
       receiver_cpu_s: seconds(recvAll),
       load: Number(loadavg()[0]!.toFixed(1)),
@@ -150,6 +212,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       outcomes: workerAll.outcomes,
     });
   }
+  clearInterval(sampler);
   return result;
 }
 
@@ -158,8 +221,18 @@ try {
   await writeBenchFile(base, 0, companies);
   await runDaily(db, { date: '2026-11-01', source: createFileSource(base), sourceKey: 'webhooks:load' });
   rmSync(base);
-  const { rows: ids } = await sql<{ id: string }>`SELECT id FROM companies ORDER BY id`.execute(db);
+  const { rows: ids } = await sql<{ id: string; n: number }>`
+    SELECT id, CASE primary_identifier_type WHEN 'KRS' THEN primary_identifier::int - 1 WHEN 'NIP' THEN left(primary_identifier, 8)::int - 10000000 END AS n
+    FROM companies ORDER BY id`.execute(db);
   const per = Math.floor(ids.length / accounts);
+  // The changing companies: account a's first k_a watched ones, the k_a summing to `changing`.
+  for (let a = 0; a < accounts; a++) {
+    const k = Math.floor(((a + 1) * changing) / accounts) - Math.floor((a * changing) / accounts);
+    for (const r of ids.slice(a * per, a * per + Math.min(k, per))) {
+      if (r.n === null || !(r.n >= 0 && r.n < companies)) throw new Error(`company ${r.id}: no bench number`);
+      changes[r.n] = 1;
+    }
+  }
   for (let a = 0; a < accounts; a++) {
     const {
       rows: [acct],
@@ -191,40 +264,52 @@ try {
     if (m.cpu !== undefined) statsAnswer?.({ cpu: m.cpu, outcomes: m.outcomes ?? {} });
   });
   await once(worker, 'message');
-  console.log(`${companies} companies; ${accounts} accounts, each watching ${per} with one endpoint; every company changes each day`);
+  console.log(
+    `${companies} companies; ${accounts} accounts, each watching ${per} with one endpoint; ${changes.reduce((x, y) => x + y, 0)} companies change each day (--events ${targetEvents})`,
+  );
   const results: Record<string, unknown>[] = [];
-  // The first day changes fewer companies' events (about 1.17 a company; later days 2.17): it is
-  // measured with webhooks only; the run-time comparison takes the three later days.
-  for (const [i, on] of [true, false, true, false].entries()) {
-    const r = await day(`2026-11-0${i + 2}`, i + 2, on);
+  // The first day has fewer events (7 every 6 changing companies; later days 13): it is measured
+  // with webhooks only; the run-time comparison takes the later days, off and on in turn
+  // (`--rounds R`: R days with webhooks, each between two without).
+  const plan = [true, ...Array.from({ length: rounds }, () => [false, true]).flat(), false];
+  for (const [i, on] of plan.entries()) {
+    const r = await day(`2026-11-${String(i + 2).padStart(2, '0')}`, i + 2, on);
     console.log(JSON.stringify(r));
     // BENCH_PG_STATS=1: PostgreSQL's time and WAL an event by statement, the day's run and deliveries together.
     if (statementStats) await printStatementStats(db, `day ${i + 2}`, r.events as number);
     results.push(r);
   }
-  const mean = (on: boolean) => {
-    const xs = results
-      .slice(1)
-      .filter((r) => r.webhooks === on)
-      .map((r) => r.run_seconds as number);
-    return xs.reduce((x, y) => x + y, 0) / xs.length;
-  };
+  const later = results.slice(1);
+  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+  const runMean = (on: boolean) => mean(later.filter((r) => r.webhooks === on).map((r) => r.run_seconds as number));
   console.log(
-    `daily run (days 2-4): ${mean(false).toFixed(1)} s without webhooks, ${mean(true).toFixed(1)} s with (${((mean(true) / mean(false) - 1) * 100).toFixed(0)} %)`,
+    `daily run (days 2-${plan.length}): ${runMean(false).toFixed(1)} s without webhooks, ${runMean(true).toFixed(1)} s with (${((runMean(true) / runMean(false) - 1) * 100).toFixed(0)} %)`,
   );
-  // CPU a delivery on day 3: the worker's (fan-out and sending), the receiver's, and PostgreSQL's
-  // less the mean of its CPU in the runs of days 2 and 4 (the same events, no webhooks).
-  const [d2, d3, d4] = [results[1]!, results[2]!, results[3]!];
-  const n3 = d3.deliveries as number;
-  const us = (s: number) => Math.round((s * 1e6) / n3);
+  // CPU a delivery on the later days with webhooks: the worker's (fan-out and sending), the
+  // receiver's, and PostgreSQL's less the mean of its CPU in the runs of the days either side
+  // (the same events, no webhooks).
+  const onDays = later.flatMap((r, i) => (r.webhooks ? [{ r, before: later[i - 1]!, after: later[i + 1]! }] : []));
+  const n = onDays.reduce((x, d) => x + (d.r.deliveries as number), 0);
+  const us = (pick: (d: (typeof onDays)[number]) => number) => Math.round((onDays.reduce((x, d) => x + pick(d), 0) * 1e6) / n);
+  const pgKnown = onDays.every((d) => d.r.pg_cpu_s !== null);
   console.log(
     JSON.stringify({
-      day3_cpu_us_a_delivery: {
-        worker: us(d3.worker_cpu_s as number),
-        receiver: us(d3.receiver_cpu_s as number),
-        postgres:
-          d3.pg_cpu_s === null ? null : us((d3.pg_cpu_s as number) - ((d2.run_pg_cpu_s as number) + (d4.run_pg_cpu_s as number)) / 2),
+      cpu_us_a_delivery: {
+        days: onDays.map((d) => d.r.date),
+        worker: us((d) => d.r.worker_cpu_s as number),
+        receiver: us((d) => d.r.receiver_cpu_s as number),
+        postgres: pgKnown
+          ? us((d) => (d.r.pg_cpu_s as number) - ((d.before.run_pg_cpu_s as number) + (d.after.run_pg_cpu_s as number)) / 2)
+          : null,
+        // The worker's own backends only (no subtraction of a run measured apart, so less noise;
+        // without the checkpointer's, WAL writer's and autovacuum's share).
+        postgres_worker_backends: us((d) => d.r.worker_pg_cpu_s as number),
       },
+      run_off_on_by_round: onDays.map((d) => [
+        Number((((d.before.run_seconds as number) + (d.after.run_seconds as number)) / 2).toFixed(1)),
+        d.r.run_seconds,
+      ]),
+      p50_p99_by_round: onDays.map((d) => [d.r.delay_p50_s, d.r.delay_p99_s]),
       load: loadavg().map((x) => Number(x.toFixed(1))),
     }),
   );

@@ -145,9 +145,10 @@ export async function recordAttempts(
         last_response_status = u.code, last_error = u.error, last_response_body = u.body,
         delivered_at = CASE WHEN u.ok THEN u.at ELSE NULL END
       FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
-        ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[])
-        AS u(id, ok, next_at, code, error, body, at)
-      WHERE d.id = u.id AND d.status = 'pending'
+        ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[],
+        ${col((a) => a.endpointId)}::bigint[])
+        AS u(id, ok, next_at, code, error, body, at, endpoint_id)
+      WHERE d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.status = 'pending'
       RETURNING d.id
     )
     UPDATE webhook_endpoints SET

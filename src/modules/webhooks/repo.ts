@@ -117,8 +117,12 @@ const FEED_JSON = sql`(SELECT to_json(x) FROM (SELECT f.event_id AS id, f.event_
  * One delivery per feed row in the id range and enabled endpoint of the row's account whose types
  * match: exactly the events the feed shows. Runs twice without harm (unique per endpoint and event).
  *
+ * The enabled endpoints are taken FOR KEY SHARE, as a foreign key's check would take each
+ * message's (migration 20261128000300_webhook_deliveries_keys): an endpoint deleted meanwhile
+ * waits for this commit, and its deletion's trigger then deletes these messages too.
+ *
  * The plan is fixed by the query's shape, not left to statistics: the enabled endpoints first
- * (materialised), then for each a range of the feed's primary key (account, event id), then one
+ * (materialised, and locked once each), then for each a range of the feed's primary key (account, event id), then one
  * primary-key probe of the event (date, id) and of the company per feed row (LATERAL subqueries
  * kept apart by OFFSET 0: nested loops with index probes, whatever the row estimates say). Planned freely, the join ran for 14
  * minutes at 100,000 companies: a day's events lie beyond the statistics' histogram (estimated at
@@ -130,7 +134,7 @@ export async function fanOutEvents(
 ): Promise<number> {
   const result = await sql`
     WITH ep AS MATERIALIZED (
-      SELECT id, account_id, event_types FROM webhook_endpoints WHERE status = 'enabled'
+      SELECT id, account_id, event_types FROM webhook_endpoints WHERE status = 'enabled' FOR KEY SHARE
     )
     INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, payload, next_attempt_at, created_at)
     SELECT ep.id, ep.account_id, f.event_id, f.event_type, ${FEED_JSON}, ${r.at}, ${r.at}
@@ -153,7 +157,7 @@ export async function fanOutEvents(
   return Number(result.numAffectedRows ?? 0);
 }
 
-/** Replay: the feed's events above `afterId` for one endpoint, queued again (or for the first time). */
+/** Replay: the feed's events above `afterId` for one endpoint, queued again (or for the first time); the endpoint locked as in fanOutEvents. */
 export async function requeueFeedAfter(
   db: Executor,
   endpoint: { id: string; account_id: string },
@@ -170,22 +174,26 @@ export async function requeueFeedAfter(
     WHERE ep.id = ${endpoint.id} AND ep.account_id = ${endpoint.account_id}
       AND (cardinality(ep.event_types) = 0 OR f.event_type = ANY(ep.event_types))
     ORDER BY f.event_id
+    FOR KEY SHARE OF ep
     ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO UPDATE
       SET status = 'pending', attempts = 0, next_attempt_at = ${at}, delivered_at = NULL, last_error = NULL`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 
+/** A test message; null when the endpoint is gone (its row locked as in fanOutEvents). */
 export async function insertTestMessage(
   db: Executor,
   endpoint: { id: string; account_id: string },
   eventType: EventType,
   payload: unknown,
   at: Date,
-): Promise<string> {
+): Promise<string | null> {
   const { rows } = await sql<{ id: string }>`
     INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at, created_at)
-    VALUES (${endpoint.id}, ${endpoint.account_id}, ${eventType}, ${JSON.stringify(payload)}::json, ${at}, ${at}) RETURNING id`.execute(db);
-  return rows[0]!.id;
+    SELECT ep.id, ep.account_id, ${eventType}, ${JSON.stringify(payload)}::json, ${at}, ${at}
+    FROM (SELECT id, account_id FROM webhook_endpoints WHERE id = ${endpoint.id} AND account_id = ${endpoint.account_id} FOR KEY SHARE) ep
+    RETURNING id`.execute(db);
+  return rows[0]?.id ?? null;
 }
 
 export interface DeliveryRow {

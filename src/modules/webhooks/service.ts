@@ -218,9 +218,10 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
       const now = clock.now();
       const deliveryId = await db.transaction().execute(async (trx) => {
         const d = await insertTestMessage(trx, row, eventType, sampleEventData(eventType, now), now);
-        await queueDispatch(trx);
+        if (d !== null) await queueDispatch(trx);
         return d;
       });
+      if (deliveryId === null) throw new NotFoundError('Webhook endpoint not found');
       return { message_id: `msg_${deliveryId}` };
     },
 

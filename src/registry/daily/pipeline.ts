@@ -37,17 +37,16 @@ export async function processStream(db: RegistryExecutor, run: DailyRun, options
   } finally {
     // Completed or failed, the run leaves the indexes as it found them. Should building them
     // fail, the run still ends as it would have; the next run (or process start) builds them.
+    const built = timelineOf(options);
     if (deferred)
-      await restoreDeferredIndexes(db, run.id, (name, ms) => timeline(options)({ index: name, ms }, 'deferred index built')).catch(
-        (e: unknown) => {
-          options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
-        },
-      );
+      await restoreDeferredIndexes(db, run.id, (name, ms) => built({ index: name, ms }, 'deferred index built')).catch((e: unknown) => {
+        options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
+      });
   }
 }
 
 /** Where the run's timeline goes: the logger's info, except for an on-demand import (one company, per request). */
-function timeline(options: RunDailyOptions): (fields: object, msg: string) => void {
+function timelineOf(options: RunDailyOptions): (fields: object, msg: string) => void {
   const logger = options.logger;
   if (options.importIdentifier !== undefined || logger?.info === undefined) return () => {};
   return (fields, msg) => logger.info!(fields, msg);
@@ -89,7 +88,8 @@ async function processBatches(
   const reader = createBatchReader(chunks, batchSize, skips, options.signal);
   const recent = createRecentLines();
   const started = now();
-  timeline(options)({ first_load: assumeNew, in_worker: inWorker, batch_size: batchSize }, 'run started');
+  const timeline = timelineOf(options);
+  timeline({ first_load: assumeNew, in_worker: inWorker, batch_size: batchSize }, 'run started');
   let batchesRetired = 0;
   const totals = { processed: 0, new: 0, updated: 0, deleted: 0, events: 0 };
   const expectedTotal = options.expectedTotal ?? null;
@@ -121,7 +121,7 @@ async function processBatches(
     }
     reader.requeue(retry);
     report(outcome.counters);
-    if (++batchesRetired === 1) timeline(options)({ ms: now() - started, companies: totals.processed }, 'first batch committed');
+    if (++batchesRetired === 1) timeline({ ms: now() - started, companies: totals.processed }, 'first batch committed');
   };
 
   // Three stages overlap: while one batch's transaction runs in PostgreSQL, the next batch's
@@ -164,7 +164,7 @@ async function processBatches(
       }
       if (items.length === 0 && skipped === 0) {
         if (inFlight === null) {
-          timeline(options)({ ms: now() - started, companies: totals.processed, batches: batchesRetired }, 'last batch committed');
+          timeline({ ms: now() - started, companies: totals.processed, batches: batchesRetired }, 'last batch committed');
           break;
         }
         await settleInFlight();

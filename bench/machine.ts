@@ -27,6 +27,15 @@ function read(path: string): string | null {
   }
 }
 
+/** A process's CPU seconds so far (user + system), from /proc/PID/stat; null once it is gone. */
+export function processCpuSeconds(pid: number): number | null {
+  const stat = read(`/proc/${pid}/stat`);
+  if (stat === null) return null;
+  // Fields after the name, from 0: utime 11, stime 12.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / TICKS;
+}
+
 interface CpuTicks {
   user: number;
   nice: number;

@@ -46,6 +46,7 @@ import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createSyntheticSource, SYNTHETIC_DEFAULTS } from '../src/registry/sources/synthetic.ts';
 import { API_NODE_OPTIONS } from '../src/lib/collector.ts';
+import { processCpuSeconds } from './machine.ts';
 import { argValue, openBenchDatabase } from './registry-db.ts';
 import { speedReference, syncToDisk } from './registry-fixtures.ts';
 import { pgIoDelta, samplePgIo } from './pg-io.ts';
@@ -185,13 +186,7 @@ async function cli(args: string[], n: number): Promise<string> {
   // The command's CPU: its /proc/PID/stat, sampled until it exits (the last 100 ms are missed).
   let cpu = 0;
   const sampler = setInterval(() => {
-    try {
-      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu = (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      /* exited */
-    }
+    cpu = processCpuSeconds(child.pid!) ?? cpu;
   }, 100);
   const [code] = (await once(child, 'exit')) as [number | null];
   clearInterval(sampler);
@@ -507,9 +502,9 @@ function serve(extra: Record<string, string>, nodeArgs: string[] = []) {
 function cpuSample(pids: Record<string, number>): Record<string, number> {
   const sample: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    sample[name] = (Number(fields[11]) + Number(fields[12])) / 100;
+    const seconds = processCpuSeconds(pid);
+    if (seconds === null) throw new Error(`${name} (${pid}) is gone`);
+    sample[name] = seconds;
   }
   for (const [kind, seconds] of Object.entries(bench.postgresCpuByProcess() ?? {})) sample[`pg ${kind}`] = seconds;
   return sample;

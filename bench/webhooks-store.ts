@@ -11,10 +11,11 @@
  * The CPU is the backend's (utime + stime from /proc; one connection), so the client's work is not in it; the
  * embedded PostgreSQL (bench/registry-db.ts) runs on this machine.
  */
-import { promises as fs, readFileSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { FileMigrationProvider, Migrator, sql } from 'kysely';
 import { recordAttempts, type RecordedAttempt } from '../src/modules/webhooks/dispatch-repo.ts';
+import { processCpuSeconds } from './machine.ts';
 import { argValue, openBenchDatabase } from './registry-db.ts';
 
 const messages = Number(argValue('messages', '100000'));
@@ -33,9 +34,9 @@ type Conn = Parameters<Parameters<ReturnType<typeof db.connection>['execute']>[0
 /** The CPU seconds of the backend behind connection `c`. */
 async function backendSeconds(c: Conn): Promise<number> {
   const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(c);
-  const stat = readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
+  const seconds = processCpuSeconds(rows[0]!.pid);
+  if (seconds === null) throw new Error(`backend ${rows[0]!.pid} is gone`);
+  return seconds;
 }
 
 const { rows: accts } = await sql<{ id: string }>`

@@ -25,7 +25,7 @@
  * Database: DATABASE_URL when set, else an embedded PostgreSQL (bench/registry-db.ts), whose CPU
  * is then printed too.
  */
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg, setPriority, tmpdir } from 'node:os';
@@ -37,6 +37,7 @@ import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import { generateSecret } from '../src/modules/webhooks/signing.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
+import { processCpuSeconds } from './machine.ts';
 import { argValue, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { benchSnapshot, changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
 
@@ -104,16 +105,17 @@ async function workerBackendCpu(): Promise<number> {
   const { rows } = await sql<{ pid: number }>`
     SELECT pid FROM pg_stat_activity WHERE application_name = 'bench-webhooks-worker'`.execute(db);
   for (const { pid } of rows) {
-    try {
-      if (workerBackendsNice !== 0 && !reniced.has(pid)) {
+    // Gone since the query: its last sample stands.
+    const seconds = processCpuSeconds(pid);
+    if (seconds === null) continue;
+    workerBackendSeconds.set(pid, seconds);
+    if (workerBackendsNice !== 0 && !reniced.has(pid)) {
+      try {
         setPriority(pid, workerBackendsNice);
         reniced.add(pid);
+      } catch {
+        // Gone since the sample.
       }
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      workerBackendSeconds.set(pid, (Number(f[11]) + Number(f[12])) / 100);
-    } catch {
-      // Gone since the query: its last sample stands.
     }
   }
   let total = 0;

@@ -51,7 +51,10 @@ describe('nameTokens', () => {
   });
 
   test('case and word order do not matter', () => {
-    const word = fc.stringMatching(/^[A-Za-zĄĆĘŁŃÓŚŹŻąćęłńóśźż]{3,10}$/);
+    // A word that reads as a legal form (`pŚĄ` folds to `psa`, prosta spółka akcyjna) is dropped
+    // when it ends a name and kept elsewhere, by design; the property is about the other words.
+    const plain = (w: string) => nameTokens(`firma ${w}`).length === 2 && nameTokens(`${w} firma`).length === 2;
+    const word = fc.stringMatching(/^[A-Za-zĄĆĘŁŃÓŚŹŻąćęłńóśźż]{3,10}$/).filter(plain);
     fc.assert(
       fc.property(fc.array(word, { minLength: 1, maxLength: 5 }), (words) => {
         const a = nameTokens(words.join(' ')).sort();

@@ -109,7 +109,8 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
   const maxEndpoints = o.maxEndpoints ?? 256;
   const renewAfter = Math.min(RENEW_AFTER_MS, o.leaseMs / 4);
   const held = new Map<string, Held>();
-  const inFlightIds = new Set<string>();
+  /** Attempts in flight: message id → endpoint id. */
+  const inFlightIds = new Map<string, string>();
   let pending: RecordedAttempt[] = [];
   let recording: RecordedAttempt[] = [];
   let flushing: Promise<void> | null = null;
@@ -223,8 +224,13 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     const short = [...held.values()].filter((e) => !e.stopped && !e.drained && e.queue.length < o.perEndpoint);
     if (short.length === 0) return;
     const want = short.map((e) => ({ endpointId: e.id, count: READ_PER_ENDPOINT * o.perEndpoint - e.queue.length }));
-    // Messages of theirs this run already has (queued, in flight, outcome not recorded) are left out.
-    const exclude = [...inFlightIds, ...pending.map((a) => a.id), ...recording.map((a) => a.id)];
+    // Messages of theirs this run already has (queued, in flight, outcome not recorded) are left
+    // out; only those of the endpoints read (the others' cannot match).
+    const reading = new Set(short.map((e) => e.id));
+    const exclude: string[] = [];
+    for (const [id, endpointId] of inFlightIds) if (reading.has(endpointId)) exclude.push(id);
+    for (const a of pending) if (reading.has(a.endpointId)) exclude.push(a.id);
+    for (const a of recording) if (reading.has(a.endpointId)) exclude.push(a.id);
     for (const e of short) for (const d of e.queue) exclude.push(d.id);
     const rows = await readDueDeliveries(o.db, { owner, now: o.clock.now(), want, held: exclude });
     const got = new Map<string, number>();
@@ -294,7 +300,7 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
         if (e.stopped || e.queue.length === 0 || e.inFlight >= o.perEndpoint || e.leaseUntil - now < o.leaseMs - 2 * renewAfter) continue;
         const d = e.queue.shift()!;
         e.inFlight++;
-        inFlightIds.add(d.id);
+        inFlightIds.set(d.id, e.id);
         attempted++;
         progress = true;
         attempt(e, d)

@@ -11,13 +11,9 @@ import type { Executor } from './repo.ts';
  * The messages themselves are not written until their outcome is recorded.
  */
 
-/**
- * The first due message of an endpoint (the due index's head), as a LATERAL join of `ep`: probed
- * once per endpoint. (As a scalar subquery in both the WHERE and the ORDER BY, the plan probed
- * every endpoint twice.) Endpoints with nothing pending have no row.
- */
-const FIRST_DUE = sql`LATERAL (SELECT d.next_attempt_at AS due FROM webhook_deliveries d
-  WHERE d.endpoint_id = ep.id AND d.status = 'pending' ORDER BY d.next_attempt_at LIMIT 1) f`;
+/** The first due message of an endpoint (the due index's head): probed once per endpoint. */
+const FIRST_DUE = sql`(SELECT d.next_attempt_at FROM webhook_deliveries d
+  WHERE d.endpoint_id = ep.id AND d.status = 'pending' ORDER BY d.next_attempt_at LIMIT 1)`;
 
 export interface LeasedEndpoint {
   id: string;
@@ -35,7 +31,7 @@ export async function acquireEndpoints(
 ): Promise<LeasedEndpoint[]> {
   const { rows } = await sql<LeasedEndpoint>`
     WITH free AS (
-      SELECT ep.id, f.due FROM webhook_endpoints ep CROSS JOIN ${FIRST_DUE}
+      SELECT ep.id, f.due FROM webhook_endpoints ep CROSS JOIN LATERAL (SELECT ${FIRST_DUE} AS due) f
       WHERE ep.status = 'enabled' AND (ep.lease_until IS NULL OR ep.lease_until <= ${r.now}) AND f.due <= ${r.now}
       ORDER BY f.due, ep.id LIMIT ${r.limit}
       FOR NO KEY UPDATE OF ep SKIP LOCKED
@@ -193,8 +189,8 @@ export async function recordAttempts(
  */
 export async function findNextDueAt(db: Executor): Promise<Date | null> {
   const { rows } = await sql<{ at: Date | null }>`
-    SELECT min(greatest(f.due, ep.lease_until)) AS at FROM webhook_endpoints ep CROSS JOIN ${FIRST_DUE}
-    WHERE ep.status = 'enabled'`.execute(db);
+    SELECT min(greatest(f.due, ep.lease_until)) AS at FROM webhook_endpoints ep CROSS JOIN LATERAL (SELECT ${FIRST_DUE} AS due) f
+    WHERE ep.status = 'enabled' AND f.due IS NOT NULL`.execute(db);
   return rows[0]?.at ?? null;
 }
 

@@ -56,8 +56,16 @@ export function messageBody(type: string, createdAt: Date, payload: string): str
 export const messageId = (deliveryId: string) => `msg_${deliveryId}`;
 
 const MAX_RETRY_AFTER_S = 86_400;
+/**
+ * Outcomes are recorded in batches of up to FLUSH_EVERY, at least every FLUSH_MS while attempts
+ * are in flight (at once when none is). The statement costs PostgreSQL about 16 µs a message in
+ * batches of 90 and 10-12 in batches of 450 (planning and the endpoints' update are per statement):
+ * 200 ms makes busy batches of a few hundred instead of about 90 at 50 ms.
+ */
 const FLUSH_EVERY = 500;
-const FLUSH_MS = 50;
+const FLUSH_MS = 200;
+/** The loop's longest sleep (it wakes at once when an attempt or a flush ends). */
+const LOOP_MS = 50;
 /** How often a busy run looks for more endpoints with due messages. */
 const ACQUIRE_MS = 200;
 /** A lease is renewed once this much of it has passed; an attempt starts only with twice this much gone at most. */
@@ -338,10 +346,10 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       )
         startFlush();
       if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0) break;
-      await sleep(FLUSH_MS);
+      await sleep(LOOP_MS);
     }
   } finally {
-    while (inFlightIds.size > 0 || flushing !== null) await sleep(FLUSH_MS);
+    while (inFlightIds.size > 0 || flushing !== null) await sleep(LOOP_MS);
     if (pending.length > 0 || held.size > 0) {
       for (const e of held.values()) e.stopped = true;
       await flush().catch((err: unknown) => o.logger.error({ err }, 'webhook outcomes not recorded'));

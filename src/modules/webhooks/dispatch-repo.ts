@@ -78,8 +78,10 @@ export async function readDueDeliveries(
   r: { owner: string; now: Date; want: readonly { endpointId: string; count: number }[]; held: readonly string[] },
 ): Promise<DueDelivery[]> {
   if (r.want.length === 0) return [];
-  const { rows } = await sql<DueDelivery>`
-    SELECT d.id, d.endpoint_id, ep.url, s.secrets, d.event_type, d.payload::text AS payload, d.created_at, d.attempts
+  // The secrets come as one space-separated text (a secret is `whsec_` and base64: no spaces), split
+  // once per endpoint: cheaper than a text[] parsed on every row.
+  const { rows } = await sql<Omit<DueDelivery, 'secrets'> & { secrets: string | string[] }>`
+    SELECT d.id, d.endpoint_id, ep.url, array_to_string(s.secrets, ' ') AS secrets, d.event_type, d.payload::text AS payload, d.created_at, d.attempts
     FROM unnest(${r.want.map((w) => w.endpointId)}::bigint[], ${r.want.map((w) => w.count)}::int[]) AS w(endpoint_id, n)
     JOIN webhook_endpoints ep ON ep.id = w.endpoint_id AND ep.status = 'enabled' AND ep.lease_owner = ${r.owner}
     CROSS JOIN LATERAL (
@@ -93,7 +95,14 @@ export async function readDueDeliveries(
       ORDER BY d.next_attempt_at, d.id LIMIT w.n
     ) d
     ORDER BY d.endpoint_id, d.id`.execute(db);
-  return rows;
+  const split = new Map<string, string[]>();
+  for (const row of rows) {
+    const text = row.secrets as string;
+    let secrets = split.get(text);
+    if (secrets === undefined) split.set(text, (secrets = text === '' ? [] : text.split(' ')));
+    row.secrets = secrets;
+  }
+  return rows as DueDelivery[];
 }
 
 export interface RecordedAttempt {

@@ -56,8 +56,16 @@ export function messageBody(type: string, createdAt: Date, payload: string): str
 export const messageId = (deliveryId: string) => `msg_${deliveryId}`;
 
 const MAX_RETRY_AFTER_S = 86_400;
+/**
+ * Outcomes are recorded in batches of up to FLUSH_EVERY, at least every FLUSH_MS while attempts
+ * are in flight (at once when none is). The statement costs PostgreSQL about 16 µs a message in
+ * batches of 90 and 10-12 in batches of 450 (planning and the endpoints' update are per statement):
+ * 200 ms makes busy batches of a few hundred instead of about 90 at 50 ms.
+ */
 const FLUSH_EVERY = 500;
-const FLUSH_MS = 50;
+const FLUSH_MS = 200;
+/** The loop's longest sleep (it wakes at once when an attempt or a flush ends). */
+const LOOP_MS = 50;
 /** How often a busy run looks for more endpoints with due messages. */
 const ACQUIRE_MS = 200;
 /** A lease is renewed once this much of it has passed; an attempt starts only with twice this much gone at most. */
@@ -109,7 +117,8 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
   const maxEndpoints = o.maxEndpoints ?? 256;
   const renewAfter = Math.min(RENEW_AFTER_MS, o.leaseMs / 4);
   const held = new Map<string, Held>();
-  const inFlightIds = new Set<string>();
+  /** Attempts in flight: message id → endpoint id. */
+  const inFlightIds = new Map<string, string>();
   let pending: RecordedAttempt[] = [];
   let recording: RecordedAttempt[] = [];
   let flushing: Promise<void> | null = null;
@@ -223,8 +232,13 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     const short = [...held.values()].filter((e) => !e.stopped && !e.drained && e.queue.length < o.perEndpoint);
     if (short.length === 0) return;
     const want = short.map((e) => ({ endpointId: e.id, count: READ_PER_ENDPOINT * o.perEndpoint - e.queue.length }));
-    // Messages of theirs this run already has (queued, in flight, outcome not recorded) are left out.
-    const exclude = [...inFlightIds, ...pending.map((a) => a.id), ...recording.map((a) => a.id)];
+    // Messages of theirs this run already has (queued, in flight, outcome not recorded) are left
+    // out; only those of the endpoints read (the others' cannot match).
+    const reading = new Set(short.map((e) => e.id));
+    const exclude: string[] = [];
+    for (const [id, endpointId] of inFlightIds) if (reading.has(endpointId)) exclude.push(id);
+    for (const a of pending) if (reading.has(a.endpointId)) exclude.push(a.id);
+    for (const a of recording) if (reading.has(a.endpointId)) exclude.push(a.id);
     for (const e of short) for (const d of e.queue) exclude.push(d.id);
     const rows = await readDueDeliveries(o.db, { owner, now: o.clock.now(), want, held: exclude });
     const got = new Map<string, number>();
@@ -294,7 +308,7 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
         if (e.stopped || e.queue.length === 0 || e.inFlight >= o.perEndpoint || e.leaseUntil - now < o.leaseMs - 2 * renewAfter) continue;
         const d = e.queue.shift()!;
         e.inFlight++;
-        inFlightIds.add(d.id);
+        inFlightIds.set(d.id, e.id);
         attempted++;
         progress = true;
         attempt(e, d)
@@ -332,10 +346,10 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       )
         startFlush();
       if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0) break;
-      await sleep(FLUSH_MS);
+      await sleep(LOOP_MS);
     }
   } finally {
-    while (inFlightIds.size > 0 || flushing !== null) await sleep(FLUSH_MS);
+    while (inFlightIds.size > 0 || flushing !== null) await sleep(LOOP_MS);
     if (pending.length > 0 || held.size > 0) {
       for (const e of held.values()) e.stopped = true;
       await flush().catch((err: unknown) => o.logger.error({ err }, 'webhook outcomes not recorded'));

@@ -6,23 +6,25 @@ import { sql, type Kysely } from 'kysely';
 // differently; what changes is the cost of building and filling their indexes: under a libc
 // collation (the embedded cluster's is the environment's locale, C.UTF-8 on the machines
 // measured) PostgreSQL sorts text with strcoll and without abbreviated keys, so a first load's
-// deferred build of the postal-code index took 10.4–12.1 s at 4,100,000 companies against 6.0 s
-// with COLLATE "C" (docs/benchmarks.md, "At 4,100,000 companies").
+// deferred build of the postal-code index took 10.4–13.8 s of CPU at 4,100,000 companies against
+// 6.3 s with COLLATE "C", the three 28.5–33.3 s against 21.6–22.4 (docs/benchmarks.md, "At
+// 4,100,000 companies, second pass").
 //
 // Only the collation changes (no table rewrite); PostgreSQL rebuilds the three indexes on these
-// columns, seconds for a few million companies.
+// columns, holding the table's lock: 27.7 s at 4,100,000 companies (docs/configuration.md).
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`
-    ALTER TABLE companies
-      ALTER COLUMN city_folded TYPE text COLLATE "C",
-      ALTER COLUMN postal_code TYPE text COLLATE "C",
-      ALTER COLUMN activity_codes TYPE text[] COLLATE "C"`.execute(db);
+  await setCollation(db, 'C');
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await setCollation(db, 'default');
+}
+
+async function setCollation(db: Kysely<unknown>, collation: 'C' | 'default'): Promise<void> {
+  const c = sql.id(collation);
   await sql`
     ALTER TABLE companies
-      ALTER COLUMN city_folded TYPE text COLLATE "default",
-      ALTER COLUMN postal_code TYPE text COLLATE "default",
-      ALTER COLUMN activity_codes TYPE text[] COLLATE "default"`.execute(db);
+      ALTER COLUMN city_folded TYPE text COLLATE ${c},
+      ALTER COLUMN postal_code TYPE text COLLATE ${c},
+      ALTER COLUMN activity_codes TYPE text[] COLLATE ${c}`.execute(db);
 }

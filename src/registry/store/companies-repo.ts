@@ -306,9 +306,11 @@ export async function insertIdentifiers(trx: RegistryExecutor, rows: readonly Id
   const ids = rows.map((r) => r.companyId);
   await sql`SAVEPOINT identifiers`.execute(trx);
   try {
+    // In key order, the batch's entries reach the primary key's leaves in order rather than at
+    // random: the statement took about a tenth less in a load (docs/benchmarks.md, reg-r8).
     await sql`
       INSERT INTO company_identifiers (key, company_id)
-      SELECT * FROM unnest(${column(keys, 'bigint')}, ${column(ids, 'bigint')})`.execute(trx);
+      SELECT * FROM unnest(${column(keys, 'bigint')}, ${column(ids, 'bigint')}) AS u(key, company_id) ORDER BY u.key`.execute(trx);
     await sql`RELEASE SAVEPOINT identifiers`.execute(trx);
     return [];
   } catch (e) {

@@ -27,7 +27,7 @@
  */
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +68,15 @@ const [{ port }] = (await once(receiver, 'message')) as [{ port: number }];
 // run's machine in production) at nice N, for the analysis of the run's slowdown.
 const receiverNice = Number(argValue('receiver-nice', '0'));
 if (receiverNice !== 0) setPriority(receiver.pid!, receiverNice);
+/**
+ * `--sched-idle`: the worker, its PostgreSQL backends and the receiver, every thread of each, under
+ * Linux's SCHED_IDLE policy (`chrt --idle`): they run only on a core nothing else wants, and a
+ * waking task of the run preempts them at once, where nice 19 still lets them finish a time slice
+ * (an analysis of the run's slowdown, as the nice options).
+ */
+const schedIdle = process.argv.includes('--sched-idle');
+const setIdle = (pid: number) => execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(pid)]);
+if (schedIdle) setIdle(receiver.pid!);
 const receiverUrl = `http://127.0.0.1:${port}`;
 /** The receiver's CPU so far, microseconds. */
 const receiverCpu = () =>
@@ -109,9 +118,10 @@ async function workerBackendCpu(): Promise<number> {
     const seconds = processCpuSeconds(pid);
     if (seconds === null) continue;
     workerBackendSeconds.set(pid, seconds);
-    if (workerBackendsNice !== 0 && !reniced.has(pid)) {
+    if ((workerBackendsNice !== 0 || schedIdle) && !reniced.has(pid)) {
       try {
-        setPriority(pid, workerBackendsNice);
+        if (workerBackendsNice !== 0) setPriority(pid, workerBackendsNice);
+        if (schedIdle) setIdle(pid);
         reniced.add(pid);
       } catch {
         // Gone since the sample.
@@ -266,6 +276,7 @@ try {
     if (m.cpu !== undefined) statsAnswer?.({ cpu: m.cpu, outcomes: m.outcomes ?? {} });
   });
   await once(worker, 'message');
+  if (schedIdle) setIdle(worker.pid!);
   console.log(
     `${companies} companies; ${accounts} accounts, each watching ${per} with one endpoint; ${changes.reduce((x, y) => x + y, 0)} companies change each day (--events ${targetEvents})`,
   );

@@ -128,12 +128,20 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
   let attempted = 0;
   let cursor = 0;
 
-  // The loop sleeps until an attempt or a flush ends (or a moment passes).
+  // The loop sleeps until an attempt or a flush ends (or a moment passes). A wake-up is taken in
+  // the event loop's next check phase, so the attempts that end in one poll phase (often dozens at
+  // a busy endpoint set) cost one pass of the loop, not one each.
   let woken = false;
   let wakeUp: (() => void) | null = null;
+  let wakeQueued = false;
   const wake = () => {
     woken = true;
-    wakeUp?.();
+    if (wakeQueued) return;
+    wakeQueued = true;
+    setImmediate(() => {
+      wakeQueued = false;
+      wakeUp?.();
+    });
   };
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {

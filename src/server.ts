@@ -61,11 +61,11 @@ export async function serveCommand(config: Config): Promise<number> {
     parts = compose({ config, db, logger, clock: systemClock });
     if (config.role === 'all' || config.role === 'worker') {
       runner = await startWorker({ pool: runtime.database.pool, logger, modules: parts.jobs, recovery: config.jobRecovery });
-      if (config.smtpUrl) {
+      if (config.smtpUrl && config.workerJobs.includes('mail')) {
         const n = await requeueUnsentMail(db);
         if (n > 0) logger.info({ count: n }, 'queued unsent mail from the outbox');
       }
-      logger.info('worker started');
+      logger.info({ jobs: config.workerJobs }, 'worker started');
     }
     if (config.role === 'all' || config.role === 'api') {
       const missing = missingApiNodeOptions(process.execArgv, config.nodeOptions);
@@ -82,7 +82,7 @@ export async function serveCommand(config: Config): Promise<number> {
         'regwatch is ready',
       );
     }
-    if (runtime.embedded && config.demoCompanies > 0 && config.role !== 'api') {
+    if (runtime.embedded && config.demoCompanies > 0 && config.role !== 'api' && config.workerJobs.includes('registry')) {
       // The API answers while the demo registry loads (it is resumable, so a stop midway is harmless).
       demo = ensureDemoData(runtime).then(
         () => undefined,

@@ -115,8 +115,19 @@ test('WORKER_JOBS: default every job module; plain names run only those, -names 
   assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: '  ' }).workerJobs, JOB_MODULES, 'blank counts as unset');
   assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: 'webhooks' }).workerJobs, ['webhooks']);
   assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: ' webhooks , mail,webhooks' }).workerJobs, ['mail', 'webhooks']);
-  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: '-webhooks' }).workerJobs, ['accounts', 'wallet', 'watchlist', 'mail', 'registry']);
-  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: '-webhooks, -registry' }).workerJobs, ['accounts', 'wallet', 'watchlist', 'mail']);
+  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: '-webhooks' }).workerJobs, [
+    'accounts',
+    'wallet',
+    'watchlist',
+    'mail',
+    'registry',
+  ]);
+  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: '-webhooks, -registry' }).workerJobs, [
+    'accounts',
+    'wallet',
+    'watchlist',
+    'mail',
+  ]);
   assert.deepEqual(loadConfig({ WORKER_JOBS: 'registry' }).workerJobs, ['registry'], 'ROLE=all may narrow its worker too');
   assert.ok(Object.isFrozen(loadConfig({ WORKER_JOBS: 'registry' }).workerJobs));
 });

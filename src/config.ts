@@ -303,7 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
   const workerIdlePriority = e.WORKER_IDLE_PRIORITY === 'true' || e.WORKER_IDLE_PRIORITY === '1';
   if (workerIdlePriority && role !== 'worker')
     problems.push(
-      `WORKER_IDLE_PRIORITY=true needs ROLE=worker (got ROLE=${role}): idle priority would starve ${role === 'api' ? 'the API' : "the API and the daily run in this process"}`,
+      `WORKER_IDLE_PRIORITY=true needs ROLE=worker (got ROLE=${role}): idle priority would starve ${role === 'api' ? 'the API' : 'the API and the daily run in this process'}`,
     );
 
   if (problems.length > 0) throw new ConfigError(problems);

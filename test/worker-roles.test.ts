@@ -34,6 +34,9 @@ test('WORKER_JOBS: the composition hands the worker only the selected modules ta
   assert.deepEqual(webhooks.crontab, ['webhooks:sweep']);
 
   const others = await workerJobsOf({ ROLE: 'worker', WORKER_JOBS: '-webhooks' });
-  assert.deepEqual(others.tasks, all.tasks.filter((t) => !webhooks.tasks.includes(t)));
+  assert.deepEqual(
+    others.tasks,
+    all.tasks.filter((t) => !webhooks.tasks.includes(t)),
+  );
   assert.deepEqual(others.crontab.sort(), ['registry:daily-tick', 'wallet:expire-payments']);
 });

@@ -13,9 +13,10 @@ export interface ServeProcess {
 
 /**
  * `regwatch serve` in a process of its own with exactly `env` (pass the parent's environment in
- * when it should be kept), stopped with SIGTERM when the test file ends (SIGKILL after 15 s).
+ * when it should be kept), stopped when the test file ends: with SIGTERM (SIGKILL after 15 s), or
+ * at once with SIGKILL (`stop: 'kill'`).
  */
-export function serveProcess(env: Record<string, string | undefined>): ServeProcess {
+export function serveProcess(env: Record<string, string | undefined>, options: { stop?: 'term' | 'kill' } = {}): ServeProcess {
   const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => {
@@ -27,6 +28,10 @@ export function serveProcess(env: Record<string, string | undefined>): ServeProc
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   defer(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
+    if (options.stop === 'kill') {
+      child.kill('SIGKILL');
+      return;
+    }
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;

@@ -27,12 +27,13 @@
  */
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
+import { SCHED_IDLE, setIdlePolicy, threadPoliciesOf } from '../src/lib/idle-priority.ts';
 import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import { generateSecret } from '../src/modules/webhooks/signing.ts';
 import { runDaily } from '../src/registry/daily.ts';
@@ -70,13 +71,15 @@ const receiverNice = Number(argValue('receiver-nice', '0'));
 if (receiverNice !== 0) setPriority(receiver.pid!, receiverNice);
 /**
  * `--sched-idle`: the worker, its PostgreSQL backends and the receiver, every thread of each, under
- * Linux's SCHED_IDLE policy (`chrt --idle`): they run only on a core nothing else wants, and a
- * waking task of the run preempts them at once, where nice 19 still lets them finish a time slice
- * (an analysis of the run's slowdown, as the nice options).
+ * Linux's SCHED_IDLE policy: they run only on a core nothing else wants, and a waking task of the
+ * run preempts them at once, where nice 19 still lets them finish a time slice. The worker and its
+ * backends go through the product's code (src/lib/idle-priority.ts, WORKER_IDLE_PRIORITY=true in
+ * the worker: bench/webhooks-worker.ts), so this measures what ships; the receiver (a stand-in for
+ * the integrators' servers) is put there by `chrt` here. Each worker backend's policy is checked
+ * as it is sampled (`worker_backends_idle` in each day's line).
  */
 const schedIdle = process.argv.includes('--sched-idle');
-const setIdle = (pid: number) => execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(pid)]);
-if (schedIdle) setIdle(receiver.pid!);
+if (schedIdle) await setIdlePolicy(receiver.pid!);
 const receiverUrl = `http://127.0.0.1:${port}`;
 /** The receiver's CPU so far, microseconds. */
 const receiverCpu = () =>
@@ -110,6 +113,8 @@ const workerBackendSeconds = new Map<number, number>();
  */
 const workerBackendsNice = Number(argValue('worker-backends-nice', '0'));
 const reniced = new Set<number>();
+/** The worker's backends seen, and of them those under SCHED_IDLE (with `--sched-idle`, put there by the worker itself). */
+const backendPolicies = new Map<number, boolean>();
 async function workerBackendCpu(): Promise<number> {
   const { rows } = await sql<{ pid: number }>`
     SELECT pid FROM pg_stat_activity WHERE application_name = 'bench-webhooks-worker'`.execute(db);
@@ -118,10 +123,15 @@ async function workerBackendCpu(): Promise<number> {
     const seconds = processCpuSeconds(pid);
     if (seconds === null) continue;
     workerBackendSeconds.set(pid, seconds);
-    if ((workerBackendsNice !== 0 || schedIdle) && !reniced.has(pid)) {
+    const policies = threadPoliciesOf(pid);
+    if (policies)
+      backendPolicies.set(
+        pid,
+        [...policies.values()].every((p) => p === SCHED_IDLE),
+      );
+    if (workerBackendsNice !== 0 && !reniced.has(pid)) {
       try {
-        if (workerBackendsNice !== 0) setPriority(pid, workerBackendsNice);
-        if (schedIdle) setIdle(pid);
+        setPriority(pid, workerBackendsNice);
         reniced.add(pid);
       } catch {
         // Gone since the sample.
@@ -216,6 +226,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       worker_cpu_s: seconds(workerAll.cpu - worker0),
       receiver_cpu_s: seconds(recvAll),
       load: Number(loadavg()[0]!.toFixed(1)),
+      worker_backends_idle: `${[...backendPolicies.values()].filter(Boolean).length} of ${backendPolicies.size}`,
       // Repeated requests (requests > deliveries) are retries of failed attempts when `retried` > 0.
       retried: (
         await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
@@ -269,14 +280,16 @@ try {
     });
   }
   await sql`VACUUM ANALYZE`.execute(db);
-  worker = fork(fileURLToPath(new URL('./webhooks-worker.ts', import.meta.url)), [bench.url, workerNice], {
+  worker = fork(fileURLToPath(new URL('./webhooks-worker.ts', import.meta.url)), [bench.url, workerNice, schedIdle ? 'idle' : ''], {
     execArgv: ['--import', 'tsx', ...(workerProf ? ['--cpu-prof', `--cpu-prof-dir=${workerProf}`] : [])],
   });
   worker.on('message', (m: { cpu?: number; outcomes?: Record<string, number> }) => {
     if (m.cpu !== undefined) statsAnswer?.({ cpu: m.cpu, outcomes: m.outcomes ?? {} });
   });
-  await once(worker, 'message');
-  if (schedIdle) setIdle(worker.pid!);
+  const [ready] = (await once(worker, 'message')) as [{ idle: boolean }];
+  if (schedIdle && !ready.idle) throw new Error('--sched-idle: the worker could not put itself under SCHED_IDLE');
+  if (schedIdle)
+    console.log(`worker threads under SCHED_IDLE: ${[...threadPoliciesOf(worker.pid!)!.values()].every((p) => p === SCHED_IDLE)}`);
   console.log(
     `${companies} companies; ${accounts} accounts, each watching ${per} with one endpoint; ${changes.reduce((x, y) => x + y, 0)} companies change each day (--events ${targetEvents})`,
   );

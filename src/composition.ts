@@ -1,6 +1,6 @@
 import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { JOB_MODULES, type Config } from './config.ts';
 import type { Db } from './db/database.ts';
 import type { Clock } from './lib/clock.ts';
 import type { JobModule } from './jobs/queue.ts';
@@ -70,7 +70,7 @@ export interface Composition extends Core {
   modules: ReturnType<typeof createModules>;
   /** The same modules as a list, in registration order: what the app and the worker consume. */
   list: AppModule[];
-  /** Every module's jobs, for the worker. */
+  /** The jobs of the modules WORKER_JOBS selects (by default every module's), for the worker. */
   jobs: JobModule[];
   close(): Promise<void>;
 }
@@ -145,6 +145,12 @@ export function compose(core: Core, overrides: PartOverrides = {}): Composition 
 
   const modules = createModules(core, { usage, payments, sources, search, ownsSearch, transport, overrides });
   const list: AppModule[] = Object.values(modules);
+  for (const m of list)
+    if (m.jobs && !(JOB_MODULES as readonly string[]).includes(m.name))
+      throw new Error(`The module ${m.name} has jobs but is not in JOB_MODULES (src/config.ts): WORKER_JOBS could not select it`);
+  // The other modules' jobs stay queued for a worker process that selects them (graphile-worker
+  // takes only jobs whose task it has).
+  const jobs = list.flatMap((m) => (m.jobs && (config.workerJobs as readonly string[]).includes(m.name) ? [m.jobs] : []));
   let closed: Promise<void> | null = null;
   return {
     ...core,
@@ -152,7 +158,7 @@ export function compose(core: Core, overrides: PartOverrides = {}): Composition 
     companySearch: search,
     modules,
     list,
-    jobs: list.flatMap((m) => (m.jobs ? [m.jobs] : [])),
+    jobs,
     close() {
       closed ??= (async () => {
         await usage.stop();

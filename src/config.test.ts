@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, DEFAULT_PACKAGES, DEFAULT_PRICES, loadConfig } from './config.ts';
+import { ConfigError, DEFAULT_PACKAGES, DEFAULT_PRICES, JOB_MODULES, loadConfig } from './config.ts';
 
 const problemsOf = (env: Record<string, string>): string[] => {
   try {
@@ -108,4 +108,66 @@ test('JSON variables are checked against their schemas', () => {
   );
   const c = loadConfig({ CREDIT_PACKAGES: '[{"slug":"x","credits":10,"amount":100,"currency":"eur"}]' });
   assert.deepEqual(c.packages, [{ slug: 'x', credits: 10, amount: 100, currency: 'eur' }]);
+});
+
+test('WORKER_JOBS: default every job module; plain names run only those, -names all but those', () => {
+  assert.deepEqual(loadConfig({}).workerJobs, JOB_MODULES);
+  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: '  ' }).workerJobs, JOB_MODULES, 'blank counts as unset');
+  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: 'webhooks' }).workerJobs, ['webhooks']);
+  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: ' webhooks , mail,webhooks' }).workerJobs, ['mail', 'webhooks']);
+  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: '-webhooks' }).workerJobs, [
+    'accounts',
+    'wallet',
+    'watchlist',
+    'mail',
+    'registry',
+  ]);
+  assert.deepEqual(loadConfig({ ROLE: 'worker', WORKER_JOBS: '-webhooks, -registry' }).workerJobs, [
+    'accounts',
+    'wallet',
+    'watchlist',
+    'mail',
+  ]);
+  assert.deepEqual(loadConfig({ WORKER_JOBS: 'registry' }).workerJobs, ['registry'], 'ROLE=all may narrow its worker too');
+  assert.ok(Object.isFrozen(loadConfig({ WORKER_JOBS: 'registry' }).workerJobs));
+});
+
+test('WORKER_JOBS: unknown names, a mix of names and -names, empty items, none left, ROLE=api are refused', () => {
+  const one = (env: Record<string, string>) => {
+    const problems = problemsOf(env);
+    assert.equal(problems.length, 1, JSON.stringify(problems));
+    return problems[0]!;
+  };
+  assert.equal(
+    one({ ROLE: 'worker', WORKER_JOBS: 'webhooks,hooks' }),
+    'WORKER_JOBS: unknown job module "hooks" (known: accounts, wallet, watchlist, mail, registry, webhooks)',
+  );
+  assert.match(one({ ROLE: 'worker', WORKER_JOBS: '-companies' }), /^WORKER_JOBS: unknown job module "companies"/);
+  assert.match(one({ ROLE: 'worker', WORKER_JOBS: 'webhooks,-mail' }), /^WORKER_JOBS mixes names and -names/);
+  assert.match(one({ ROLE: 'worker', WORKER_JOBS: 'webhooks,,mail' }), /^WORKER_JOBS has an empty item/);
+  assert.match(one({ ROLE: 'worker', WORKER_JOBS: ',' }), /^WORKER_JOBS has an empty item/);
+  assert.match(one({ ROLE: 'worker', WORKER_JOBS: '-' }), /^WORKER_JOBS has an empty item/);
+  assert.match(one({ ROLE: 'worker', WORKER_JOBS: JOB_MODULES.map((m) => `-${m}`).join(',') }), /^WORKER_JOBS leaves out every job module/);
+  assert.equal(one({ ROLE: 'api', WORKER_JOBS: 'webhooks' }), 'WORKER_JOBS is set but ROLE=api runs no worker');
+});
+
+test('WORKER_IDLE_PRIORITY: only with ROLE=worker; listed with every other problem', () => {
+  assert.equal(loadConfig({}).workerIdlePriority, false);
+  assert.equal(loadConfig({ ROLE: 'worker', WORKER_IDLE_PRIORITY: 'true' }).workerIdlePriority, true);
+  assert.equal(loadConfig({ ROLE: 'worker', WORKER_IDLE_PRIORITY: '1' }).workerIdlePriority, true);
+  assert.equal(loadConfig({ ROLE: 'worker', WORKER_IDLE_PRIORITY: 'false' }).workerIdlePriority, false);
+  assert.equal(loadConfig({ ROLE: 'api', WORKER_IDLE_PRIORITY: 'false' }).workerIdlePriority, false, 'false is harmless anywhere');
+  assert.match(problemsOf({ WORKER_IDLE_PRIORITY: 'yes' })[0]!, /^WORKER_IDLE_PRIORITY must be one of true, false, 1, 0/);
+  for (const role of ['all', 'api'])
+    assert.deepEqual(
+      problemsOf({ ROLE: role, WORKER_IDLE_PRIORITY: 'true' }).map((p) => p.split(':')[0]),
+      [`WORKER_IDLE_PRIORITY=true needs ROLE=worker (got ROLE=${role})`],
+    );
+  assert.match(problemsOf({ WORKER_IDLE_PRIORITY: 'true' })[0]!, /needs ROLE=worker \(got ROLE=all\)/, 'the default role is all');
+  const all = problemsOf({ ROLE: 'api', WORKER_IDLE_PRIORITY: 'true', WORKER_JOBS: 'nope', PORT: 'x' });
+  assert.deepEqual(
+    all.map((p) => p.split(/[ :]/)[0]),
+    ['PORT', 'WORKER_JOBS', 'WORKER_JOBS', 'WORKER_IDLE_PRIORITY=true'],
+    JSON.stringify(all),
+  );
 });

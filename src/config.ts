@@ -7,6 +7,13 @@ export type PaymentProviderName = 'dev' | 'stripe';
 
 export const KNOWN_SOURCES = ['krs', 'bir', 'ceidg', 'vat', 'synthetic'] as const;
 
+/**
+ * The modules with background jobs (tasks and crontab lines), by AppModule name: what WORKER_JOBS
+ * selects from. src/composition.ts refuses a module with jobs that is not listed here.
+ */
+export const JOB_MODULES = ['accounts', 'wallet', 'watchlist', 'mail', 'registry', 'webhooks'] as const;
+export type JobModuleName = (typeof JOB_MODULES)[number];
+
 /** Credits per operation (docs/credits.md); every data route declares one of these keys. */
 export const DEFAULT_PRICES = {
   'companies.search': 1,
@@ -48,6 +55,10 @@ export interface Config {
   readonly stripeWebhookSecret: string | undefined;
   readonly stripeApiBase: string | undefined;
   readonly role: Role;
+  /** The job modules whose tasks and crontab this process's worker runs (WORKER_JOBS; default all). */
+  readonly workerJobs: readonly JobModuleName[];
+  /** Put the worker process and its local PostgreSQL backends under SCHED_IDLE (WORKER_IDLE_PRIORITY; ROLE=worker only). */
+  readonly workerIdlePriority: boolean;
   readonly registrySources: readonly string[];
   readonly krsApiUrl: string | undefined;
   readonly birApiUrl: string | undefined;
@@ -116,6 +127,8 @@ const EnvSchema = Type.Object({
   STRIPE_WEBHOOK_SECRET: Type.Optional(Type.String()),
   STRIPE_API_BASE: Type.Optional(Url(['http:', 'https:'])),
   ROLE: Type.Optional(OneOf(['all', 'api', 'worker'])),
+  WORKER_JOBS: Type.Optional(Type.String({ description: 'a comma list of job modules' })),
+  WORKER_IDLE_PRIORITY: Type.Optional(OneOf(['true', 'false', '1', '0'])),
   KRS_API_URL: Type.Optional(Url(['http:', 'https:'])),
   BIR_API_URL: Type.Optional(Url(['http:', 'https:'])),
   BIR_API_KEY: Type.Optional(Type.String()),
@@ -167,6 +180,32 @@ function parseJson<T extends TSchema>(name: string, raw: string | undefined, sch
   if (!first) return value as Static<T>;
   problems.push(`${name}: ${first.path ? `${first.path.slice(1).replaceAll('/', '.')} ` : ''}${first.message.toLowerCase()}`);
   return undefined;
+}
+
+/**
+ * WORKER_JOBS: either all plain names (only these modules) or all `-`-prefixed (every module but
+ * these); unset, every module. Problems are added to `problems`; the selection is in JOB_MODULES order.
+ */
+function parseWorkerJobs(raw: string | undefined, problems: string[]): JobModuleName[] {
+  if (raw === undefined) return [...JOB_MODULES];
+  const items = raw.split(',').map((x) => x.trim());
+  const known = `known: ${JOB_MODULES.join(', ')}`;
+  if (items.some((x) => x === '' || x === '-')) {
+    problems.push(`WORKER_JOBS has an empty item (got "${raw}"; ${known})`);
+    return [...JOB_MODULES];
+  }
+  const excluding = items.filter((x) => x.startsWith('-')).length;
+  if (excluding > 0 && excluding < items.length) {
+    problems.push(`WORKER_JOBS mixes names and -names (got "${raw}"): list the modules to run, or -modules to leave out`);
+    return [...JOB_MODULES];
+  }
+  const names = items.map((x) => x.replace(/^-/, ''));
+  const unknown = names.filter((x) => !(JOB_MODULES as readonly string[]).includes(x));
+  for (const x of unknown) problems.push(`WORKER_JOBS: unknown job module "${x}" (${known})`);
+  if (unknown.length > 0) return [...JOB_MODULES];
+  const selected = JOB_MODULES.filter((m) => (excluding > 0 ? !names.includes(m) : names.includes(m)));
+  if (selected.length === 0) problems.push(`WORKER_JOBS leaves out every job module (got "${raw}")`);
+  return selected;
 }
 
 /**
@@ -258,6 +297,15 @@ export function loadConfig(env: Env = process.env): Config {
     } else webhookRetrySchedule = parts;
   }
 
+  const role = (e.ROLE ?? 'all') as Role;
+  const workerJobs = parseWorkerJobs(e.WORKER_JOBS, problems);
+  if (e.WORKER_JOBS !== undefined && role === 'api') problems.push('WORKER_JOBS is set but ROLE=api runs no worker');
+  const workerIdlePriority = e.WORKER_IDLE_PRIORITY === 'true' || e.WORKER_IDLE_PRIORITY === '1';
+  if (workerIdlePriority && role !== 'worker')
+    problems.push(
+      `WORKER_IDLE_PRIORITY=true needs ROLE=worker (got ROLE=${role}): idle priority would starve ${role === 'api' ? 'the API' : 'the API and the daily run in this process'}`,
+    );
+
   if (problems.length > 0) throw new ConfigError(problems);
   const trustProxy = e.TRUST_PROXY ?? '0';
   return Object.freeze({
@@ -273,7 +321,9 @@ export function loadConfig(env: Env = process.env): Config {
     stripeSecretKey: e.STRIPE_SECRET_KEY,
     stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,
     stripeApiBase: e.STRIPE_API_BASE,
-    role: (e.ROLE ?? 'all') as Role,
+    role,
+    workerJobs: Object.freeze(workerJobs),
+    workerIdlePriority,
     registrySources: Object.freeze(registrySources),
     krsApiUrl: e.KRS_API_URL,
     birApiUrl: e.BIR_API_URL,

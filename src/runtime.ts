@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createDatabase, type DatabaseHandle } from './db/database.ts';
+import { createDatabase, type ConnectHook, type DatabaseHandle } from './db/database.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { restoreDeferredIndexes } from './registry/deferred-indexes.ts';
@@ -18,7 +18,8 @@ export interface Runtime {
 export async function openRuntime(
   config: Config,
   logger: Logger,
-  options: { migrate?: boolean; poolSize?: number } = {},
+  /** onConnect: run on each of the pool's new connections (and on those made with its settings). */
+  options: { migrate?: boolean; poolSize?: number; onConnect?: ConnectHook } = {},
 ): Promise<Runtime> {
   let embedded: EmbeddedDatabase | null = null;
   let url = config.databaseUrl;
@@ -26,7 +27,7 @@ export async function openRuntime(
     embedded = await startEmbeddedDatabase(config.dataDir, logger);
     url = embedded.url;
   }
-  const database = createDatabase(url, { max: options.poolSize ?? 10 });
+  const database = createDatabase(url, { max: options.poolSize ?? 10, onConnect: options.onConnect });
   try {
     if (options.migrate !== false) {
       const applied = await migrateToLatest(database.db, database.pool);

@@ -8,6 +8,7 @@ import { compose, type Composition } from './composition.ts';
 import { startWorker } from './jobs/worker.ts';
 import { systemClock } from './lib/clock.ts';
 import { missingApiNodeOptions } from './lib/collector.ts';
+import { createIdlePriority } from './lib/idle-priority.ts';
 import { createLogger } from './logger.ts';
 import { requeueUnsentMail } from './modules/mail/jobs.ts';
 import { ensureDemoData } from './registry/demo.ts';
@@ -25,7 +26,11 @@ const SHUTDOWN_GRACE_MS = 30_000;
 export async function serveCommand(config: Config): Promise<number> {
   const logger = createLogger(config.logLevel);
   const started = Date.now();
-  const runtime = await openRuntime(config, logger, { poolSize: 20 });
+  // WORKER_IDLE_PRIORITY (ROLE=worker only): every backend of the worker's pool (graphile-worker's
+  // too: it is the same pool) and of the connections made with its settings, and then the process.
+  const idle = config.workerIdlePriority ? createIdlePriority({ logger }) : null;
+  const runtime = await openRuntime(config, logger, { poolSize: 20, onConnect: idle?.onConnect });
+  await idle?.applyToProcess();
   const db = runtime.database.db;
   let parts: Composition | null = null;
   let app: FastifyInstance | null = null;
@@ -61,11 +66,11 @@ export async function serveCommand(config: Config): Promise<number> {
     parts = compose({ config, db, logger, clock: systemClock });
     if (config.role === 'all' || config.role === 'worker') {
       runner = await startWorker({ pool: runtime.database.pool, logger, modules: parts.jobs, recovery: config.jobRecovery });
-      if (config.smtpUrl) {
+      if (config.smtpUrl && config.workerJobs.includes('mail')) {
         const n = await requeueUnsentMail(db);
         if (n > 0) logger.info({ count: n }, 'queued unsent mail from the outbox');
       }
-      logger.info('worker started');
+      logger.info({ jobs: config.workerJobs }, 'worker started');
     }
     if (config.role === 'all' || config.role === 'api') {
       const missing = missingApiNodeOptions(process.execArgv, config.nodeOptions);
@@ -82,7 +87,7 @@ export async function serveCommand(config: Config): Promise<number> {
         'regwatch is ready',
       );
     }
-    if (runtime.embedded && config.demoCompanies > 0 && config.role !== 'api') {
+    if (runtime.embedded && config.demoCompanies > 0 && config.role !== 'api' && config.workerJobs.includes('registry')) {
       // The API answers while the demo registry loads (it is resumable, so a stop midway is harmless).
       demo = ensureDemoData(runtime).then(
         () => undefined,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { enqueueDailyRuns } from '../src/registry/jobs.ts';
 import { defer } from './helpers/cleanup.ts';
 import { createTestDatabase } from './helpers/db.ts';
 import { freePort } from './helpers/net.ts';
+import { BIN, serveProcess } from './helpers/serve.ts';
 import { companySnapshot, nipFor, writeNdjson } from './helpers/registry.ts';
 import { startSmtp } from './helpers/smtp.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -24,7 +25,6 @@ import { startReceiver } from './webhooks-support.ts';
  * killed in the middle of a daily run loses nothing.
  */
 
-const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
 const COMPANIES = 3_000;
 const WATCHED = 50;
 // The feed (and so the webhooks) shows a company's events from the day it was first watched: today.
@@ -55,31 +55,7 @@ const baseEnv: Record<string, string | undefined> = {
 delete baseEnv.REDIS_URL;
 if (process.env.REDIS_URL) baseEnv.REDIS_URL = process.env.REDIS_URL;
 
-interface Proc {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function serve(env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...baseEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  defer(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  });
-  return { child, output: () => out, exited };
-}
+const serve = (env: Record<string, string>) => serveProcess({ ...baseEnv, ...env });
 
 async function runCli(args: string[]): Promise<string> {
   const child = spawn(process.execPath, [BIN, ...args], { env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,21 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import pg from 'pg';
 import { freePort } from './helpers/net.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defer } from './helpers/cleanup.ts';
+import { BIN, serveProcess, type ServeProcess } from './helpers/serve.ts';
 import { sharedBuffersMb } from '../src/db/embedded.ts';
 
-const BIN = new URL('../bin/regwatch.js', import.meta.url).pathname;
-
-function serve(
-  dataDir: string,
-  port: number,
-  extraEnv: Record<string, string> = {},
-): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+function serve(dataDir: string, port: number, extraEnv: Record<string, string> = {}): ServeProcess {
   const env: Record<string, string | undefined> = {
     ...process.env,
     DATA_DIR: dataDir,
@@ -26,19 +21,7 @@ function serve(
   };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
-  const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  defer(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  return { child, output: () => out, exited };
+  return serveProcess(env, { stop: 'kill' });
 }
 
 /** Runs a command to its end: exit code, stdout, stderr, and both as they came. */

@@ -28,6 +28,14 @@ export function poolOf(db: object): pg.Pool | undefined {
   return pools.get(db);
 }
 
+/**
+ * Runs the pool's onConnect hook on a client made apart from the pool with the pool's settings
+ * (a LISTEN or liveness connection), so that it is treated as the pool's own connections are.
+ */
+export async function runConnectHook(pool: pg.Pool, client: pg.ClientBase): Promise<void> {
+  await (pool.options as { onConnect?: ConnectHook }).onConnect?.(client);
+}
+
 /** What a database was made from by createDatabase: its connection string and application name. */
 export interface DatabaseConnection {
   url: string;
@@ -44,13 +52,21 @@ export function connectionOf(db: object): DatabaseConnection | undefined {
   return connections.get(db);
 }
 
-export function createDatabase(url: string, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
+/** Called on each new connection before it is used (an error ends the connection and fails its checkout). */
+export type ConnectHook = (client: pg.ClientBase) => Promise<void>;
+
+export function createDatabase(
+  url: string,
+  options: { max?: number; applicationName?: string; onConnect?: ConnectHook } = {},
+): DatabaseHandle {
   const applicationName = options.applicationName ?? 'regwatch';
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     application_name: applicationName,
     idleTimeoutMillis: 30_000,
+    // pg-pool (3.10 and later) awaits the hook; @types/pg declares it as returning void.
+    onConnect: options.onConnect as ((client: pg.ClientBase) => void) | undefined,
   });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});

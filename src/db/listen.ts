@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { poolOf, type Db } from './database.ts';
+import { poolOf, runConnectHook, type Db } from './database.ts';
 
 export interface NotificationListener {
   /** True while the connection is LISTENing: a notification sent now will arrive. */
@@ -76,6 +76,7 @@ export function createNotificationListener(options: ListenerOptions): Notificati
     });
     try {
       await c.connect();
+      await runConnectHook(pool, c);
       await c.query(`LISTEN ${channel}`);
     } catch (e) {
       lost(c, e);

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { advisoryLockHeldSql } from '../db/advisory-locks.ts';
+import { runConnectHook } from '../db/database.ts';
 
 /**
  * Hands back the jobs of workers whose process died. graphile-worker marks a job it runs as locked
@@ -74,6 +75,7 @@ export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options
     c.on('end', () => lose(c));
     try {
       await c.connect();
+      await runConnectHook(pool, c);
       // A machine that vanishes without closing its connection: the server notices in about
       // 90 s instead of the kernel's default two hours (no effect over a Unix socket).
       await c.query('SET tcp_keepalives_idle = 60; SET tcp_keepalives_interval = 10; SET tcp_keepalives_count = 3');

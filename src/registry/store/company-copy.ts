@@ -1,0 +1,285 @@
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { FIELD_SEP, type NewCompanyRow } from './company-rows.ts';
+
+/**
+ * A first load's new companies and their identifiers written with `COPY … FROM STDIN (FORMAT
+ * binary)` instead of INSERT … SELECT FROM unnest (companies-repo.ts insertCompanies,
+ * insertIdentifiers): PostgreSQL then neither splits the rows' fields (string_to_array), nor
+ * casts them, nor plans a statement; it reads each column in its binary form (docs/registry.md,
+ * "The load"). The encoder is written here, not taken from npm: pg-copy-streams-binary (the one
+ * package that encodes rows) has no `date`, builds a Buffer per field and pulls in old
+ * dependencies; this one transcodes the row as the INSERT path receives it (company-rows.ts: the
+ * snapshot's JSON, then its fields joined with U+001F) into one Buffer a batch, copying the text
+ * fields' UTF-8 bytes without decoding them, so the rows stored are exactly the INSERT path's.
+ */
+
+/** The columns of `companies` a COPY row holds, in this order (companyCopyData). */
+export const COMPANY_COPY_COLUMNS = [
+  'id',
+  'source_fingerprints',
+  'first_seen_date',
+  'snapshot',
+  'primary_identifier_type',
+  'primary_identifier',
+  'name',
+  'status',
+  'content_hash',
+  'name_folded',
+  'city_folded',
+  'voivodeship_folded',
+  'postal_code',
+  'legal_form',
+  'activity_codes',
+  'main_activity',
+  'activity_start',
+  'has_phone',
+  'has_email',
+  'has_fax',
+] as const;
+
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+const FIELD_BYTE = 0x1f;
+const NULL_BYTE = 0x1d;
+const COMMA = 0x2c;
+const TEXT_OID = 25;
+const JSONB_VERSION = 1;
+/** Days from 1970-01-01 to 2000-01-01, PostgreSQL's date epoch. */
+const PG_EPOCH_DAYS = 10_957;
+const DAY_MS = 86_400_000;
+
+/** The number of companyRowFields' fields, and where each column is among them. */
+const ROW_FIELDS = 17;
+const F = { pit: 0, pi: 1, name: 2, status: 3, hash: 4, fp: 5, nameFolded: 6, city: 7, voiv: 8, postal: 9, legal: 10, codes: 11, main: 12, start: 13 } as const;
+
+/** A `date` in PostgreSQL's binary form: days since 2000-01-01. Throws where PostgreSQL's `::date` would. */
+export function pgDateDays(text: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (m === null) throw new Error(`invalid input syntax for type date: "${text}"`);
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const ms = Date.UTC(y, mo - 1, d);
+  const back = new Date(ms);
+  // Date.UTC rolls 2021-02-30 over into March, and maps years below 100 onto 1900 and later.
+  if (y < 1 || back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d)
+    throw new Error(`date/time field value out of range: "${text}"`);
+  return Math.round(ms / DAY_MS) - PG_EPOCH_DAYS;
+}
+
+/** A growing output buffer of COPY binary data. */
+class CopyWriter {
+  buf: Buffer;
+  at = 0;
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(size, 64));
+  }
+  ensure(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.at + n, this.buf.length * 2));
+    this.buf.copy(grown, 0, 0, this.at);
+    this.buf = grown;
+  }
+  int16(v: number): void {
+    this.ensure(2);
+    this.at = this.buf.writeInt16BE(v, this.at);
+  }
+  int32(v: number): void {
+    this.ensure(4);
+    this.at = this.buf.writeInt32BE(v, this.at);
+  }
+  /** A bigint given as its decimal text. */
+  int8Field(decimal: string): void {
+    this.ensure(12);
+    this.at = this.buf.writeInt32BE(8, this.at);
+    this.at = this.buf.writeBigInt64BE(BigInt(decimal), this.at);
+  }
+  nullField(): void {
+    this.int32(-1);
+  }
+  /** A field whose value is `source[start, end)` as it is (text in UTF-8, or any binary value). */
+  bytesField(source: Buffer, start: number, end: number): void {
+    this.ensure(4 + end - start);
+    this.at = this.buf.writeInt32BE(end - start, this.at);
+    this.at += source.copy(this.buf, this.at, start, end);
+  }
+  /** A text field encoded as UTF-8 in place, after `prefix` (the jsonb version byte, say). */
+  textField(text: string, prefix?: number): void {
+    const max = Buffer.byteLength(text) + (prefix === undefined ? 0 : 1);
+    this.ensure(4 + max);
+    const lengthAt = this.at;
+    this.at += 4;
+    if (prefix !== undefined) this.buf[this.at++] = prefix;
+    this.at += this.buf.write(text, this.at);
+    this.buf.writeInt32BE(this.at - lengthAt - 4, lengthAt);
+  }
+  dateField(days: number): void {
+    this.ensure(8);
+    this.at = this.buf.writeInt32BE(4, this.at);
+    this.at = this.buf.writeInt32BE(days, this.at);
+  }
+  boolField(value: boolean): void {
+    this.ensure(5);
+    this.at = this.buf.writeInt32BE(1, this.at);
+    this.buf[this.at++] = value ? 1 : 0;
+  }
+  header(): void {
+    this.ensure(SIGNATURE.length + 8);
+    this.at += SIGNATURE.copy(this.buf, this.at);
+    this.int32(0); // flags: no OIDs
+    this.int32(0); // header extension length
+  }
+  done(): Buffer {
+    this.int16(-1);
+    return this.buf.subarray(0, this.at);
+  }
+}
+
+/** The row's snapshot and its fields as bytes: the worker's row as it is, a row built on this thread encoded. */
+function rowParts(row: NewCompanyRow['row']): { snapshot: Buffer; snapshotEnd: number; fields: Buffer; fieldsStart: number } {
+  if (Buffer.isBuffer(row)) {
+    // JSON text holds no raw U+001F: the first one ends the snapshot.
+    const cut = row.indexOf(FIELD_BYTE);
+    if (cut < 0) throw new Error('a company row without fields');
+    return { snapshot: row, snapshotEnd: cut, fields: row, fieldsStart: cut + 1 };
+  }
+  const snapshot = typeof row.snapshot === 'string' ? Buffer.from(row.snapshot, 'utf8') : row.snapshot;
+  const fields = typeof row.fields === 'string' ? Buffer.from(row.fields, 'utf8') : row.fields;
+  return { snapshot, snapshotEnd: snapshot.length, fields, fieldsStart: 0 };
+}
+
+/**
+ * The COPY binary data of new companies (columns COMPANY_COPY_COLUMNS), all first seen on
+ * `firstSeenDate` and delivered by `source`: the same values insertCompanies stores from the
+ * same rows. A field of a single U+001D is NULL, as string_to_array(…, chr(31), chr(29)) reads it.
+ */
+export function companyCopyData(source: string, firstSeenDate: string, rows: readonly NewCompanyRow[]): Buffer {
+  const firstSeen = pgDateDays(firstSeenDate);
+  let estimate = 32;
+  for (const { row } of rows)
+    estimate += 200 + (Buffer.isBuffer(row) ? row.length : 3 * (row.snapshot.length + row.fields.length));
+  const out = new CopyWriter(estimate);
+  out.header();
+  // Field boundaries of the row being written, reused: [start, end) of each of its fields.
+  const starts = new Int32Array(ROW_FIELDS);
+  const ends = new Int32Array(ROW_FIELDS);
+  const fingerprintsPrefix = `{${JSON.stringify(source)}:`;
+  for (const { id, row } of rows) {
+    const { snapshot, snapshotEnd, fields, fieldsStart } = rowParts(row);
+    let at = fieldsStart;
+    for (let k = 0; k < ROW_FIELDS; k++) {
+      let end = k === ROW_FIELDS - 1 ? fields.length : fields.indexOf(FIELD_BYTE, at);
+      if (end < 0) throw new Error(`company ${id}: a row of ${k + 1} fields, not ${ROW_FIELDS}`);
+      // A row with more fields than these is not one (the INSERT path would misread it too).
+      if (k === ROW_FIELDS - 1 && fields.indexOf(FIELD_BYTE, at) >= 0) throw new Error(`company ${id}: a row of more than ${ROW_FIELDS} fields`);
+      starts[k] = at;
+      ends[k] = end;
+      at = end + 1;
+    }
+    const isNull = (k: number) => ends[k]! - starts[k]! === 1 && fields[starts[k]!] === NULL_BYTE;
+    const text = (k: number) => {
+      if (isNull(k)) out.nullField();
+      else out.bytesField(fields, starts[k]!, ends[k]!);
+    };
+    const latin1 = (k: number) => fields.toString('latin1', starts[k]!, ends[k]!);
+    const bool = (k: number) => {
+      if (isNull(k)) return out.nullField();
+      const v = latin1(k);
+      if (v !== 't' && v !== 'f') throw new Error(`company ${id}: invalid input syntax for type boolean: "${v}"`);
+      out.boolField(v === 't');
+    };
+
+    out.int16(COMPANY_COPY_COLUMNS.length);
+    out.int8Field(id);
+    // jsonb_build_object(source, fp): the fingerprint is base64, never NULL.
+    if (isNull(F.fp)) out.textField(`${fingerprintsPrefix}null}`, JSONB_VERSION);
+    else out.textField(`${fingerprintsPrefix}${JSON.stringify(latin1(F.fp))}}`, JSONB_VERSION);
+    out.dateField(firstSeen);
+    out.bytesField(snapshot, 0, snapshotEnd);
+    text(F.pit);
+    text(F.pi);
+    text(F.name);
+    text(F.status);
+    // decode(f, 'base64')
+    if (isNull(F.hash)) out.nullField();
+    else {
+      const b64 = latin1(F.hash);
+      out.ensure(4 + b64.length);
+      const lengthAt = out.at;
+      const written = out.buf.write(b64, lengthAt + 4, 'base64');
+      out.buf.writeInt32BE(written, lengthAt);
+      out.at = lengthAt + 4 + written;
+    }
+    text(F.nameFolded);
+    text(F.city);
+    text(F.voiv);
+    text(F.postal);
+    text(F.legal);
+    // string_to_array(f, ','): '' is the empty array, and no element is NULL.
+    if (isNull(F.codes)) out.nullField();
+    else textArrayField(out, fields, starts[F.codes]!, ends[F.codes]!);
+    text(F.main);
+    if (isNull(F.start)) out.nullField();
+    else out.dateField(pgDateDays(latin1(F.start)));
+    bool(14);
+    bool(15);
+    bool(16);
+  }
+  return out.done();
+}
+
+/** A one-dimensional `text[]` of the comma-separated elements of `source[start, end)` (array_recv's format). */
+function textArrayField(out: CopyWriter, source: Buffer, start: number, end: number): void {
+  if (start === end) {
+    // The empty array: no dimensions.
+    out.int32(12);
+    out.int32(0);
+    out.int32(0);
+    out.int32(TEXT_OID);
+    return;
+  }
+  let count = 1;
+  for (let i = start; i < end; i++) if (source[i] === COMMA) count++;
+  const size = 20 + 4 * count + (end - start - (count - 1));
+  out.int32(size);
+  out.int32(1); // dimensions
+  out.int32(0); // no NULLs
+  out.int32(TEXT_OID);
+  out.int32(count);
+  out.int32(1); // lower bound
+  let at = start;
+  for (let k = 0; k < count; k++) {
+    let stop = source.indexOf(COMMA, at);
+    if (stop < 0 || stop > end) stop = end;
+    out.bytesField(source, at, stop);
+    at = stop + 1;
+  }
+}
+
+/** The COPY binary data of `company_identifiers` rows (key, company_id), in the order given. */
+export function identifierCopyData(rows: readonly { key: string; companyId: string }[]): Buffer {
+  const out = new CopyWriter(SIGNATURE.length + 10 + rows.length * 26);
+  out.header();
+  for (const r of rows) {
+    out.int16(2);
+    out.int8Field(r.key);
+    out.int8Field(r.companyId);
+  }
+  return out.done();
+}
+
+/**
+ * Sends `data` (COPY binary data) with `COPY table (columns) FROM STDIN (FORMAT binary)` on
+ * `client`, which must be the connection of the transaction the rows belong to
+ * (src/db/pinned-connection.ts). Returns the number of rows PostgreSQL reports.
+ */
+export async function copyBinary(client: pg.ClientBase, table: string, columns: readonly string[], data: Buffer): Promise<number> {
+  const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN (FORMAT binary)`));
+  await new Promise<void>((resolve, reject) => {
+    stream.on('error', reject);
+    stream.on('finish', resolve);
+    stream.end(data);
+  });
+  return stream.rowCount;
+}
+
+// The separator this encoder splits on is the one company-rows.ts joins with.
+if (FIELD_SEP.charCodeAt(0) !== FIELD_BYTE) throw new Error('company-copy.ts: FIELD_SEP changed');

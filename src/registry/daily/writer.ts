@@ -1,7 +1,14 @@
 import { sql } from 'kysely';
 import type { PreparedItem } from '../prepare.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
-import { copyCompanies, deleteCompanies, insertCompanies, insertIdentifiers, updateCompanies, updateFingerprints } from '../store/companies-repo.ts';
+import {
+  copyCompanies,
+  deleteCompanies,
+  insertCompanies,
+  insertIdentifiers,
+  updateCompanies,
+  updateFingerprints,
+} from '../store/companies-repo.ts';
 import { poolOf } from '../../db/database.ts';
 import { transactionClient } from '../../db/pinned-connection.ts';
 import { insertEvents, type NewEventRow } from '../store/events-repo.ts';

@@ -337,7 +337,12 @@ export async function insertIdentifiers(
     if (copyClient !== undefined) {
       // Keys are below 2^53 (identifierKey), so numbers order them exactly.
       const order = keys.map((_, i) => i).sort((a, b) => Number(keys[a]!) - Number(keys[b]!));
-      await copyBinary(copyClient, 'company_identifiers', ['key', 'company_id'], identifierCopyData(order.map((i) => ({ key: keys[i]!, companyId: ids[i]! }))));
+      await copyBinary(
+        copyClient,
+        'company_identifiers',
+        ['key', 'company_id'],
+        identifierCopyData(order.map((i) => ({ key: keys[i]!, companyId: ids[i]! }))),
+      );
     } else
       await sql`
         INSERT INTO company_identifiers (key, company_id)

@@ -50,19 +50,34 @@ const DAY_MS = 86_400_000;
 
 /** The number of companyRowFields' fields, and where each column is among them. */
 const ROW_FIELDS = 17;
-const F = { pit: 0, pi: 1, name: 2, status: 3, hash: 4, fp: 5, nameFolded: 6, city: 7, voiv: 8, postal: 9, legal: 10, codes: 11, main: 12, start: 13 } as const;
+const F = {
+  pit: 0,
+  pi: 1,
+  name: 2,
+  status: 3,
+  hash: 4,
+  fp: 5,
+  nameFolded: 6,
+  city: 7,
+  voiv: 8,
+  postal: 9,
+  legal: 10,
+  codes: 11,
+  main: 12,
+  start: 13,
+} as const;
 
 /** A `date` in PostgreSQL's binary form: days since 2000-01-01. Throws where PostgreSQL's `::date` would. */
 export function pgDateDays(text: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
   if (m === null) throw new Error(`invalid input syntax for type date: "${text}"`);
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const ms = Date.UTC(y, mo - 1, d);
-  const back = new Date(ms);
-  // Date.UTC rolls 2021-02-30 over into March, and maps years below 100 onto 1900 and later.
+  // setUTCFullYear, unlike Date.UTC, takes years below 100 as they are; both roll 2021-02-30 over into March.
+  const back = new Date(0);
+  back.setUTCFullYear(y, mo - 1, d);
   if (y < 1 || back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d)
     throw new Error(`date/time field value out of range: "${text}"`);
-  return Math.round(ms / DAY_MS) - PG_EPOCH_DAYS;
+  return Math.round(back.getTime() / DAY_MS) - PG_EPOCH_DAYS;
 }
 
 /** A growing output buffer of COPY binary data. */
@@ -154,8 +169,7 @@ function rowParts(row: NewCompanyRow['row']): { snapshot: Buffer; snapshotEnd: n
 export function companyCopyData(source: string, firstSeenDate: string, rows: readonly NewCompanyRow[]): Buffer {
   const firstSeen = pgDateDays(firstSeenDate);
   let estimate = 32;
-  for (const { row } of rows)
-    estimate += 200 + (Buffer.isBuffer(row) ? row.length : 3 * (row.snapshot.length + row.fields.length));
+  for (const { row } of rows) estimate += 200 + (Buffer.isBuffer(row) ? row.length : 3 * (row.snapshot.length + row.fields.length));
   const out = new CopyWriter(estimate);
   out.header();
   // Field boundaries of the row being written, reused: [start, end) of each of its fields.
@@ -169,7 +183,8 @@ export function companyCopyData(source: string, firstSeenDate: string, rows: rea
       let end = k === ROW_FIELDS - 1 ? fields.length : fields.indexOf(FIELD_BYTE, at);
       if (end < 0) throw new Error(`company ${id}: a row of ${k + 1} fields, not ${ROW_FIELDS}`);
       // A row with more fields than these is not one (the INSERT path would misread it too).
-      if (k === ROW_FIELDS - 1 && fields.indexOf(FIELD_BYTE, at) >= 0) throw new Error(`company ${id}: a row of more than ${ROW_FIELDS} fields`);
+      if (k === ROW_FIELDS - 1 && fields.indexOf(FIELD_BYTE, at) >= 0)
+        throw new Error(`company ${id}: a row of more than ${ROW_FIELDS} fields`);
       starts[k] = at;
       ends[k] = end;
       at = end + 1;

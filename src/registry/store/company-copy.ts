@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { FIELD_SEP, type NewCompanyRow } from './company-rows.ts';
+import { TEXT_OID } from './pg-binary-array.ts';
 
 /**
  * A first load's new companies and their identifiers written with `COPY … FROM STDIN (FORMAT
@@ -42,7 +43,6 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const FIELD_BYTE = 0x1f;
 const NULL_BYTE = 0x1d;
 const COMMA = 0x2c;
-const TEXT_OID = 25;
 const JSONB_VERSION = 1;
 /** Days from 1970-01-01 to 2000-01-01, PostgreSQL's date epoch. */
 const PG_EPOCH_DAYS = 10_957;

@@ -335,8 +335,9 @@ export async function insertIdentifiers(
     // In key order, the batch's entries reach the primary key's leaves in order rather than at
     // random: the statement took about a tenth less in a load (docs/benchmarks.md, reg-r8).
     if (copyClient !== undefined) {
-      // Keys are below 2^53 (identifierKey), so numbers order them exactly.
-      const order = keys.map((_, i) => i).sort((a, b) => Number(keys[a]!) - Number(keys[b]!));
+      // Keys are below 2^53 (identifierKey), so numbers order them exactly; each converted once.
+      const numeric = Float64Array.from(keys, Number);
+      const order = Array.from(keys, (_, i) => i).sort((a, b) => numeric[a]! - numeric[b]!);
       await copyBinary(
         copyClient,
         'company_identifiers',

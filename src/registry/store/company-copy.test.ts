@@ -116,7 +116,8 @@ function sampleRows(): NewCompanyRow[] {
     [SNAPSHOTS[2]!, fields({ pi: '3', name: 'x'.repeat(5000), hashOf: 'f', codes: 'ąę,śćź,🚀', start: '9999-12-31', fax: 't' })],
   ];
   return specs.map(([snapshot, f], i) => {
-    const id = String(900_000_000_000 + i);
+    // Ids above 2^32, and the largest bigint (beyond a number's exact range).
+    const id = i === 5 ? '9223372036854775807' : String(900_000_000_000 + i);
     if (i % 3 === 0) return { id, row: Buffer.from(companyRow(snapshot, f), 'utf8') };
     if (i % 3 === 1) return { id, row: { snapshot, fields: f } };
     return { id, row: { snapshot: Buffer.from(snapshot, 'utf8'), fields: Buffer.from(f, 'utf8') } };
@@ -181,6 +182,8 @@ test('binary COPY stores exactly the rows INSERT stores, every column type', asy
   assert.equal(r[5]!.codes, '{ąę,śćź,🚀}');
   assert.equal(r[5]!.start, '9999-12-31');
   assert.equal((r[5]!.name as string).length, 5000);
+  assert.equal(r[5]!.id, '9223372036854775807');
+  assert.equal(r[0]!.id, '900000000000');
   for (const x of r) assert.equal(x.first_seen, '2026-11-01');
 });
 

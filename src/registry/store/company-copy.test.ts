@@ -7,7 +7,7 @@ import { poolOf } from '../../db/database.ts';
 import { transactionClient } from '../../db/pinned-connection.ts';
 import { copyCompanies, insertCompanies, insertIdentifiers, type IdentifierRow } from './companies-repo.ts';
 import { companyRow, FIELD_SEP, NULL_FIELD, type NewCompanyRow } from './company-rows.ts';
-import { pgDateDays } from './company-copy.ts';
+import { companyCopyData, pgDateDays } from './company-copy.ts';
 import { contentHash } from './content-hash.ts';
 
 // The binary COPY of a first load (company-copy.ts) must store exactly what the INSERT path
@@ -263,4 +263,18 @@ test('transactionClient: the client the transaction runs on; none for a pool nob
   } finally {
     await untracked.end();
   }
+});
+
+test('a row of too few or too many fields is refused before anything is sent', () => {
+  const f = fields({ pi: '1', name: 'A', hashOf: 'a' });
+  const parts = f.split(FIELD_SEP);
+  assert.equal(parts.length, 17);
+  const encode = (text: string) => companyCopyData('s', '2026-11-01', [{ id: '1', row: Buffer.from(companyRow('{}', text)) }]);
+  assert.ok(encode(f).length > 0);
+  assert.throws(() => encode(parts.slice(0, 16).join(FIELD_SEP)), /16 fields, not 17/);
+  assert.throws(() => encode(f + FIELD_SEP + 'x'), /more than 17 fields/);
+  assert.throws(
+    () => encode(f.replace(`${FIELD_SEP}f${FIELD_SEP}f${FIELD_SEP}f`, `${FIELD_SEP}f${FIELD_SEP}true${FIELD_SEP}f`)),
+    /boolean: "true"/,
+  );
 });

@@ -5,6 +5,7 @@
  *
  *   node --import tsx bench/registry-load-file.ts --file /tmp/load-1m.ndjson --companies 1000000
  *   BENCH_PG_STATS=1 node --import tsx bench/registry-load-file.ts --file ...   # and PostgreSQL's time by statement
+ *   node --import tsx bench/registry-load-file.ts --file ... --copy false        # INSERT instead of binary COPY (A/B)
  *
  * Prints the rate, the tail after the last batch (the deferred index builds), the CPU a company
  * of Node.js and of PostgreSQL by process kind, and what the cluster wrote (bench/pg-io.ts).
@@ -20,6 +21,7 @@ import { runDaily } from '../src/registry/daily.ts';
 const file = argValue('file', '');
 if (file === '') throw new Error('--file PATH is required (written when missing)');
 const companies = Number(argValue('companies', '1000000'));
+const copyRows = argValue('copy', 'true') !== 'false';
 if (!existsSync(file)) await writeBenchFile(file, 0, companies);
 
 const bench = await openBenchDatabase();
@@ -40,6 +42,7 @@ try {
     source: createFileSource(file),
     sourceKey: 'bench:load',
     batchSize: 2000,
+    copyRows,
     onProgress: () => {
       lastBatch = performance.now();
     },
@@ -56,6 +59,7 @@ try {
       speed_reference_us: speed,
       kernel_reference: kernel,
       companies: s.new,
+      copy_rows: copyRows,
       seconds: Number(((end - t0) / 1000).toFixed(1)),
       per_second: Math.round((s.new * 1000) / (end - t0)),
       tail_seconds: Number(((end - lastBatch) / 1000).toFixed(1)),

@@ -86,15 +86,27 @@ test('a first load through the preparing worker stores exactly what the same loa
   const dir = mkdtempSync(join(tmpdir(), 'regwatch-first-load-'));
   const path = join(dir, 'day.ndjson');
   writeFileSync(path, lines.join('\n') + '\n');
-  const stored = async (prepareInWorker: boolean) => {
+  const stored = async (prepareInWorker: boolean, copyRows: boolean) => {
     const t = await createTestDatabase();
+    // Counts the COPY statements the load sends (writer.ts: a first load's batches, unless copyRows is false).
+    let copies = 0;
+    t.pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        if (/^COPY /.test((args[0] as { text?: string }).text ?? '')) copies++;
+        return query(...args);
+      };
+    });
     const s = await runDaily(t.db, {
       date: '2026-11-01',
       source: createFileSource(path),
       sourceKey: 'file',
       batchSize: 8,
       prepareInWorker,
+      copyRows,
     });
+    // Two a batch that has new companies (companies, identifiers), none without copyRows.
+    assert.ok(copyRows ? copies >= 16 : copies === 0, `${copies} COPY statements`);
     const { rows } = await sql<Record<string, unknown>>`
       SELECT c.primary_identifier_type, c.primary_identifier, c.name, c.status, c.snapshot, encode(c.content_hash, 'hex') AS hash,
         c.source_fingerprints, c.revision, c.name_folded, c.city_folded, c.voivodeship_folded, c.postal_code, c.legal_form,
@@ -109,9 +121,12 @@ test('a first load through the preparing worker stores exactly what the same loa
     };
   };
   try {
-    const inWorker = await stored(true);
-    const here = await stored(false);
+    const inWorker = await stored(true, true);
+    const here = await stored(false, true);
     assert.deepEqual(inWorker, here);
+    // Binary COPY stores what INSERT stores (src/registry/store/company-copy.ts), from either thread's rows.
+    assert.deepEqual(await stored(true, false), here);
+    assert.deepEqual(await stored(false, false), here);
     assert.equal(here.rows.length, 61);
     assert.deepEqual(here.integrity, { companies: 61, identifiers: 183, dangling: 0 });
     const odd = here.rows.find((r) => r.primary_identifier === nipFor(600))!;

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { trackPoolClients } from './pinned-connection.ts';
 
 // bigint (int8) as string keeps precision; numeric counts we convert at the edges.
 // timestamptz stays a Date (pg's default).
@@ -71,6 +72,8 @@ export function createDatabase(
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
+  // A transaction's own client, for COPY (src/db/pinned-connection.ts).
+  trackPoolClients(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   connections.set(db, { url, applicationName });

@@ -79,6 +79,9 @@ async function processBatches(
     ? prepareFileInWorker(origin.path, date, origin.options, withRows)
     : // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
       preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null, () => assumeNew);
+  // A first load writes its new companies with binary COPY (writer.ts); a run on a registry that
+  // already holds companies inserts its few new ones as before.
+  const copyRows = assumeNew && (options.copyRows ?? true);
   try {
     await onStart(assumeNew && (options.deferIndexes ?? inWorker));
   } catch (e) {
@@ -178,7 +181,7 @@ async function processBatches(
       const plan = await planBatch(db, date, items, await matches, skipped, skips, recent);
       recent.remember(plan.seen);
       await settleInFlight();
-      inFlight = writeBatch(db, run.id, source.name, date, plan, items.length);
+      inFlight = writeBatch(db, run.id, source.name, date, plan, items.length, copyRows);
       // Keep a rejected in-flight write from surfacing as unhandled while the next batch is planned.
       inFlight.catch(() => {});
     }

@@ -1,7 +1,16 @@
 import { sql } from 'kysely';
 import type { PreparedItem } from '../prepare.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
-import { deleteCompanies, insertCompanies, insertIdentifiers, updateCompanies, updateFingerprints } from '../store/companies-repo.ts';
+import {
+  copyCompanies,
+  deleteCompanies,
+  insertCompanies,
+  insertIdentifiers,
+  updateCompanies,
+  updateFingerprints,
+} from '../store/companies-repo.ts';
+import { poolOf } from '../../db/database.ts';
+import { transactionClient } from '../../db/pinned-connection.ts';
 import { insertEvents, type NewEventRow } from '../store/events-repo.ts';
 import { addRunCounters, recordRunChanges, type RunCounters } from '../store/daily-runs-repo.ts';
 import { lockEventsWriter } from '../store/locks.ts';
@@ -26,16 +35,24 @@ export async function writeBatch(
   date: string,
   plan: BatchPlan,
   processedItems: number,
+  /**
+   * Write the batch's new companies and identifiers with binary COPY (copyCompanies) when `db`
+   * is createDatabase's (the transaction's client can be found); otherwise, or when false,
+   * INSERT. The pipeline sets it for a first load's batches (RunDailyOptions.copyRows).
+   */
+  copyRows = false,
 ): Promise<BatchOutcome> {
   return db.transaction().execute(async (trx) => {
-    await insertCompanies(trx, sourceName, date, plan.newRows);
+    const copyClient = copyRows && plan.newRows.length > 0 ? await transactionClient(poolOf(db), trx) : undefined;
+    if (copyClient !== undefined) await copyCompanies(trx, copyClient, sourceName, date, plan.newRows);
+    else await insertCompanies(trx, sourceName, date, plan.newRows);
     const written = await updateCompanies(
       trx,
       sourceName,
       plan.updates.map((u) => u.row),
     );
     const applied = plan.updates.filter((u) => written.has(u.row.id));
-    const conflicts = await insertIdentifiers(trx, [...plan.newIdentifiers, ...applied.flatMap((u) => u.newIdentifiers)]);
+    const conflicts = await insertIdentifiers(trx, [...plan.newIdentifiers, ...applied.flatMap((u) => u.newIdentifiers)], copyClient);
 
     // A new company whose identifier another company took meanwhile is not new: it is retried,
     // and the retry's lookup finds that company.

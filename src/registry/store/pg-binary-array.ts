@@ -4,7 +4,7 @@
  */
 
 /** TEXTOID: the element type a binary `text[]` names in its header. */
-const TEXT_OID = 25;
+export const TEXT_OID = 25;
 
 /**
  * A one-dimensional `text[]` without NULLs in PostgreSQL's binary format (array_recv): the number

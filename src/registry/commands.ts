@@ -103,8 +103,7 @@ export async function dailyCommand(config: Config, options: { date?: string; sou
   if (origin !== null && fileSize(origin.path) >= WORKER_MIN_FILE_BYTES) prestartPrepareWorker();
   let runtime;
   try {
-    // The run's lock, the batch being written, two batches' lookups in two parts each (planner.ts LOOKUP_PARTS).
-    runtime = await openRuntime(config, logger, { poolSize: 6 });
+    runtime = await openRuntime(config, logger, { poolSize: 4 });
   } catch (e) {
     await discardPrestartedWorker();
     throw e;

@@ -112,29 +112,10 @@ export function lookupBatch(
   sourceName: string,
   items: PreparedItem[],
   assumeNew: boolean,
-  parts = LOOKUP_PARTS,
 ): Promise<(MatchedCompany | null)[]> {
   if (items.length === 0 || (assumeNew && items.every((item) => item.attempts === 0))) return Promise.resolve(items.map(() => null));
-  const n = Math.min(parts, Math.floor(items.length / MIN_LOOKUP_PART));
-  if (n <= 1) return lookupCompaniesForBatch(db, sourceName, items);
-  const size = Math.ceil(items.length / n);
-  const slices: PreparedItem[][] = [];
-  for (let i = 0; i < items.length; i += size) slices.push(items.slice(i, i + size));
-  return Promise.all(slices.map((slice) => lookupCompaniesForBatch(db, sourceName, slice))).then((found) => found.flat());
+  return lookupCompaniesForBatch(db, sourceName, items);
 }
-
-/**
- * A batch's lookup runs as this many statements at once, each on its own connection, when the
- * batch has MIN_LOOKUP_PART lines a part. On a large registry each changed company's heap page
- * (and, after a restart, index pages) is read in by the lookup, one read at a time in a
- * statement: at 4,100,000 companies on a machine whose page cache did not hold the table, those
- * reads were 260–425 µs of each changed company's lookup (docs/benchmarks.md, reg-day). Split, the
- * reads of a batch are waited for two at a time. A batch's lines name pairwise different
- * companies, and each part is checked by the revision check like the whole was, so the split
- * changes no result.
- */
-export const LOOKUP_PARTS = Number(process.env.REGWATCH_EXPERIMENT_LOOKUP_PARTS ?? 2);
-const MIN_LOOKUP_PART = 250;
 
 export async function planBatch(
   db: RegistryExecutor,

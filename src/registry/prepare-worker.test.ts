@@ -150,46 +150,6 @@ test("a line larger than the worker's chunk buffer crosses whole, between ordina
   assert.deepEqual(comparable(got), comparable(expected));
 });
 
-test("on a delta the worker sends each entry's canonical JSON as text too, the same as its bytes", async () => {
-  // Lines the source rejects between the entries shift nothing: each entry gets its own text.
-  const lines = [
-    JSON.stringify(company(60000, 'ŻÓŁTA SPÓŁKA')),
-    '{not json',
-    // No valid identifier: rejected.
-    JSON.stringify({ ...company(0, 'X'), identity: { ...company(0, 'X').identity, identifiers: [{ type: 'NIP', value: '123' }] } }),
-    JSON.stringify({ ...company(60001, 'A\u001eB\u001f "C"'), persons: [{ full_name: 'Łucja', role: 'x' }] }),
-    ...Array.from({ length: 700 }, (_, i) => JSON.stringify(company(60100 + i, `FIRMA ${i} ąę`))),
-  ];
-  const path = join(dir, 'delta.ndjson');
-  writeFileSync(path, lines.join('\n') + '\n');
-  const expected: PreparedEntry[] = [];
-  for await (const raw of createFileSource(path).snapshotsForDate('2026-11-01')) expected.push(prepareEntry(raw, true, true));
-
-  const withText = prepareFileInWorker(path, '2026-11-01', {}, true, true);
-  const got: PreparedEntry[] = [];
-  for (let c = await withText.next(); c !== null; c = await withText.next()) got.push(...c);
-  assert.equal(got.length, expected.length);
-  assert.deepEqual(comparable(got), comparable(expected));
-  let items = 0;
-  got.forEach((e, i) => {
-    if (isSkip(e)) return assert.ok(isSkip(expected[i]!));
-    items++;
-    assert.equal(typeof e.canonicalJson, 'string');
-    assert.equal(e.canonicalJson, e.jsonBytes!.toString('utf8'));
-    assert.equal(e.canonicalJson, jsonOf(expected[i] as PreparedItem));
-  });
-  assert.equal(items, 702);
-
-  // Without it (a first load), no text crosses.
-  const plain = prepareFileInWorker(path, '2026-11-01', {});
-  try {
-    const first = (await plain.next())!.find((e) => !isSkip(e)) as PreparedItem;
-    assert.equal(first.canonicalJson, null);
-  } finally {
-    await plain.close();
-  }
-});
-
 test('a worker started ahead of its input prepares the file the same; one no run takes is ended', async () => {
   const lines = Array.from({ length: 1100 }, (_, i) => JSON.stringify(company(70000 + i, `WCZEŚNIEJ ${i}`)));
   const path = join(dir, 'prestarted.ndjson');
@@ -199,17 +159,13 @@ test('a worker started ahead of its input prepares the file the same; one no run
     for (let c = await chunks.next(); c !== null; c = await chunks.next()) got.push(...c);
     return got;
   };
-  const expected = await drain(prepareFileInWorker(path, '2026-11-01', {}, true, true));
+  const expected = await drain(prepareFileInWorker(path, '2026-11-01', {}));
 
   prestartPrepareWorker();
   // Its module loaded (and its early state kept) before it is given the file.
   await new Promise((r) => setTimeout(r, 300));
-  const got = await drain(prepareFileInWorker(path, '2026-11-01', {}, true, true));
+  const got = await drain(prepareFileInWorker(path, '2026-11-01', {}));
   assert.deepEqual(comparable(got), comparable(expected));
-  assert.deepEqual(
-    got.map((e) => (e as PreparedItem).canonicalJson),
-    expected.map((e) => (e as PreparedItem).canonicalJson),
-  );
 
   // Taken at once (still loading), and given a missing file: the file's error, as without it.
   prestartPrepareWorker();

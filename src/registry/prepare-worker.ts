@@ -44,15 +44,6 @@ interface WireChunk {
   length: number;
   meta: string;
   offsets: Int32Array;
-  /**
-   * On a delta (`withText`), each entry's canonical JSON as text too, concatenated, and where each
-   * one ends in it (an entry that was skipped ends where the one before did). The main thread
-   * parses a changed company's snapshot to merge and diff it: decoding the bytes there cost it
-   * about as much as the parse itself, and a string crosses threads as a plain copy of its
-   * characters.
-   */
-  text: string;
-  textEnds: Int32Array;
 }
 
 class ChunkWriter {
@@ -60,9 +51,6 @@ class ChunkWriter {
   length = 0;
   meta: string[] = [];
   offsets: number[] = [];
-  texts: string[] = [];
-  textEnds: number[] = [];
-  textLength = 0;
 
   /** Room for `chars` more UTF-16 code units written as UTF-8 (at most 3 bytes each). */
   private reserve(chars: number): void {
@@ -73,17 +61,12 @@ class ChunkWriter {
     this.bytes = grown;
   }
 
-  add(entry: ReturnType<typeof canonicalEntry>, withColumns: boolean, withText: boolean): void {
+  add(entry: ReturnType<typeof canonicalEntry>, withColumns: boolean): void {
     if (isSkip(entry)) {
       const e = entry.error;
       this.meta.push(FIELD + FIELD + JSON.stringify(e === null ? null : e instanceof Error ? e.message : String(e)));
       this.offsets.push(0, 0, 0);
-      if (withText) this.textEnds.push(this.textLength);
       return;
-    }
-    if (withText) {
-      this.texts.push(entry.canonicalJson);
-      this.textEnds.push((this.textLength += entry.canonicalJson.length));
     }
     const start = this.length;
     this.reserve(entry.canonicalJson.length);
@@ -114,16 +97,11 @@ class ChunkWriter {
       length: this.length,
       meta: this.meta.join(ENTRY),
       offsets: Int32Array.from(this.offsets),
-      text: this.texts.join(''),
-      textEnds: Int32Array.from(this.textEnds),
     };
     this.bytes = Buffer.allocUnsafeSlow(this.bytes.length);
     this.length = 0;
     this.meta = [];
     this.offsets = [];
-    this.texts = [];
-    this.textEnds = [];
-    this.textLength = 0;
     return out;
   }
 }
@@ -140,8 +118,7 @@ function identifiersFromWire(text: string): Identifier[] {
 function chunkFromWire(m: WireChunk): PreparedEntry[] {
   const out: PreparedEntry[] = [];
   const bytes = Buffer.from(m.bytes, 0, m.length);
-  const { meta, offsets, text, textEnds } = m;
-  const withText = textEnds.length > 0;
+  const { meta, offsets } = m;
   let pos = 0;
   for (let k = 0; pos < meta.length || k === 0; k++) {
     let end = meta.indexOf(ENTRY, pos);
@@ -158,8 +135,7 @@ function chunkFromWire(m: WireChunk): PreparedEntry[] {
       out.push({
         identifiers: identifiersFromWire(meta.slice(a + 1, b)),
         canonical: null,
-        // A slice of the chunk's text, which lives while any of its slices does: planning lets it go.
-        canonicalJson: withText ? text.slice(k === 0 ? 0 : textEnds[k - 1]!, textEnds[k]!) : null,
+        canonicalJson: null,
         jsonBytes: bytes.subarray(start, jsonEnd),
         fingerprint: meta.slice(pos, a),
         fields: null,
@@ -185,8 +161,6 @@ interface WorkerInput {
   role: typeof ROLE;
   /** Build each company's row (prepare.ts prepareEntry `withColumns`): worth it unless most lines are unchanged (a full export). */
   withColumns: boolean;
-  /** Send each entry's canonical JSON as text too (WireChunk.text): worth it when most lines name a stored company. */
-  withText: boolean;
   path: string;
   date: string;
   reportErrors: boolean;
@@ -251,17 +225,10 @@ export async function discardPrestartedWorker(): Promise<void> {
   await held.worker.terminate();
 }
 
-export function prepareFileInWorker(
-  path: string,
-  date: string,
-  options: FileSourceOptions,
-  withColumns = true,
-  withText = false,
-): PreparedChunks {
+export function prepareFileInWorker(path: string, date: string, options: FileSourceOptions, withColumns = true): PreparedChunks {
   const input: WorkerInput = {
     role: ROLE,
     withColumns,
-    withText,
     path,
     date,
     reportErrors: options.onError !== undefined,
@@ -373,7 +340,7 @@ async function runWorker(input: WorkerInput): Promise<void> {
   try {
     for await (const raw of source.snapshotsForDate(input.date)) {
       // The file source's snapshots are freshly parsed and held by nothing else.
-      writer.add(canonicalEntry(raw, true), input.withColumns, input.withText);
+      writer.add(canonicalEntry(raw, true), input.withColumns);
       if (++count >= CHUNK) await flush();
     }
     if (count > 0) await flush();

@@ -76,8 +76,7 @@ async function processBatches(
   const inWorker = origin !== null && (options.prepareInWorker ?? size >= WORKER_MIN_FILE_BYTES);
   const withRows = inWorker && (assumeNew || !(await looksLikeFullExport(db, origin.path, size)));
   const chunks = inWorker
-    ? // On a delta most lines name a stored company, whose snapshot this thread parses: the worker sends its text too.
-      prepareFileInWorker(origin.path, date, origin.options, withRows, withRows && !assumeNew)
+    ? prepareFileInWorker(origin.path, date, origin.options, withRows)
     : // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
       preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null, () => assumeNew);
   try {

@@ -25,11 +25,7 @@ export function canonicalOf(item: PreparedItem): CompanySnapshot {
   if (item.canonical !== null) return item.canonical;
   // Decoded for this parse only: cached on the item (jsonOf), the text of each of a batch's
   // 2,000 items lived until the batch committed, and young-generation collections kept copying it.
-  // Text the worker sent along (a delta's) is let go once parsed, for the same reason (and it
-  // holds its whole chunk's text): the bytes stay for the write.
-  const text = item.canonicalJson;
-  if (text !== null && item.jsonBytes !== null) item.canonicalJson = null;
-  return JSON.parse(text ?? item.jsonBytes!.toString('utf8')) as CompanySnapshot;
+  return JSON.parse(item.canonicalJson ?? item.jsonBytes!.toString('utf8')) as CompanySnapshot;
 }
 
 export interface PlannedUpdate {
@@ -184,7 +180,6 @@ export async function planBatch(
         };
         item.canonical = null;
         item.fields = null;
-        if (item.jsonBytes !== null) item.canonicalJson = null;
         skips.succeeded();
       } catch (e) {
         plan.skipped++;

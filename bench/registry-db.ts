@@ -164,9 +164,23 @@ export const statementStats = process.env.BENCH_PG_STATS === '1';
 
 /** Prints each statement's time, WAL and full-page images a company (`n`) since the last reset, one JSON line each. */
 export async function printStatementStats(db: Db, label: string, n: number): Promise<void> {
-  const { rows } = await sql<{ statement: string; calls: string; us: number; wal_bytes: number; fpi: string; jit_ms: number }>`
+  const { rows } = await sql<{
+    statement: string;
+    calls: string;
+    us: number;
+    wal_bytes: number;
+    fpi: string;
+    jit_ms: number;
+    blks_hit: number;
+    blks_read: number;
+    read_us: number;
+  }>`
     SELECT left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 60) AS statement, calls,
       round((total_exec_time * 1000 / ${n})::numeric, 1)::float8 AS us, round(wal_bytes / ${n})::float8 AS wal_bytes, wal_fpi AS fpi,
+      -- Pages a company found in shared_buffers and read in (from the page cache or the disk), and
+      -- the time those reads took (track_io_timing on, else 0).
+      round(shared_blks_hit::numeric / ${n}, 2)::float8 AS blks_hit, round(shared_blks_read::numeric / ${n}, 2)::float8 AS blks_read,
+      round((shared_blk_read_time * 1000 / ${n})::numeric, 1)::float8 AS read_us,
       round((jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time)::numeric, 1)::float8 AS jit_ms
     FROM pg_stat_statements WHERE total_exec_time * 1000 / ${n} >= 0.5 ORDER BY total_exec_time DESC`.execute(db);
   for (const r of rows) console.log(JSON.stringify({ label, ...r, calls: Number(r.calls), fpi: Number(r.fpi) }));

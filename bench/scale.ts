@@ -47,7 +47,7 @@ import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createSyntheticSource, SYNTHETIC_DEFAULTS } from '../src/registry/sources/synthetic.ts';
 import { API_NODE_OPTIONS } from '../src/lib/collector.ts';
 import { processCpuSeconds } from './machine.ts';
-import { argValue, openBenchDatabase } from './registry-db.ts';
+import { argValue, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { speedReference, syncToDisk } from './registry-fixtures.ts';
 import { pgIoDelta, samplePgIo } from './pg-io.ts';
 import { buildWorkload, queryString, runLoad, summary } from './search-fixtures.ts';
@@ -392,6 +392,15 @@ async function loadAndDay(): Promise<{ id: string; token: string }> {
 /** One 1 % day through the CLI after a CHECKPOINT (as a production day finds the previous day's data), with its rate. */
 async function oneDay(phase: string, date: string, file: string): Promise<void> {
   await sql`CHECKPOINT`.execute(db);
+  // The day's updates of companies that stayed on their page with no index entry (HOT): each
+  // other one writes an entry in every index of the table.
+  const tableUpdates = async () =>
+    (
+      await sql<{ upd: string; hot: string }>`
+        SELECT n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot FROM pg_stat_user_tables WHERE relname = 'companies'`.execute(db)
+    ).rows[0]!;
+  const upd0 = await tableUpdates();
+  if (statementStats) await sql`SELECT pg_stat_statements_reset()`.execute(db);
   t0 = performance.now();
   const daySummary = await cli(['daily', '--date', date, '--source', `file:${file}`], readFileSync(file, 'utf8').split('\n').length - 1);
   const daySeconds = seconds(t0);
@@ -401,10 +410,15 @@ async function oneDay(phase: string, date: string, file: string): Promise<void> 
     SELECT updated_count AS updated, new_count AS new, events_count::text AS events FROM daily_runs WHERE run_date = ${date}::date AND kind = 'daily'`.execute(
     db,
   );
+  // The backends' table statistics reach the shared ones when they exit or within a second.
+  await new Promise((r) => setTimeout(r, 1200));
+  const upd1 = await tableUpdates();
+  if (statementStats) await printStatementStats(db, `day ${date} (µs a changed company)`, run!.updated + run!.new);
   out({
     phase,
     date,
     seconds: daySeconds,
+    companies_updates: { all: Number(upd1.upd) - Number(upd0.upd), hot: Number(upd1.hot) - Number(upd0.hot) },
     changed: run!.updated + run!.new,
     changed_per_second: Math.round((run!.updated + run!.new) / daySeconds),
     events: Number(run!.events),

@@ -1,12 +1,13 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { createTestDatabase } from './helpers/db.ts';
 import { companySnapshot, writeNdjson } from './helpers/registry.ts';
+import { WORKER_MIN_FILE_BYTES } from '../src/registry/daily/full-export-heuristics.ts';
 
 const t = await createTestDatabase();
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-cli-'));
@@ -100,6 +101,8 @@ test('a daily run killed with SIGKILL mid-way, then run again, loses and doubles
     join(dir, 'big-changed.ndjson'),
     Array.from({ length: size }, (_, i) => companySnapshot({ n: 100_000 + i, name: `NOWA ${i}` })),
   );
+  // Both files go through the file-preparing worker, which the command starts before the database opens.
+  assert.ok(statSync(base).size >= WORKER_MIN_FILE_BYTES && statSync(changed).size >= WORKER_MIN_FILE_BYTES);
   const args = ['daily', '--date', '2026-11-11', '--source', `file:${changed}`, '--batch-size', '500'];
   const killed = await regwatch(args, (child) => {
     const poll = setInterval(

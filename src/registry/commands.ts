@@ -10,6 +10,9 @@ import type { DailyProgress } from './daily/options.ts';
 import { runDaily } from './daily/run.ts';
 import { formatSummary, type DailyRunSummary } from './daily/summary.ts';
 import { resolveSource, SourceSpecError, DEFAULT_SYNTHETIC_SEED } from './sources/resolve.ts';
+import { fileSourceOrigin } from './sources/file.ts';
+import { discardPrestartedWorker, prestartPrepareWorker } from './prepare-worker.ts';
+import { fileSize, WORKER_MIN_FILE_BYTES } from './daily/full-export-heuristics.ts';
 import { seedSyntheticCompanies } from './demo.ts';
 
 /** `regwatch daily` and `regwatch seed`. Logs go to stderr; stdout carries only the summary line. */
@@ -94,7 +97,17 @@ export async function dailyCommand(config: Config, options: { date?: string; sou
     if (e instanceof SourceSpecError) return usageError(e.message, DAILY_USAGE);
     throw e;
   }
-  const runtime = await openRuntime(config, logger, { poolSize: 4 });
+  // A file the run will prepare in the worker thread (pipeline.ts): the worker starts now, while
+  // the database opens and the run begins.
+  const origin = fileSourceOrigin(resolved.source);
+  if (origin !== null && fileSize(origin.path) >= WORKER_MIN_FILE_BYTES) prestartPrepareWorker();
+  let runtime;
+  try {
+    runtime = await openRuntime(config, logger, { poolSize: 4 });
+  } catch (e) {
+    await discardPrestartedWorker();
+    throw e;
+  }
   logger.info({ since_start_ms: Math.round(performance.now()) }, 'database open');
   runtimeDb = runtime.database.db as unknown as RegistryExecutor;
   const abort = abortOnSignals();
@@ -113,6 +126,7 @@ export async function dailyCommand(config: Config, options: { date?: string; sou
   } finally {
     progress.done();
     abort.dispose();
+    await discardPrestartedWorker();
     await runtime.close();
   }
   logger.info({ since_start_ms: Math.round(performance.now()) }, 'daily command done');

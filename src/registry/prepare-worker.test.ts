@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { CompanySnapshot } from './model.ts';
 import { isSkip, jsonOf, prepareEntry, type PreparedEntry, type PreparedItem } from './prepare.ts';
 import { companyRow } from './store/company-rows.ts';
-import { prepareFileInWorker } from './prepare-worker.ts';
+import { discardPrestartedWorker, prepareFileInWorker, prestartPrepareWorker } from './prepare-worker.ts';
 import { createFileSource, parseSnapshotLine } from './sources/file.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-prepare-worker-'));
@@ -148,4 +148,33 @@ test("a line larger than the worker's chunk buffer crosses whole, between ordina
   const got: PreparedEntry[] = [];
   for (let c = await chunks.next(); c !== null; c = await chunks.next()) got.push(...c);
   assert.deepEqual(comparable(got), comparable(expected));
+});
+
+test('a worker started ahead of its input prepares the file the same; one no run takes is ended', async () => {
+  const lines = Array.from({ length: 1100 }, (_, i) => JSON.stringify(company(70000 + i, `WCZEŚNIEJ ${i}`)));
+  const path = join(dir, 'prestarted.ndjson');
+  writeFileSync(path, lines.join('\n') + '\n');
+  const drain = async (chunks: ReturnType<typeof prepareFileInWorker>) => {
+    const got: PreparedEntry[] = [];
+    for (let c = await chunks.next(); c !== null; c = await chunks.next()) got.push(...c);
+    return got;
+  };
+  const expected = await drain(prepareFileInWorker(path, '2026-11-01', {}));
+
+  prestartPrepareWorker();
+  // Its module loaded (and its early state kept) before it is given the file.
+  await new Promise((r) => setTimeout(r, 300));
+  const got = await drain(prepareFileInWorker(path, '2026-11-01', {}));
+  assert.deepEqual(comparable(got), comparable(expected));
+
+  // Taken at once (still loading), and given a missing file: the file's error, as without it.
+  prestartPrepareWorker();
+  const missing = prepareFileInWorker(join(dir, 'missing.ndjson'), '2026-11-01', {});
+  await assert.rejects(missing.next(), (e: Error & { code?: string }) => e.code === 'ENOENT');
+
+  // Not taken: ended; the next run starts its own.
+  prestartPrepareWorker();
+  await discardPrestartedWorker();
+  await discardPrestartedWorker();
+  assert.equal((await drain(prepareFileInWorker(path, '2026-11-01', {}))).length, 1100);
 });

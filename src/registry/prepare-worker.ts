@@ -1,4 +1,4 @@
-import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData, type Worker } from 'node:worker_threads';
 import { startTsWorker } from '../lib/ts-worker.ts';
 import type { Identifier } from './model.ts';
 import { canonicalEntry, isSkip, newRowFields, type PreparedEntry } from './prepare.ts';
@@ -182,6 +182,49 @@ class WorkerFailure extends Error {
   }
 }
 
+/**
+ * A worker started ahead of its input (prestartPrepareWorker): what it said and did before
+ * prepareFileInWorker took it is kept here (its module failing to load, say) and replayed then.
+ */
+interface Prestarted {
+  worker: Worker;
+  early: ToMain[];
+  error: unknown;
+  exitCode: number | null;
+  detach(): void;
+}
+
+let prestarted: Prestarted | null = null;
+
+/**
+ * Starts the file-preparing worker before its input is known, so that its thread's start and
+ * tsx compiling and loading its modules (0.3–0.5 s; docs/benchmarks.md, reg-day) overlap what the
+ * command does before the run reads its file: opening the database, the run's lock and record.
+ * The next prepareFileInWorker takes it; discardPrestartedWorker ends it if none does. It does not
+ * keep the process alive while it waits.
+ */
+export function prestartPrepareWorker(): void {
+  if (prestarted !== null) return;
+  const worker = startTsWorker(import.meta.url, { role: ROLE, deferred: true });
+  const held: Prestarted = { worker, early: [], error: null, exitCode: null, detach: () => {} };
+  const onMessage = (m: ToMain) => held.early.push(m);
+  const onError = (e: unknown) => (held.error ??= e);
+  const onExit = (code: number) => (held.exitCode = code);
+  worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+  held.detach = () => worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+  worker.unref();
+  prestarted = held;
+}
+
+/** Ends a pre-started worker no run took. */
+export async function discardPrestartedWorker(): Promise<void> {
+  const held = prestarted;
+  prestarted = null;
+  if (held === null) return;
+  held.detach();
+  await held.worker.terminate();
+}
+
 export function prepareFileInWorker(path: string, date: string, options: FileSourceOptions, withColumns = true): PreparedChunks {
   const input: WorkerInput = {
     role: ROLE,
@@ -191,8 +234,11 @@ export function prepareFileInWorker(path: string, date: string, options: FileSou
     reportErrors: options.onError !== undefined,
     reportWarnings: options.onWarning !== undefined,
   };
-  // This module's code, through tsx like the main thread (src/lib/ts-worker.ts).
-  const worker = startTsWorker(import.meta.url, { ...input });
+  const held = prestarted;
+  prestarted = null;
+  // This module's code, through tsx like the main thread (src/lib/ts-worker.ts); a pre-started
+  // worker gets its input as its first message.
+  const worker = held?.worker ?? startTsWorker(import.meta.url, { ...input });
   const queue: ToMain[] = [];
   let waiting: { resolve: (m: ToMain) => void; reject: (e: unknown) => void } | null = null;
   let failure: unknown = null;
@@ -205,19 +251,26 @@ export function prepareFileInWorker(path: string, date: string, options: FileSou
       w.resolve(m);
     } else queue.push(m);
   };
-  worker.on('message', deliver);
-  worker.on('error', (e) => {
-    failure = e;
-    waiting?.reject(e);
-    waiting = null;
-  });
-  worker.on('exit', (code) => {
-    if (finished) return;
-    const e = new Error(`The file-preparing worker stopped (exit code ${code}) before the end of ${path}`);
+  const fail = (e: unknown) => {
     failure ??= e;
     waiting?.reject(e);
     waiting = null;
-  });
+  };
+  const exited = (code: number) => {
+    if (finished) return;
+    fail(new Error(`The file-preparing worker stopped (exit code ${code}) before the end of ${path}`));
+  };
+  if (held !== null) {
+    held.detach();
+    queue.push(...held.early);
+    if (held.error !== null) failure = held.error;
+    worker.ref();
+    if (held.exitCode !== null) exited(held.exitCode);
+    else worker.postMessage({ ...input });
+  }
+  worker.on('message', deliver);
+  worker.on('error', fail);
+  worker.on('exit', exited);
 
   const receive = (): Promise<ToMain> => {
     const m = queue.shift();
@@ -302,4 +355,8 @@ async function runWorker(input: WorkerInput): Promise<void> {
   // The main thread terminates the worker once it has read the last message.
 }
 
-if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) void runWorker(workerData as WorkerInput);
+if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) {
+  // A pre-started worker waits for its input, the first message (prestartPrepareWorker).
+  if ((workerData as { deferred?: boolean }).deferred === true) parentPort!.once('message', (input: WorkerInput) => void runWorker(input));
+  else void runWorker(workerData as WorkerInput);
+}

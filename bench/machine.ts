@@ -13,7 +13,7 @@
  *   extension cost.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -133,6 +133,54 @@ function vmstat(name: string): number | null {
 export function reportedKib(): number | null {
   const v = read('/sys/module/page_reporting/parameters/reported_kib');
   return v === null ? null : Number(v.trim());
+}
+
+const DAMON = '/sys/kernel/mm/damon/admin/kdamonds';
+
+/**
+ * Bytes the kernel's DAMON has paged out so far, over every `pageout` scheme of every running
+ * kdamond: on this machine kind a scheme pages out memory not accessed for a minute, page cache
+ * included, so a database's pages left alone that long are read from the disk again (docs/benchmarks.md,
+ * "The machine"). Null when no kdamond runs, or its stats cannot be refreshed (not root).
+ */
+export function damonPagedOutBytes(): number | null {
+  let total: number | null = null;
+  try {
+    for (const k of readdirSync(DAMON)) {
+      if (k === 'nr_kdamonds' || read(`${DAMON}/${k}/state`)?.trim() !== 'on') continue;
+      writeFileSync(`${DAMON}/${k}/state`, 'update_schemes_stats');
+      for (const c of readdirSync(`${DAMON}/${k}/contexts`).filter((x) => x !== 'nr_contexts'))
+        for (const sch of readdirSync(`${DAMON}/${k}/contexts/${c}/schemes`).filter((x) => x !== 'nr_schemes')) {
+          const dir = `${DAMON}/${k}/contexts/${c}/schemes/${sch}`;
+          if (read(`${dir}/action`)?.trim() !== 'pageout') continue;
+          total = (total ?? 0) + Number(read(`${dir}/stats/sz_applied`) ?? 0);
+        }
+    }
+  } catch {
+    return null;
+  }
+  return total;
+}
+
+/** What the page cache lost and read back between two samples (pageCacheSample). */
+export interface PageCacheSample {
+  damonPagedOutBytes: number | null;
+  /** Page-cache pages read again after their eviction (/proc/vmstat workingset_refault_file). */
+  fileRefaults: number | null;
+}
+
+export function pageCacheSample(): PageCacheSample {
+  return { damonPagedOutBytes: damonPagedOutBytes(), fileRefaults: vmstat('workingset_refault_file') };
+}
+
+/** MB paged out by DAMON and MB of evicted file pages read back between `before` and `after` (null where unknown). */
+export function pageCacheDelta(before: PageCacheSample, after: PageCacheSample) {
+  const mb = (a: number | null, b: number | null, unit: number) =>
+    a === null || b === null ? null : Math.round(((b - a) * unit) / 2 ** 20);
+  return {
+    damon_paged_out_mb: mb(before.damonPagedOutBytes, after.damonPagedOutBytes, 1),
+    file_refaults_mb: mb(before.fileRefaults, after.fileRefaults, 4096),
+  };
 }
 
 /** A sample to diff against a later one; `clusterDir` is the embedded cluster's data directory (null: external server). */

@@ -46,7 +46,7 @@ import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createSyntheticSource, SYNTHETIC_DEFAULTS } from '../src/registry/sources/synthetic.ts';
 import { API_NODE_OPTIONS } from '../src/lib/collector.ts';
-import { processCpuSeconds } from './machine.ts';
+import { pageCacheDelta, pageCacheSample, processCpuSeconds } from './machine.ts';
 import { argValue, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { speedReference, syncToDisk } from './registry-fixtures.ts';
 import { pgIoDelta, samplePgIo } from './pg-io.ts';
@@ -158,10 +158,16 @@ const env: Record<string, string | undefined> = {
 const children: ChildProcess[] = [];
 
 /** What the last `cli` run took: its timeline (from the command's log) and CPU seconds, the command's and PostgreSQL's by kind. */
-let lastCli: { timeline: Record<string, unknown>[]; cpu_seconds: Record<string, number>; pg_io: ReturnType<typeof pgIoDelta> } = {
+let lastCli: {
+  timeline: Record<string, unknown>[];
+  cpu_seconds: Record<string, number>;
+  pg_io: ReturnType<typeof pgIoDelta>;
+  page_cache: ReturnType<typeof pageCacheDelta> | null;
+} = {
   timeline: [],
   cpu_seconds: {},
   pg_io: null,
+  page_cache: null,
 };
 const TIMELINE =
   /"msg":"(daily command started|database open|run started|first batch committed|last batch committed|deferred index built|daily command done)"/;
@@ -170,6 +176,7 @@ const TIMELINE =
 async function cli(args: string[], n: number): Promise<string> {
   // As the `regwatch` command runs: its shebang passes the API node options to every command.
   const io0 = await samplePgIo(db);
+  const cache0 = pageCacheSample();
   const pg0 = bench.postgresCpuByProcess() ?? {};
   const spawned = Date.now();
   const child = spawn(process.execPath, [...API_NODE_OPTIONS, ...CLI_NODE_ARGS, CLI_BIN || BIN, ...args], {
@@ -203,7 +210,9 @@ async function cli(args: string[], n: number): Promise<string> {
     const d = Number((v - (pg0[kind] ?? 0)).toFixed(2));
     if (d > 0) cpuSeconds[`pg ${kind}`] = d;
   }
-  lastCli = { timeline, cpu_seconds: cpuSeconds, pg_io: pgIoDelta(io0, await samplePgIo(db), n) };
+  // What the page cache lost during the run (DAMON's pageouts) and read back from the disk.
+  const pageCache = pageCacheDelta(cache0, pageCacheSample());
+  lastCli = { timeline, cpu_seconds: cpuSeconds, pg_io: pgIoDelta(io0, await samplePgIo(db), n), page_cache: pageCache };
   return text.trim().split('\n').at(-1) ?? '';
 }
 

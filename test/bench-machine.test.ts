@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { explainRun, firstTouchFigures, type MachineSample } from '../bench/machine.ts';
+import { explainRun, firstTouchFigures, type MachineSample, damonPagedOutBytes, pageCacheDelta } from '../bench/machine.ts';
 
 /** What the registry benchmarks print about the machine (bench/machine.ts, docs/benchmarks.md). */
 
@@ -47,4 +47,18 @@ test('explainRun: page faults a company, memory handed back to the host, and the
   const none = explainRun({ ...sample(0, 0, 0, 0), reportedKib: null }, { ...sample(1, 0, 0, 0), reportedKib: null }, 1, null);
   assert.equal(none.memory_reported_to_host_mb, null);
   assert.equal(none.cold_memory_taken_mb_estimate, null);
+});
+
+test('pageCacheDelta: MB paged out by DAMON and MB of evicted file pages read back; null where unknown', () => {
+  const out = pageCacheDelta(
+    { damonPagedOutBytes: 2 ** 30, fileRefaults: 1_000 },
+    { damonPagedOutBytes: 3 * 2 ** 30, fileRefaults: 1_000 + 2 * 256 },
+  );
+  assert.deepEqual(out, { damon_paged_out_mb: 2048, file_refaults_mb: 2 });
+  const none = pageCacheDelta({ damonPagedOutBytes: null, fileRefaults: null }, { damonPagedOutBytes: 5, fileRefaults: 7 });
+  assert.deepEqual(none, { damon_paged_out_mb: null, file_refaults_mb: null });
+  // On a machine with a kdamond (read as root) the reading is a number that never falls.
+  const a = damonPagedOutBytes();
+  const b = damonPagedOutBytes();
+  if (a !== null) assert.ok(b !== null && b >= a);
 });

@@ -93,9 +93,10 @@ export interface MatchedCompany {
 }
 
 /**
- * One query for a whole batch: each item's company (matched by any identifier; when identifiers
- * point at different companies, NIP wins, then KRS, then REGON9) with its stored state. The stored
- * snapshot travels only for items whose fingerprint differs from the source's last delivery.
+ * Two queries for a whole batch: each item's company (matched by any identifier; when identifiers
+ * point at different companies, NIP wins, then KRS, then REGON9), then the matched companies'
+ * stored state. The stored snapshot travels only for items whose fingerprint differs from the
+ * source's last delivery.
  */
 export async function lookupCompaniesForBatch(
   db: RegistryExecutor,
@@ -111,20 +112,10 @@ export async function lookupCompaniesForBatch(
   // COALESCE stops at the first identifier found, so a known company costs one index probe
   // (NIP first, then KRS, then REGON9: the order in which two of them naming different
   // companies is settled); only a new one costs a probe per identifier.
-  const { rows } = await sql<{
-    idx: number;
-    id: string;
-    revision: number;
-    content_hash: string;
-    status: CompanyStatus;
-    first_seen_date: string;
-    last_changed_date: string | null;
-    same_fingerprint: boolean;
-    snapshot: string | null;
-  }>`
-    -- MATERIALIZED: inlined, the COALESCE was evaluated again inside the lateral probe below.
+  const { rows: matched } = await sql<{ idx: number; company_id: string }>`
+    -- MATERIALIZED: inlined, the filter below would evaluate the COALESCE (its probes) again.
     WITH matched AS MATERIALIZED (
-      SELECT i.idx, i.fp, COALESCE(
+      SELECT i.idx, COALESCE(
         (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.nip),
         (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.krs),
         (SELECT x.company_id FROM company_identifiers x WHERE x.key = i.regon)
@@ -142,25 +133,11 @@ export async function lookupCompaniesForBatch(
         )}, ${column(
           items.map((it) => first(it, 'REGON9')),
           'bigint',
-        )},
-        ${column(
-          items.map((it) => it.fingerprint),
-          'text',
-        )}) AS i(idx, nip, krs, regon, fp)
+        )}) AS i(idx, nip, krs, regon)
     )
-    SELECT m.idx, c.*
-    FROM matched m
-    -- A primary-key probe per match, whatever the statistics say: while a first load grows the
-    -- table faster than autovacuum analyses it, a plain join was planned as a hash join over a
-    -- sequential scan of companies, once per batch (quadratic in the load's size).
-    CROSS JOIN LATERAL (
-      SELECT c.id, c.revision, encode(c.content_hash, 'base64') AS content_hash, c.status,
-             c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
-             coalesce(c.source_fingerprints ->> ${source} = m.fp, false) AS same_fingerprint,
-             CASE WHEN (c.source_fingerprints ->> ${source}) IS DISTINCT FROM m.fp THEN c.snapshot END AS snapshot
-      FROM companies c WHERE c.id = m.company_id LIMIT 1
-    ) c
-    WHERE m.company_id IS NOT NULL`.execute(db);
+    SELECT idx, company_id FROM matched WHERE company_id IS NOT NULL`.execute(db);
+  if (matched.length === 0) return out;
+  const rows = await readMatchedCompanies(db, source, matched, items);
   for (const r of rows) {
     out[r.idx] = {
       id: r.id,
@@ -174,6 +151,64 @@ export async function lookupCompaniesForBatch(
     };
   }
   return out;
+}
+
+interface StoredCompanyRow {
+  idx: number;
+  id: string;
+  revision: number;
+  content_hash: string;
+  status: CompanyStatus;
+  first_seen_date: string;
+  last_changed_date: string | null;
+  same_fingerprint: boolean;
+  snapshot: string | null;
+}
+
+/**
+ * The matched companies' rows, read by one bitmap heap scan over their ids rather than a
+ * primary-key probe each: a probe reads its heap page only when it gets there, one read after
+ * another, where the bitmap scan's read stream has PostgreSQL 18's asynchronous I/O read the
+ * batch's pages ahead (`effective_io_concurrency` in flight). On a day whose pages are not in
+ * memory that is most of the lookup: on this machine's disk a read takes about 0.4 ms alone and
+ * several overlap (docs/benchmarks.md, "The 1 % day's reads"). The planner prefers the index
+ * scan for ids loaded in order, so index scans are turned off for this statement's transaction;
+ * inside a caller's transaction (where that would outlive the statement) the planner chooses.
+ */
+async function readMatchedCompanies(
+  db: RegistryExecutor,
+  source: string,
+  matched: readonly { idx: number; company_id: string }[],
+  items: readonly BatchLookupItem[],
+): Promise<StoredCompanyRow[]> {
+  const ids = column(
+    matched.map((m) => m.company_id),
+    'bigint',
+  );
+  const read = (trx: RegistryExecutor) =>
+    sql<StoredCompanyRow>`
+      SELECT w.idx, c.id, c.revision, encode(c.content_hash, 'base64') AS content_hash, c.status,
+             c.first_seen_date::text AS first_seen_date, c.last_changed_date::text AS last_changed_date,
+             coalesce(c.source_fp = w.fp, false) AS same_fingerprint,
+             CASE WHEN c.source_fp IS DISTINCT FROM w.fp THEN c.snapshot END AS snapshot
+      FROM unnest(${column(
+        matched.map((m) => m.idx),
+        'int',
+      )}, ${ids}, ${column(
+        matched.map((m) => items[m.idx]!.fingerprint),
+        'text',
+      )}) AS w(idx, company_id, fp)
+      -- OFFSET 0 keeps the scan over all the ids one node (not a probe per row of w).
+      JOIN (
+        SELECT c.id, c.revision, c.content_hash, c.status, c.first_seen_date, c.last_changed_date,
+               c.source_fingerprints ->> ${source} AS source_fp, c.snapshot
+        FROM companies c WHERE c.id = ANY(${ids}) OFFSET 0
+      ) c ON c.id = w.company_id`.execute(trx);
+  if (db.isTransaction) return (await read(db)).rows;
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT set_config('enable_indexscan', 'off', true)`.execute(trx);
+    return (await read(trx)).rows;
+  });
 }
 
 /**

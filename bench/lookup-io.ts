@@ -8,7 +8,11 @@
  * variant gets ids of its own (random companies, so pages neither in shared_buffers nor, after the
  * page cache is dropped before each variant when run as root, in the page cache).
  *
- *   node --import tsx bench/lookup-io.ts [--companies 4100000] [--batches 5] [--batch 2000]
+ *   node --import tsx bench/lookup-io.ts [--companies 4100000] [--batches 5] [--batch 2000] [--cached true]
+ *
+ * `--cached true`: the pages in the page cache instead (each batch read once before it is measured,
+ * then evicted from shared_buffers with pg_buffercache_evict_relation), for what each plan costs
+ * when nothing comes from the disk.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +24,7 @@ const COMPANIES = Number(argValue('companies', '4100000'));
 const DIR = argValue('dir', '/var/tmp/regwatch-scale');
 const BATCHES = Number(argValue('batches', '5'));
 const BATCH = Number(argValue('batch', '2000'));
+const CACHED = argValue('cached', 'false') === 'true';
 
 const bench = await openBenchDatabase(`regwatch_scale_${COMPANIES}`, { dir: join(DIR, `db-${COMPANIES}`), keep: true, reuse: true });
 const client = new pg.Client({ connectionString: bench.url });
@@ -38,6 +43,7 @@ const ioWorkers = async () =>
 // reads about one page a company: its heap page), so the variants differ only in the heap reads.
 await client.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
 await client.query("SELECT pg_prewarm('companies_pkey')");
+if (CACHED) await client.query('CREATE EXTENSION IF NOT EXISTS pg_buffercache');
 const { rows: bounds } = await client.query<{ lo: string; hi: string }>('SELECT min(id)::text AS lo, max(id)::text AS hi FROM companies');
 const lo = Number(bounds[0]!.lo);
 const hi = Number(bounds[0]!.hi);
@@ -79,7 +85,7 @@ const dropPageCache = () => {
 
 for (const v of variants) {
   for (const s of v.setup) await client.query(s);
-  const dropped = dropPageCache();
+  const dropped = CACHED ? false : dropPageCache();
   let wall = 0;
   let cpu = 0;
   let io = 0;
@@ -87,6 +93,10 @@ for (const v of variants) {
   const workers = await ioWorkers();
   for (let b = 0; b < BATCHES; b++) {
     const ids = Array.from({ length: BATCH }, () => String(lo + Math.floor(Math.random() * (hi - lo + 1))));
+    if (CACHED) {
+      await client.query('SELECT count(revision) FROM companies WHERE id = ANY($1::bigint[])', [ids]);
+      await client.query("SELECT pg_buffercache_evict_relation('companies')");
+    }
     const c0 = ticks(pid);
     const w0 = workers.reduce((a, p) => a + ticks(p), 0);
     const t0 = performance.now();

@@ -14,10 +14,11 @@
  * then evicted from shared_buffers with pg_buffercache_evict_relation), for what each plan costs
  * when nothing comes from the disk.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execSync } from 'node:child_process';
 import pg from 'pg';
+import { processCpuSeconds } from './machine.ts';
 import { argValue, openBenchDatabase } from './registry-db.ts';
 
 const COMPANIES = Number(argValue('companies', '4100000'));
@@ -31,11 +32,8 @@ const client = new pg.Client({ connectionString: bench.url });
 await client.connect();
 const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
 
-const ticks = (p: number) => {
-  const f = readFileSync(`/proc/${p}/stat`, 'utf8');
-  const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return (Number(x[11]) + Number(x[12])) * 10_000; // µs
-};
+/** A process's CPU so far, in µs. */
+const ticks = (p: number) => (processCpuSeconds(p) ?? 0) * 1e6;
 const ioWorkers = async () =>
   (await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'io worker'")).rows.map((r) => r.pid);
 

@@ -19,11 +19,10 @@ await runDay(
   [1, 2, 3, 4, 5].map((n) => ({ n })),
 );
 
-const { rows: stored } = await sql<{ nip: string; fp: string }>`
-  SELECT c.primary_identifier AS nip, c.source_fingerprints ->> s.key AS fp
+const { rows: stored } = await sql<{ nip: string; source: string; fp: string }>`
+  SELECT c.primary_identifier AS nip, s.key AS source, c.source_fingerprints ->> s.key AS fp
   FROM companies c CROSS JOIN LATERAL jsonb_object_keys(c.source_fingerprints) AS s(key) ORDER BY c.id`.execute(t.db);
-const source = (await sql<{ key: string }>`SELECT jsonb_object_keys(source_fingerprints) AS key FROM companies LIMIT 1`.execute(t.db))
-  .rows[0]!.key;
+const source = stored[0]!.source;
 
 const items: BatchLookupItem[] = [
   { identifiers: [{ type: 'NIP', value: nipFor(3) }], fingerprint: 'different' },

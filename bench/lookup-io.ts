@@ -14,12 +14,9 @@
  * then evicted from shared_buffers with pg_buffercache_evict_relation), for what each plan costs
  * when nothing comes from the disk.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { execSync } from 'node:child_process';
-import pg from 'pg';
+import { dropPageCache, openKeptScaleDatabase } from './kept-scale-db.ts';
 import { processCpuSeconds } from './machine.ts';
-import { argValue, openBenchDatabase } from './registry-db.ts';
+import { argValue } from './registry-db.ts';
 
 const COMPANIES = Number(argValue('companies', '4100000'));
 const DIR = argValue('dir', '/var/tmp/regwatch-scale');
@@ -27,10 +24,7 @@ const BATCHES = Number(argValue('batches', '5'));
 const BATCH = Number(argValue('batch', '2000'));
 const CACHED = argValue('cached', 'false') === 'true';
 
-const bench = await openBenchDatabase(`regwatch_scale_${COMPANIES}`, { dir: join(DIR, `db-${COMPANIES}`), keep: true, reuse: true });
-const client = new pg.Client({ connectionString: bench.url });
-await client.connect();
-const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+const { client, pid, lo, hi, close } = await openKeptScaleDatabase(COMPANIES, DIR);
 
 /** A process's CPU so far, in µs. */
 const ticks = (p: number) => (processCpuSeconds(p) ?? 0) * 1e6;
@@ -42,9 +36,6 @@ const ioWorkers = async () =>
 await client.query('CREATE EXTENSION IF NOT EXISTS pg_prewarm');
 await client.query("SELECT pg_prewarm('companies_pkey')");
 if (CACHED) await client.query('CREATE EXTENSION IF NOT EXISTS pg_buffercache');
-const { rows: bounds } = await client.query<{ lo: string; hi: string }>('SELECT min(id)::text AS lo, max(id)::text AS hi FROM companies');
-const lo = Number(bounds[0]!.lo);
-const hi = Number(bounds[0]!.hi);
 console.log(JSON.stringify({ companies: COMPANIES, lo, hi, batch: BATCH, batches: BATCHES }));
 
 const COLUMNS = `c.id, c.revision, encode(c.content_hash, 'base64') AS content_hash, c.status, c.snapshot`;
@@ -70,16 +61,6 @@ const variants: { name: string; setup: string[]; query: string }[] = [
     query: `SELECT ${COLUMNS} FROM companies c WHERE c.id = ANY($1::bigint[])`,
   },
 ];
-
-const dropPageCache = () => {
-  try {
-    execSync('sync');
-    writeFileSync('/proc/sys/vm/drop_caches', '1');
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 for (const v of variants) {
   for (const s of v.setup) await client.query(s);
@@ -117,5 +98,4 @@ for (const v of variants) {
     }),
   );
 }
-await client.end();
-await bench.dispose();
+await close();

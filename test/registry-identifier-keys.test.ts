@@ -99,3 +99,53 @@ test("the migration carries a registry's identifiers to keys and back, with the 
   );
   assert.equal((await migrator.migrateToLatest()).error, undefined);
 });
+
+// The key covers company_id (migration 20261130000100_company_identifiers_covering_key): a lookup
+// by identifier reads the key's leaf alone, not the table's page after it (docs/benchmarks.md,
+// "The identifiers' key, covering").
+const COVERING = '20261130000100_company_identifiers_covering_key';
+const BEFORE_COVERING = '20261129000100_companies_search_columns_collate_c';
+
+test('a lookup by identifier reads the key alone (an index-only scan); the key is still unique on its own, down and up', async () => {
+  const t = await createTestDatabase();
+  const nips = Array.from({ length: 2000 }, (_, i) => String(5260000000 + i));
+  await sql`INSERT INTO company_identifiers (key, company_id)
+    SELECT * FROM unnest(${nips.map((v) => identifierKey('NIP', v))}::bigint[], ${nips.map((_, i) => i + 1)}::bigint[])`.execute(t.db);
+  await sql`VACUUM ANALYZE company_identifiers`.execute(t.db);
+  const probe = identifierKey('NIP', nips[1234]!)!;
+  const plan = () =>
+    t.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
+      await sql`SET LOCAL enable_bitmapscan = off`.execute(trx);
+      const { rows } = await sql<{ 'QUERY PLAN': string }>`
+        EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT company_id FROM company_identifiers WHERE key = ${probe}::bigint`.execute(
+        trx,
+      );
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+  const covered = await plan();
+  assert.match(covered, /Index Only Scan using company_identifiers_pkey/);
+  assert.match(covered, /Heap Fetches: 0/);
+  assert.equal(await findCompanyIdByIdentifier(t.db, { type: 'NIP', value: nips[1234]! }), '1235');
+
+  // Unique on the key alone: the same key for another company is refused, and ON CONFLICT (key) infers the key.
+  await assert.rejects(
+    sql`INSERT INTO company_identifiers (key, company_id) VALUES (${probe}::bigint, 99999)`.execute(t.db),
+    /duplicate key/,
+  );
+  const { numAffectedRows } = await sql`
+    INSERT INTO company_identifiers (key, company_id) VALUES (${probe}::bigint, 99999) ON CONFLICT (key) DO NOTHING`.execute(t.db);
+  assert.equal(Number(numAffectedRows), 0);
+
+  const migrator = new Migrator({ db: t.db, provider: new FileMigrationProvider({ fs, path, migrationFolder }) });
+  const down = await migrator.migrateTo(BEFORE_COVERING);
+  assert.equal(down.error, undefined);
+  assert.ok(down.results?.some((r) => r.migrationName === COVERING && r.direction === 'Down' && r.status === 'Success'));
+  assert.match(await plan(), /Index Scan using company_identifiers_pkey/);
+  assert.doesNotMatch(await plan(), /Index Only Scan/);
+  assert.equal(await findCompanyIdByIdentifier(t.db, { type: 'NIP', value: nips[1234]! }), '1235');
+  assert.equal((await migrator.migrateToLatest()).error, undefined);
+  assert.match(await plan(), /Index Only Scan using company_identifiers_pkey/);
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM company_identifiers`.execute(t.db);
+  assert.equal(rows[0]!.n, nips.length);
+});

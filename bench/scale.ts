@@ -31,7 +31,7 @@
  * registry's next two days of changes (files written on demand, `--dir`/day-N-DATE.ndjson), after
  * a `CHECKPOINT` as the first day, and stop; a minute an experiment instead of a load. Each daily
  * run prints its timeline (the CLI's start, database open, first and last batch committed, each
- * deferred index built, from the command's log) and the CPU of the command and of PostgreSQL's
+ * deferred index built, the identifiers' VACUUM, from the command's log) and the CPU of the command and of PostgreSQL's
  * processes by kind.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -170,7 +170,7 @@ let lastCli: {
   page_cache: null,
 };
 const TIMELINE =
-  /"msg":"(daily command started|database open|run started|first batch committed|last batch committed|deferred index built|daily command done)"/;
+  /"msg":"(daily command started|database open|run started|first batch committed|last batch committed|deferred index built|identifiers vacuumed|daily command done)"/;
 
 /** `n`: the companies the run reads, for PostgreSQL's writes a company (pg_io). */
 async function cli(args: string[], n: number): Promise<string> {

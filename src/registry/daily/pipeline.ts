@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { PreparedItem } from '../prepare.ts';
 import { prepareFileInWorker } from '../prepare-worker.ts';
 import { deferSecondaryIndexes, restoreDeferredIndexes } from '../deferred-indexes.ts';
@@ -38,10 +39,31 @@ export async function processStream(db: RegistryExecutor, run: DailyRun, options
     // Completed or failed, the run leaves the indexes as it found them. Should building them
     // fail, the run still ends as it would have; the next run (or process start) builds them.
     const built = timelineOf(options);
-    if (deferred)
+    if (deferred) {
       await restoreDeferredIndexes(db, run.id, (name, ms) => built({ index: name, ms }, 'deferred index built')).catch((e: unknown) => {
         options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'deferred indexes not built yet');
       });
+      await markIdentifiersVisible(db, built, options);
+    }
+  }
+}
+
+/**
+ * After a first load, a VACUUM of company_identifiers marks its pages all-visible, so that every
+ * lookup by identifier is an index-only scan of the key (migration 20261130000100): autovacuum
+ * marks an insert-only table's pages only once a fifth more rows have arrived since its last pass,
+ * which leaves the tail of a load unmarked for months of daily runs, and a probe of an unmarked
+ * page reads the table's page too. It reads only the pages not yet marked, and blocks neither
+ * reads nor writes. Only an optimisation: a failure is logged and the run ends as it would have.
+ */
+async function markIdentifiersVisible(db: RegistryExecutor, built: (fields: object, msg: string) => void, options: RunDailyOptions) {
+  if (db.isTransaction) return; // VACUUM cannot run in a transaction block
+  const started = performance.now();
+  try {
+    await sql`VACUUM company_identifiers`.execute(db);
+    built({ ms: Math.round(performance.now() - started) }, 'identifiers vacuumed');
+  } catch (e) {
+    options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'identifiers not vacuumed');
   }
 }
 

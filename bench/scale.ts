@@ -157,13 +157,19 @@ const env: Record<string, string | undefined> = {
 };
 const children: ChildProcess[] = [];
 
-/** What the last `cli` run took: its timeline (from the command's log) and CPU seconds, the command's and PostgreSQL's by kind. */
+/**
+ * What the last `cli` run took: its wall (from its spawn to its exit: the samples taken around it
+ * are not in it), its timeline (from the command's log) and CPU seconds, the command's and
+ * PostgreSQL's by kind.
+ */
 let lastCli: {
+  seconds: number;
   timeline: Record<string, unknown>[];
   cpu_seconds: Record<string, number>;
   pg_io: ReturnType<typeof pgIoDelta>;
   page_cache: ReturnType<typeof pageCacheDelta> | null;
 } = {
+  seconds: 0,
   timeline: [],
   cpu_seconds: {},
   pg_io: null,
@@ -179,6 +185,7 @@ async function cli(args: string[], n: number): Promise<string> {
   const cache0 = pageCacheSample();
   const pg0 = bench.postgresCpuByProcess() ?? {};
   const spawned = Date.now();
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, [...API_NODE_OPTIONS, ...CLI_NODE_ARGS, CLI_BIN || BIN, ...args], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -196,6 +203,7 @@ async function cli(args: string[], n: number): Promise<string> {
     cpu = processCpuSeconds(child.pid!) ?? cpu;
   }, 100);
   const [code] = (await once(child, 'exit')) as [number | null];
+  const wall = Number(((performance.now() - spawnedAt) / 1000).toFixed(2));
   clearInterval(sampler);
   if (code !== 0) throw new Error(`regwatch ${args.join(' ')} exited ${code}:\n${text.slice(-3000)}`);
   const timeline: Record<string, unknown>[] = [];
@@ -212,7 +220,7 @@ async function cli(args: string[], n: number): Promise<string> {
   }
   // What the page cache lost during the run (DAMON's pageouts) and read back from the disk.
   const pageCache = pageCacheDelta(cache0, pageCacheSample());
-  lastCli = { timeline, cpu_seconds: cpuSeconds, pg_io: pgIoDelta(io0, await samplePgIo(db), n), page_cache: pageCache };
+  lastCli = { seconds: wall, timeline, cpu_seconds: cpuSeconds, pg_io: pgIoDelta(io0, await samplePgIo(db), n), page_cache: pageCache };
   return text.trim().split('\n').at(-1) ?? '';
 }
 
@@ -366,15 +374,14 @@ try {
 
 /** The load and the 1 % day through the CLI; the account watching 10,000 companies, made between them. */
 async function loadAndDay(): Promise<{ id: string; token: string }> {
-  t0 = performance.now();
   const loadSummary = await cli(['daily', '--date', EPOCH, '--source', `file:${loadFile}`], COMPANIES);
-  const loadSeconds = seconds(t0);
+  const { seconds: loadSeconds, ...load } = lastCli;
   out({
     phase: 'load',
     seconds: loadSeconds,
     per_second: Math.round(COMPANIES / loadSeconds),
     summary: loadSummary,
-    ...lastCli,
+    ...load,
     loadavg: loadavg().map((x) => Number(x.toFixed(2))),
   });
 
@@ -410,9 +417,9 @@ async function oneDay(phase: string, date: string, file: string): Promise<void> 
     ).rows[0]!;
   const upd0 = await tableUpdates();
   if (statementStats) await sql`SELECT pg_stat_statements_reset()`.execute(db);
-  t0 = performance.now();
-  const daySummary = await cli(['daily', '--date', date, '--source', `file:${file}`], readFileSync(file, 'utf8').split('\n').length - 1);
-  const daySeconds = seconds(t0);
+  const lines = readFileSync(file, 'utf8').split('\n').length - 1;
+  const daySummary = await cli(['daily', '--date', date, '--source', `file:${file}`], lines);
+  const { seconds: daySeconds, ...day } = lastCli;
   const {
     rows: [run],
   } = await sql<{ updated: number; new: number; events: string }>`
@@ -432,7 +439,7 @@ async function oneDay(phase: string, date: string, file: string): Promise<void> 
     changed_per_second: Math.round((run!.updated + run!.new) / daySeconds),
     events: Number(run!.events),
     summary: daySummary,
-    ...lastCli,
+    ...day,
     loadavg: loadavg().map((x) => Number(x.toFixed(2))),
   });
 }

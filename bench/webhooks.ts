@@ -24,6 +24,13 @@
  * is one delivery.
  * Database: DATABASE_URL when set, else an embedded PostgreSQL (bench/registry-db.ts), whose CPU
  * is then printed too.
+ *
+ * Two switches for the analysis of the run's slowdown: `--pause-worker` stops the worker process
+ * (SIGSTOP) for each daily run and lets it go on (SIGCONT) when the run returns: what sending
+ * nothing during a run gives (its fan-out and deliveries all after it; its PostgreSQL backends
+ * idle). `BENCH_WAITS=1` samples pg_stat_activity every 5 ms during each run and prints what the
+ * run's active backends were waiting on (`waits`: samples by wait event, `cpu` for none), the
+ * worker's backends left out.
  */
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
@@ -79,6 +86,7 @@ if (receiverNice !== 0) setPriority(receiver.pid!, receiverNice);
  * as it is sampled (`worker_backends_idle` in each day's line).
  */
 const schedIdle = process.argv.includes('--sched-idle');
+const pauseWorker = process.argv.includes('--pause-worker');
 if (schedIdle) await setIdlePolicy(receiver.pid!);
 const receiverUrl = `http://127.0.0.1:${port}`;
 /** The receiver's CPU so far, microseconds. */
@@ -157,6 +165,30 @@ const workerStats = () =>
     worker!.send({ cmd: 'stats' });
   });
 
+/** BENCH_WAITS=1: what the run's active backends wait on, sampled every 5 ms until `stop` (the header). */
+function sampleRunWaits(): { stop(): Promise<Record<string, number>> } {
+  const counts = new Map<string, number>([['samples', 0]]);
+  let sampling = true;
+  const loop = (async () => {
+    while (sampling) {
+      const { rows } = await sql<{ w: string }>`
+        SELECT coalesce(wait_event_type || ':' || wait_event, 'cpu') AS w FROM pg_stat_activity
+        WHERE backend_type = 'client backend' AND application_name <> 'bench-webhooks-worker'
+          AND pid <> pg_backend_pid() AND state = 'active'`.execute(db);
+      for (const r of rows) counts.set(r.w, (counts.get(r.w) ?? 0) + 1);
+      counts.set('samples', counts.get('samples')! + 1);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await loop;
+      return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).slice(0, 12));
+    },
+  };
+}
+
 async function day(date: string, dayNumber: number, webhooks: boolean) {
   const file = await writeDay(date, dayNumber);
   await sql`UPDATE webhook_endpoints SET status = ${webhooks ? 'enabled' : 'disabled'}`.execute(db);
@@ -170,10 +202,14 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   const pg0 = bench.postgresCpuSeconds();
   const wpg0 = await workerBackendCpu();
   const sampler = setInterval(() => void workerBackendCpu(), 1000);
+  const waits = process.env.BENCH_WAITS ? sampleRunWaits() : null;
   const t0 = performance.now();
   const wall0 = Date.now();
+  if (pauseWorker) worker!.kill('SIGSTOP');
   const s = await runDaily(db, { date, source: createFileSource(file), sourceKey: `webhooks:${date}` });
+  if (pauseWorker) worker!.kill('SIGCONT');
   const runSeconds = (performance.now() - t0) / 1000;
+  const runWaits = await waits?.stop();
   const cpuRun = process.cpuUsage(cpu0);
   const pgRun = bench.postgresCpuSeconds();
   const wpgRun = await workerBackendCpu();
@@ -188,6 +224,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     run_pg_cpu_s: pgRun === null ? null : Number((pgRun - pg0!).toFixed(1)),
     // Of which the worker's backends (fan-out, dispatcher, job polling); the rest is the run's own and PostgreSQL's background.
     run_worker_pg_cpu_s: seconds((wpgRun - wpg0) * 1e6),
+    ...(runWaits ? { waits: runWaits } : {}),
   };
   if (webhooks) {
     const {

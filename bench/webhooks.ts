@@ -243,6 +243,19 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       .sort((a, b) => a - b);
     let last = wall0;
     for (const t of answeredAt.values()) if (t > last) last = t;
+    // The delays by when their events committed, in fifths of the run's events: whether the
+    // p99 is the early events waiting for the run or the late ones waiting for the drain.
+    const byCommit = rows.filter((r) => answeredAt.has(r.id)).sort((a, b) => a.at.getTime() - b.at.getTime());
+    const fifths = [0, 1, 2, 3, 4].map((k) => {
+      const part = byCommit.slice(Math.floor((k * byCommit.length) / 5), Math.floor(((k + 1) * byCommit.length) / 5));
+      const d = part.map((r) => (answeredAt.get(r.id)! - r.at.getTime()) / 1000).sort((a, b) => a - b);
+      const answered = part.map((r) => answeredAt.get(r.id)!).sort((a, b) => a - b);
+      return {
+        committed_s: Number(((part[0]!.at.getTime() - wall0) / 1000).toFixed(1)),
+        answered_s: [percentile(answered, 1), percentile(answered, 99)].map((t) => Number(((t - wall0) / 1000).toFixed(1))),
+        p99_s: Number(percentile(d, 99).toFixed(2)),
+      };
+    });
     const cpuAll = process.cpuUsage(cpu0);
     const pgAll = bench.postgresCpuSeconds();
     const wpgAll = await workerBackendCpu();
@@ -256,6 +269,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       delay_p50_s: Number(percentile(delays, 50).toFixed(2)),
       delay_p99_s: Number(percentile(delays, 99).toFixed(2)),
       seconds_to_last: Number(((last - wall0) / 1000).toFixed(1)),
+      delay_by_commit_fifth: fifths,
       // CPU from the run's start to the last delivery, and the part after the run, a delivery.
       node_cpu_s: seconds(cpuAll.user + cpuAll.system),
       pg_cpu_s: pgAll === null ? null : Number((pgAll - pg0!).toFixed(1)),

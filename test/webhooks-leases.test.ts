@@ -181,3 +181,41 @@ test('two dispatcher runs at once: every message sent once, at most perEndpoint 
       (SELECT count(*)::int FROM webhook_endpoints WHERE lease_owner IS NOT NULL) AS held`.execute(db.db);
   assert.deepEqual([left!.n, left!.held], [0, 0], 'every message recorded delivered; every endpoint given back');
 });
+
+test('a run sends the oldest message first across its endpoints, reading an endpoint again before a younger message goes', async () => {
+  await sql`UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL WHERE status = 'pending'`.execute(db.db);
+  // A's first five messages, then B's ten, then A's next five: ids in that order, so the oldest-first
+  // order is A 1-5, B 1-10, A 6-10, where a round of the endpoints in turn would alternate them.
+  const past = new Date('2020-01-01T00:00:00Z');
+  const a = await endpointWith(5, { due: past });
+  const b = await endpointWith(10, { due: past });
+  const { rows: later } = await sql<{ id: string }>`
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at)
+    SELECT ep.id, ep.account_id, 'COMPANY_NAME_CHANGED', json_build_object('n', g), ${past}::timestamptz
+    FROM webhook_endpoints ep, generate_series(6, 10) g WHERE ep.id = ${a.id} ORDER BY g
+    RETURNING id`.execute(db.db);
+  const order: string[] = [];
+  const sender: Sender = {
+    async send(_url, headers): Promise<AttemptResult> {
+      order.push(headers['webhook-id']!.slice(4));
+      await new Promise((r) => setTimeout(r, 1));
+      return { ok: true, status: 204, body: '', error: null, retryAfter: null, seconds: 0.001 };
+    },
+    close: async () => {},
+  };
+  // One attempt at a time, one message read ahead per slot fewer than either endpoint has: A's
+  // first read ends before its fifth message, which must still go before B's first.
+  const run = await runDispatcher({
+    db: db.db,
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    sender,
+    retrySchedule: [1],
+    concurrency: 1,
+    perEndpoint: 1,
+    leaseMs: 20_000,
+  });
+  const expected = [...a.deliveries, ...b.deliveries, ...later.map((r) => r.id)];
+  assert.equal(run.attempted, 20);
+  assert.deepEqual(order, expected);
+});

@@ -70,6 +70,13 @@ const LOOP_MS = 50;
 const ACQUIRE_MS = 200;
 /** A lease is renewed once this much of it has passed; an attempt starts only with twice this much gone at most. */
 const RENEW_AFTER_MS = 5_000;
+/**
+ * Endpoints one run holds by default: enough for every endpoint with a day's messages on a
+ * service of a thousand endpoints, so that the oldest messages go first across all of them.
+ */
+const MAX_ENDPOINTS = 1024;
+/** How often a busy run reads more messages for the endpoints whose read-ahead is spent. */
+const REFILL_MS = 25;
 /** Messages read ahead per endpoint, in multiples of its concurrency. */
 const READ_PER_ENDPOINT = 4;
 
@@ -100,6 +107,8 @@ interface Held {
   unrecorded: number;
   /** The last read found fewer due messages than it asked for. */
   drained: boolean;
+  /** The largest message id read for it: its messages not yet read come after it. */
+  lastId: number;
   /** Disabled (410, or lost its lease): nothing more is sent to it in this run. */
   stopped: boolean;
 }
@@ -113,8 +122,50 @@ interface Held {
  * endpoint is held by one run at a time, and only while its lease outlasts an attempt.
  */
 export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: number }> {
+  return startDispatcherRun(o).done;
+}
+
+/** A dispatcher run under way: `poke()` makes it look for due messages at once; false once it has stopped looking (start another). */
+export interface DispatcherRun {
+  poke(): boolean;
+  done: Promise<{ attempted: number }>;
+}
+
+export function startDispatcherRun(o: DispatcherOptions): DispatcherRun {
+  let looking = true;
+  let poked = false;
+  let pokeLoop = () => {};
+  const done = dispatch(o, {
+    takePoke: () => {
+      const p = poked;
+      poked = false;
+      return p;
+    },
+    setWake: (wake) => (pokeLoop = wake),
+    stopLooking: () => (looking = false),
+  });
+  return {
+    poke() {
+      if (!looking) return false;
+      poked = true;
+      pokeLoop();
+      return true;
+    },
+    done,
+  };
+}
+
+interface RunControl {
+  /** Whether the run was poked since the last call. */
+  takePoke(): boolean;
+  setWake(wake: () => void): void;
+  /** Called once the run will not look for due messages again. */
+  stopLooking(): void;
+}
+
+async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ attempted: number }> {
   const owner = randomUUID();
-  const maxEndpoints = o.maxEndpoints ?? 256;
+  const maxEndpoints = o.maxEndpoints ?? MAX_ENDPOINTS;
   const renewAfter = Math.min(RENEW_AFTER_MS, o.leaseMs / 4);
   const held = new Map<string, Held>();
   /** Attempts in flight: message id → endpoint id. */
@@ -125,8 +176,8 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
   let flushError: unknown = null;
   let lastFlush = Date.now();
   let lastAcquire = 0;
+  let lastRefill = 0;
   let attempted = 0;
-  let cursor = 0;
 
   // The loop sleeps until an attempt or a flush ends (or a moment passes). A wake-up is taken in
   // the event loop's next check phase, so the attempts that end in one poll phase (often dozens at
@@ -143,6 +194,7 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       wakeUp?.();
     });
   };
+  control.setWake(wake);
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       if (woken) return resolve();
@@ -230,13 +282,14 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     const until = now.getTime() + o.leaseMs;
     const got = await acquireEndpoints(o.db, { owner, now, leaseUntil: new Date(until), limit: maxEndpoints - held.size });
     for (const r of got)
-      held.set(r.id, { id: r.id, leaseUntil: until, queue: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false });
+      held.set(r.id, { id: r.id, leaseUntil: until, queue: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false, lastId: 0 });
     return got.length;
   };
 
   // Reads due messages for the endpoints short of them, once the run as a whole runs short: one
   // query for many endpoints (a read costs about as much for one message as for hundreds).
   const refill = async () => {
+    lastRefill = Date.now();
     const short = [...held.values()].filter((e) => !e.stopped && !e.drained && e.queue.length < o.perEndpoint);
     if (short.length === 0) return;
     const want = short.map((e) => ({ endpointId: e.id, count: READ_PER_ENDPOINT * o.perEndpoint - e.queue.length }));
@@ -254,6 +307,7 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       const e = held.get(d.endpoint_id);
       if (!e || e.stopped) continue;
       e.queue.push(d);
+      e.lastId = Math.max(e.lastId, Number(d.id));
       got.set(d.endpoint_id, (got.get(d.endpoint_id) ?? 0) + 1);
     }
     for (const w of want) {
@@ -303,32 +357,50 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     });
   };
 
-  // Starts attempts round the endpoints, one at a time each, while slots are free.
+  // Starts attempts while slots are free, the oldest message first across the endpoints held
+  // (message ids follow the events' order): the delay of the oldest events is what a backlog
+  // makes long, and a round of every endpoint in turn would send each one's last events before
+  // another's first. An endpoint whose read-ahead is spent may have older messages unread than
+  // the oldest in memory (after its last read id): the pass stops there, and they are read first.
+  const ready = (e: Held, now: number) =>
+    !e.stopped && e.queue.length > 0 && e.inFlight < o.perEndpoint && e.leaseUntil - now >= o.leaseMs - 2 * renewAfter;
+  // (Only an endpoint with a free slot: one whose attempts are all in flight, at a slow receiver say, holds no one up.)
+  const unread = (e: Held) => !e.stopped && !e.drained && e.queue.length === 0 && e.inFlight < o.perEndpoint;
+  /** The smallest id that unread messages of a held endpoint may have (Infinity when none). */
+  const unreadFloor = () => {
+    let floor = Infinity;
+    for (const e of held.values()) if (unread(e) && e.lastId < floor) floor = e.lastId;
+    return floor;
+  };
   const startAttempts = () => {
-    const list = [...held.values()];
     const now = o.clock.now().getTime();
-    let progress = true;
-    while (progress && inFlightIds.size < o.concurrency) {
-      progress = false;
-      for (let i = 0; i < list.length && inFlightIds.size < o.concurrency; i++) {
-        const e = list[(cursor + i) % list.length]!;
-        // An attempt starts only while the lease outlasts it by a margin (renew() runs first otherwise).
-        if (e.stopped || e.queue.length === 0 || e.inFlight >= o.perEndpoint || e.leaseUntil - now < o.leaseMs - 2 * renewAfter) continue;
-        const d = e.queue.shift()!;
-        e.inFlight++;
-        inFlightIds.set(d.id, e.id);
-        attempted++;
-        progress = true;
-        attempt(e, d)
-          .catch((err: unknown) => o.logger.error({ err, delivery: d.id }, 'webhook attempt failed unexpectedly'))
-          .finally(() => {
-            e.inFlight--;
-            inFlightIds.delete(d.id);
-            wake();
-          });
-      }
-      cursor = list.length > 0 ? (cursor + 1) % list.length : 0;
+    const heap = createEndpointHeap();
+    for (const e of held.values()) if (ready(e, now)) heap.push(e);
+    let floor = unreadFloor();
+    while (inFlightIds.size < o.concurrency && heap.size() > 0 && heap.topKey() < floor) {
+      const e = heap.pop()!;
+      const d = e.queue.shift()!;
+      e.inFlight++;
+      inFlightIds.set(d.id, e.id);
+      attempted++;
+      if (ready(e, now)) heap.push(e);
+      else if (unread(e) && e.lastId < floor) floor = e.lastId;
+      attempt(e, d)
+        .catch((err: unknown) => o.logger.error({ err, delivery: d.id }, 'webhook attempt failed unexpectedly'))
+        .finally(() => {
+          e.inFlight--;
+          inFlightIds.delete(d.id);
+          wake();
+        });
     }
+  };
+  /** Whether an endpoint's unread messages may come before every message in memory. */
+  const readFirst = () => {
+    const floor = unreadFloor();
+    if (floor === Infinity) return false;
+    const now = o.clock.now().getTime();
+    for (const e of held.values()) if (ready(e, now) && Number(e.queue[0]!.id) < floor) return false;
+    return true;
   };
 
   try {
@@ -343,9 +415,14 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
       }
       if (renewDue) await renew();
       let found = -1;
-      if (held.size < maxEndpoints && queued < o.concurrency && (held.size === 0 || Date.now() - lastAcquire >= ACQUIRE_MS))
-        found = await acquire();
-      if (queued < o.concurrency) await refill();
+      // Endpoints are taken while there is room, not only once the run runs short of messages:
+      // the oldest messages are sent first only among the endpoints held. A poke (new messages)
+      // looks at once.
+      const poked = control.takePoke();
+      if (held.size < maxEndpoints && (poked || held.size === 0 || Date.now() - lastAcquire >= ACQUIRE_MS)) found = await acquire();
+      // Refilled at once when the run runs short, and every REFILL_MS otherwise: an endpoint whose
+      // read-ahead is spent may hold the oldest messages still unread.
+      if (queued < o.concurrency || Date.now() - lastRefill >= REFILL_MS || readFirst()) await refill();
       startAttempts();
       if (
         flushing === null &&
@@ -353,10 +430,14 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
         (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS || inFlightIds.size === 0)
       )
         startFlush();
-      if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0) break;
+      if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0 && !control.takePoke()) {
+        control.stopLooking();
+        break;
+      }
       await sleep(LOOP_MS);
     }
   } finally {
+    control.stopLooking();
     while (inFlightIds.size > 0 || flushing !== null) await sleep(LOOP_MS);
     if (pending.length > 0 || held.size > 0) {
       for (const e of held.values()) e.stopped = true;
@@ -370,4 +451,53 @@ export async function runDispatcher(o: DispatcherOptions): Promise<{ attempted: 
     await queueDispatch(o.db, next < soonest ? soonest : next);
   }
   return { attempted };
+}
+
+/**
+ * Held endpoints by the id of the message at the head of their queue, the smallest first: a
+ * binary heap (the few dozen attempts a pass starts each take the oldest message left).
+ */
+function createEndpointHeap() {
+  const keys: number[] = [];
+  const items: Held[] = [];
+  const swap = (i: number, j: number) => {
+    [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  };
+  return {
+    size: () => items.length,
+    topKey: () => (keys.length > 0 ? keys[0]! : Infinity),
+    push(e: Held) {
+      let i = items.length;
+      keys.push(Number(e.queue[0]!.id));
+      items.push(e);
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (keys[parent]! <= keys[i]!) break;
+        swap(i, parent);
+        i = parent;
+      }
+    },
+    pop(): Held | undefined {
+      if (items.length === 0) return undefined;
+      const top = items[0];
+      const lastKey = keys.pop()!;
+      const lastItem = items.pop()!;
+      if (items.length > 0) {
+        keys[0] = lastKey;
+        items[0] = lastItem;
+        for (let i = 0; ; ) {
+          const l = 2 * i + 1;
+          const r = l + 1;
+          let m = i;
+          if (l < items.length && keys[l]! < keys[m]!) m = l;
+          if (r < items.length && keys[r]! < keys[m]!) m = r;
+          if (m === i) break;
+          swap(i, m);
+          i = m;
+        }
+      }
+      return top;
+    },
+  };
 }

@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { JobModule } from '../../jobs/queue.ts';
 import { isIsoDate } from '../../lib/dates.ts';
 import type { Sender } from './delivery.ts';
-import { DELIVER_TASK, queueDispatch, runDispatcher } from './dispatcher.ts';
+import { DELIVER_TASK, queueDispatch, startDispatcherRun, type DispatcherRun } from './dispatcher.ts';
 import { fanOutEvents } from './repo.ts';
 
 /** Queued by the trigger on `events` (migration 20261125000100_webhooks) in the events' own transaction. */
@@ -64,8 +64,21 @@ export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
       if (n > 0) await queueDispatch(trx);
     });
   };
+  // One dispatcher run at a time in a process: a job that finds one under way pokes it (it takes
+  // the new messages' endpoints at once) instead of starting a second that would send beside it in
+  // no common order. Runs in other processes share the work through the endpoints' leases.
+  let active: DispatcherRun | null = null;
   const deliver: Task = async () => {
-    await runDispatcher(deps);
+    if (active?.poke()) return;
+    if (active) await active.done.catch(() => {});
+    if (active?.poke()) return;
+    const run = startDispatcherRun(deps);
+    active = run;
+    try {
+      await run.done;
+    } finally {
+      if (active === run) active = null;
+    }
   };
   const sweep: Task = async () => {
     await queueDispatch(deps.db);

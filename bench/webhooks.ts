@@ -246,6 +246,11 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
     // The delays by when their events committed, in fifths of the run's events: whether the
     // p99 is the early events waiting for the run or the late ones waiting for the drain.
     const byCommit = rows.filter((r) => answeredAt.has(r.id)).sort((a, b) => a.at.getTime() - b.at.getTime());
+    // And the message ids each fifth got: whether the fan-out created them in the events' order.
+    const { rows: messageIds } = await sql<{ event_id: number; id: number }>`
+      SELECT d.event_id::float8 AS event_id, d.id::float8 AS id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      WHERE e.event_date = ${date}::date`.execute(db);
+    const messageOf = new Map(messageIds.map((m) => [m.event_id, m.id]));
     const fifths = [0, 1, 2, 3, 4].map((k) => {
       const part = byCommit.slice(Math.floor((k * byCommit.length) / 5), Math.floor(((k + 1) * byCommit.length) / 5));
       const d = part.map((r) => (answeredAt.get(r.id)! - r.at.getTime()) / 1000).sort((a, b) => a - b);
@@ -254,6 +259,7 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
         committed_s: Number(((part[0]!.at.getTime() - wall0) / 1000).toFixed(1)),
         answered_s: [percentile(answered, 1), percentile(answered, 99)].map((t) => Number(((t - wall0) / 1000).toFixed(1))),
         p99_s: Number(percentile(d, 99).toFixed(2)),
+        message_ids: [Math.min(...part.map((r) => messageOf.get(r.id) ?? Infinity)), Math.max(...part.map((r) => messageOf.get(r.id) ?? -Infinity))],
       };
     });
     const cpuAll = process.cpuUsage(cpu0);

@@ -182,7 +182,7 @@ test('two dispatcher runs at once: every message sent once, at most perEndpoint 
   assert.deepEqual([left!.n, left!.held], [0, 0], 'every message recorded delivered; every endpoint given back');
 });
 
-test('a run sends the oldest message first across its endpoints, reading an endpoint again before a younger message goes', async () => {
+test('a run sends the oldest message first across its endpoints, reading an endpoint again when its read-ahead is spent', async () => {
   await sql`UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL WHERE status = 'pending'`.execute(db.db);
   // A's first five messages, then B's ten, then A's next five: ids in that order, so the oldest-first
   // order is A 1-5, B 1-10, A 6-10, where a round of the endpoints in turn would alternate them.
@@ -198,13 +198,14 @@ test('a run sends the oldest message first across its endpoints, reading an endp
   const sender: Sender = {
     async send(_url, headers): Promise<AttemptResult> {
       order.push(headers['webhook-id']!.slice(4));
-      await new Promise((r) => setTimeout(r, 1));
+      // Longer than the run's refill interval (25 ms): A's next messages are read before the next attempt.
+      await new Promise((r) => setTimeout(r, 40));
       return { ok: true, status: 204, body: '', error: null, retryAfter: null, seconds: 0.001 };
     },
     close: async () => {},
   };
-  // One attempt at a time, one message read ahead per slot fewer than either endpoint has: A's
-  // first read ends before its fifth message, which must still go before B's first.
+  // One attempt at a time, four messages read ahead an endpoint, fewer than either has: A's first
+  // read ends before its fifth message, which must still go before B's first.
   const run = await runDispatcher({
     db: db.db,
     clock: systemClock,

@@ -6,9 +6,12 @@ import type { JobModule } from '../../jobs/queue.ts';
 import { isIsoDate } from '../../lib/dates.ts';
 import type { Sender } from './delivery.ts';
 import { DELIVER_TASK, queueDispatch, startDispatcherRun, type DispatcherRun } from './dispatcher.ts';
-import { fanOutEvents } from './repo.ts';
+import { fanOutEvents, forgetFanOutHold } from './repo.ts';
 
-/** Queued by the trigger on `events` (migration 20261125000100_webhooks) in the events' own transaction. */
+/**
+ * Queued by the trigger on `events` (migration 20261125000100_webhooks) in the events' own transaction;
+ * while their run is running, held until it ends (migration 20261201000100_webhook_fanout_holds).
+ */
 export const FANOUT_TASK = 'webhooks.fanout';
 
 /** Every minute: a dispatcher run, should a run have died with no successor queued. */
@@ -61,6 +64,7 @@ export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
         toDate: p.to_date,
         at: deps.clock.now(),
       });
+      await forgetFanOutHold(trx, { fromId: p.from_id, toId: p.to_id });
       if (n > 0) await queueDispatch(trx);
     });
   };

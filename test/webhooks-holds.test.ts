@@ -1,0 +1,120 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { createWebhookJobs } from '../src/modules/webhooks/jobs.ts';
+import type { Sender } from '../src/modules/webhooks/delivery.ts';
+import { systemClock } from '../src/lib/clock.ts';
+import { createTestDatabase } from './helpers/db.ts';
+
+/**
+ * The fan-out held while its run is running (migration 20261201000100_webhook_fanout_holds): the
+ * job is queued in the events' transaction as before, due only a minute later; the run's end makes
+ * it due at once; events of no running run are not held; a fan-out that ran forgets its hold.
+ */
+
+const db = await createTestDatabase();
+const {
+  rows: [acct],
+} = await sql<{ id: string }>`
+  INSERT INTO accounts (user_ref, email, name, status) VALUES ('HOLD1', 'hold1@holds.test', 'holds', 'initialized') RETURNING id`.execute(db.db);
+await sql`INSERT INTO webhook_endpoints (account_id, url) VALUES (${acct!.id}, 'http://127.0.0.1:9/hook')`.execute(db.db);
+
+async function startRun(date: string): Promise<string> {
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO daily_runs (run_date, source, source_key, status) VALUES (${date}::date, 'file', ${`file:${date}`}, 'running') RETURNING id`.execute(
+    db.db,
+  );
+  return rows[0]!.id;
+}
+
+/** A batch's events, as the run's writer inserts them: one statement. */
+async function insertEvents(runId: string | null, n: number): Promise<{ lo: number; hi: number }> {
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity, run_id)
+    SELECT g, '2030-05-01', 'COMPANY_NAME_CHANGED', 'a', 'b', 'info', ${runId}::bigint FROM generate_series(1, ${n}) g
+    RETURNING id`.execute(db.db);
+  const ids = rows.map((r) => Number(r.id));
+  return { lo: Math.min(...ids), hi: Math.max(...ids) };
+}
+
+/** The fan-out job of an id range: seconds until it is due (negative: due already), or null when there is none. */
+async function fanOutDueIn(r: { lo: number; hi: number }): Promise<number | null> {
+  const { rows } = await sql<{ s: number }>`
+    SELECT extract(epoch FROM run_at - now())::float8 AS s FROM graphile_worker.jobs
+    WHERE task_identifier = 'webhooks.fanout' AND key = ${`webhooks.fanout:${r.lo}-${r.hi}`}`.execute(db.db);
+  return rows[0]?.s ?? null;
+}
+
+const holds = async (runId: string) =>
+  (await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_fanout_holds WHERE run_id = ${runId}`.execute(db.db)).rows[0]!.n;
+
+test("a running run's fan-out is held for a minute and made due when the run ends, in the events' order", async () => {
+  const run = await startRun('2030-05-01');
+  const first = await insertEvents(run, 3);
+  const second = await insertEvents(run, 2);
+  for (const r of [first, second]) {
+    const s = await fanOutDueIn(r);
+    assert.ok(s !== null && s > 50 && s <= 60, `held about a minute (due in ${s} s)`);
+  }
+  assert.equal(await holds(run), 2);
+
+  await sql`UPDATE daily_runs SET status = 'completed', finished_at = now() WHERE id = ${run}`.execute(db.db);
+  for (const r of [first, second]) {
+    const s = await fanOutDueIn(r);
+    assert.ok(s !== null && s <= 0, `due at once after the run (due in ${s} s)`);
+  }
+  assert.equal(await holds(run), 0);
+  const { rows } = await sql<{ key: string }>`
+    SELECT key FROM graphile_worker.jobs WHERE task_identifier = 'webhooks.fanout' AND key = ANY(${[first, second].map((r) => `webhooks.fanout:${r.lo}-${r.hi}`)})
+    ORDER BY run_at`.execute(db.db);
+  assert.deepEqual(
+    rows.map((r) => r.key),
+    [first, second].map((r) => `webhooks.fanout:${r.lo}-${r.hi}`),
+    'one job each, due in the order of their events (the workers take due jobs by run_at)',
+  );
+});
+
+test('a failed run releases its fan-out too; events of no running run are not held', async () => {
+  const run = await startRun('2030-05-02');
+  const held = await insertEvents(run, 2);
+  assert.ok((await fanOutDueIn(held))! > 50);
+  await sql`UPDATE daily_runs SET status = 'failed', finished_at = now(), error = 'boom' WHERE id = ${run}`.execute(db.db);
+  assert.ok((await fanOutDueIn(held))! <= 0);
+
+  // Events of a run that has ended already (or of none) go out at once, as before the hold.
+  const after = await insertEvents(run, 1);
+  assert.ok((await fanOutDueIn(after))! <= 0);
+  const none = await insertEvents(null, 1);
+  assert.ok((await fanOutDueIn(none))! <= 0);
+  assert.equal(await holds(run), 0);
+});
+
+test('a fan-out that ran (its run still running: the process that ran it died) forgets its hold', async () => {
+  const run = await startRun('2030-05-03');
+  const r = await insertEvents(run, 2);
+  assert.equal(await holds(run), 1);
+  const noSend: Sender = {
+    send: async () => {
+      throw new Error('not sent in this test');
+    },
+    close: async () => {},
+  };
+  const jobs = createWebhookJobs({
+    db: db.db,
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    sender: noSend,
+    retrySchedule: [1],
+    concurrency: 1,
+    perEndpoint: 1,
+    leaseMs: 20_000,
+  });
+  const payload = { from_id: r.lo, to_id: r.hi, from_date: '2030-05-03', to_date: '2030-05-03' };
+  await (jobs.tasks['webhooks.fanout'] as (p: unknown, h: unknown) => Promise<void>)(payload, {});
+  assert.equal(await holds(run), 0);
+  // The run's end then finds nothing to release: no second job for the range.
+  await sql`SELECT graphile_worker.remove_job(${`webhooks.fanout:${r.lo}-${r.hi}`})`.execute(db.db);
+  await sql`UPDATE daily_runs SET status = 'completed', finished_at = now() WHERE id = ${run}`.execute(db.db);
+  assert.equal(await fanOutDueIn(r), null);
+});

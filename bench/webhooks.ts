@@ -259,7 +259,10 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
         committed_s: Number(((part[0]!.at.getTime() - wall0) / 1000).toFixed(1)),
         answered_s: [percentile(answered, 1), percentile(answered, 99)].map((t) => Number(((t - wall0) / 1000).toFixed(1))),
         p99_s: Number(percentile(d, 99).toFixed(2)),
-        message_ids: [Math.min(...part.map((r) => messageOf.get(r.id) ?? Infinity)), Math.max(...part.map((r) => messageOf.get(r.id) ?? -Infinity))],
+        message_ids: [
+          Math.min(...part.map((r) => messageOf.get(r.id) ?? Infinity)),
+          Math.max(...part.map((r) => messageOf.get(r.id) ?? -Infinity)),
+        ],
       };
     });
     const cpuAll = process.cpuUsage(cpu0);

@@ -17,7 +17,9 @@ const db = await createTestDatabase();
 const {
   rows: [acct],
 } = await sql<{ id: string }>`
-  INSERT INTO accounts (user_ref, email, name, status) VALUES ('HOLD1', 'hold1@holds.test', 'holds', 'initialized') RETURNING id`.execute(db.db);
+  INSERT INTO accounts (user_ref, email, name, status) VALUES ('HOLD1', 'hold1@holds.test', 'holds', 'initialized') RETURNING id`.execute(
+  db.db,
+);
 await sql`INSERT INTO webhook_endpoints (account_id, url) VALUES (${acct!.id}, 'http://127.0.0.1:9/hook')`.execute(db.db);
 
 async function startRun(date: string): Promise<string> {

@@ -473,7 +473,7 @@ function createEndpointHeap() {
       if (items.length > 0) {
         keys[0] = lastKey;
         items[0] = lastItem;
-        for (let i = 0; ; ) {
+        for (let i = 0; ;) {
           const l = 2 * i + 1;
           const r = l + 1;
           let m = i;

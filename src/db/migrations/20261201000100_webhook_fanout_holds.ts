@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Webhook messages go out after the run that detected their events ends (DECISIONS 8: "after the
 // daily run that detected them commits"), not beside it: on two cores the fan-out's inserts and
-// the deliveries beside a run made it 20-60 % slower (docs/benchmarks.md, "Webhooks").
+// the deliveries beside a run made it 20-70 % slower (docs/benchmarks.md, "Webhooks").
 //
 // The fan-out job each batch's events queue (20261125000100_webhooks) is still queued in the
 // events' own transaction, so nothing is lost if the run's process dies, but while the events'

@@ -87,12 +87,12 @@ const READ_PER_ENDPOINT = 4;
  * only once every one of them had a slot, 1.4 s after the run on a day of 100,000 messages.
  * A process runs one dispatcher run at a time (jobs.ts), so it holds one slot at most.
  */
+const DISPATCH_PRIORITY = -1;
+
 export async function queueDispatch(db: Parameters<typeof addJob>[0], at?: Date): Promise<void> {
   const key = at ? `${DELIVER_TASK}:${Math.ceil(at.getTime() / 1000)}` : DELIVER_TASK;
   await addJob(db, DELIVER_TASK, {}, { jobKey: key, runAt: at, maxAttempts: 5, priority: DISPATCH_PRIORITY });
 }
-
-const DISPATCH_PRIORITY = -1;
 
 function describeDisabling(e: DisabledEndpoint): { subject: string; text: string } {
   const why = e.reason === 'gone' ? 'it answered 410 Gone' : 'every attempt to deliver to it failed for 5 days';
@@ -418,10 +418,9 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
         (pending.length >= FLUSH_EVERY || Date.now() - lastFlush >= FLUSH_MS || inFlightIds.size === 0)
       )
         startFlush();
-      if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0 && !control.takePoke()) {
-        control.stopLooking();
+      // A poke taken after this check finds the run no longer looking (finally, at once): its job starts another.
+      if (held.size === 0 && inFlightIds.size === 0 && pending.length === 0 && flushing === null && found === 0 && !control.takePoke())
         break;
-      }
       await sleep(LOOP_MS);
     }
   } finally {

@@ -58,7 +58,10 @@ const changing = Math.min(companies, Math.round((targetEvents * 6) / 13));
 /** Company numbers (benchSnapshot's n) that change each day: set once the accounts watch theirs. */
 const changes = new Uint8Array(companies);
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-webhooks-'));
-const bench = await openBenchDatabase(`regwatch_bench_webhooks_${process.pid}`);
+// `--keep`: the database is kept (to study its statements afterwards), its name printed.
+const keep = process.argv.includes('--keep');
+const bench = await openBenchDatabase(`regwatch_bench_webhooks_${process.pid}`, { keep });
+if (keep) console.log(JSON.stringify({ kept_database: `regwatch_bench_webhooks_${process.pid}` }));
 const db = bench.handle.db;
 
 // The receiver, in its own process (bench/webhooks-receiver.ts): when each event's message was answered.

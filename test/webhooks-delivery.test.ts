@@ -136,6 +136,7 @@ test('the fan-out run again (a job delivered twice) queues nothing new', async (
       fromDate: '2030-01-01',
       toDate: '2030-01-02',
       at: new Date(),
+      again: true,
     }),
     0,
   );

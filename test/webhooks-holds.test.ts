@@ -120,3 +120,62 @@ test('a fan-out that ran (its run still running: the process that ran it died) f
   await sql`UPDATE daily_runs SET status = 'completed', finished_at = now() WHERE id = ${run}`.execute(db.db);
   assert.equal(await fanOutDueIn(r), null);
 });
+
+test('a fan-out whose range has messages already (a replay first, or the job run again) adds only the missing ones', async () => {
+  // A watched company with two events of no running run (not held), in the account's feed.
+  const {
+    rows: [company],
+  } = await sql<{ id: string }>`
+    INSERT INTO companies (primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
+    VALUES ('KRS', '0000999001', 'FANOUT SA', 'ACTIVE', '{}', '\\x00', 'fanout sa', '2030-05-01') RETURNING id`.execute(db.db);
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity)
+    SELECT ${company!.id}::bigint, '2030-05-04', 'COMPANY_NAME_CHANGED', 'a' || g, 'b' || g, 'info' FROM generate_series(1, 2) g
+    RETURNING id`.execute(db.db);
+  const ids = rows.map((r) => Number(r.id));
+  const r = { lo: Math.min(...ids), hi: Math.max(...ids) };
+  await sql`
+    INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
+    SELECT ${acct!.id}, id, event_date, company_id, event_type FROM events WHERE id BETWEEN ${r.lo} AND ${r.hi}`.execute(db.db);
+  const jobs = createWebhookJobs({
+    db: db.db,
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    sender: { send: async () => Promise.reject(new Error('not sent in this test')), close: async () => {} },
+    retrySchedule: [1],
+    concurrency: 1,
+    perEndpoint: 1,
+    leaseMs: 20_000,
+  });
+  const fanOut = () =>
+    (jobs.tasks['webhooks.fanout'] as (p: unknown, h: unknown) => Promise<void>)(
+      { from_id: r.lo, to_id: r.hi, from_date: '2030-05-04', to_date: '2030-05-04' },
+      {},
+    );
+  const messages = async () =>
+    (
+      await sql<{ id: string; event_id: string }>`
+        SELECT id, event_id FROM webhook_deliveries WHERE event_id BETWEEN ${r.lo} AND ${r.hi} ORDER BY event_id`.execute(db.db)
+    ).rows;
+
+  await fanOut();
+  const first = await messages();
+  assert.deepEqual(
+    first.map((m) => Number(m.event_id)),
+    ids,
+    'one message an event',
+  );
+  // The job run again (its completion lost): nothing new, nothing changed.
+  await fanOut();
+  assert.deepEqual(await messages(), first);
+  // One message there already, the other not (as after a replay that queued the first event
+  // before its fan-out ran): the missing one is added, the other kept as it was.
+  await sql`DELETE FROM webhook_deliveries WHERE id = ${first[1]!.id}`.execute(db.db);
+  await fanOut();
+  const after = await messages();
+  assert.equal(after.length, 2);
+  assert.deepEqual(after[0], first[0]);
+  assert.equal(Number(after[1]!.event_id), ids[1]);
+  assert.notEqual(after[1]!.id, first[1]!.id, 'a new message for the missing one');
+  await sql`SELECT graphile_worker.remove_job(${`webhooks.fanout:${r.lo}-${r.hi}`})`.execute(db.db);
+});

@@ -66,6 +66,8 @@ export interface DueDelivery {
   created_at: Date;
   /** Attempts made before this one. */
   attempts: number;
+  /** The id as a number, for ordering (ids stay far below 2^53). */
+  order: number;
 }
 
 /**
@@ -80,7 +82,7 @@ export async function readDueDeliveries(
   if (r.want.length === 0) return [];
   // The secrets come as one space-separated text (a secret is `whsec_` and base64: no spaces), split
   // once per endpoint: cheaper than a text[] parsed on every row.
-  const { rows } = await sql<Omit<DueDelivery, 'secrets'> & { secrets: string | string[] }>`
+  const { rows } = await sql<Omit<DueDelivery, 'secrets' | 'order'> & { secrets: string | string[]; order?: number }>`
     SELECT d.id, d.endpoint_id, ep.url, array_to_string(s.secrets, ' ') AS secrets, d.event_type, d.payload::text AS payload, d.created_at, d.attempts
     FROM unnest(${r.want.map((w) => w.endpointId)}::bigint[], ${r.want.map((w) => w.count)}::int[]) AS w(endpoint_id, n)
     JOIN webhook_endpoints ep ON ep.id = w.endpoint_id AND ep.status = 'enabled' AND ep.lease_owner = ${r.owner}
@@ -101,6 +103,7 @@ export async function readDueDeliveries(
     let secrets = split.get(text);
     if (secrets === undefined) split.set(text, (secrets = text === '' ? [] : text.split(' ')));
     row.secrets = secrets;
+    row.order = Number(row.id);
   }
   return rows as DueDelivery[];
 }

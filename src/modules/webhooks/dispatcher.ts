@@ -372,8 +372,9 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
     // An attempt starts only while the lease outlasts it by a margin (renew() runs first otherwise).
     const ready = (e: Held) =>
       !e.stopped && e.queue.length > 0 && e.inFlight < o.perEndpoint && e.leaseUntil - now >= o.leaseMs - 2 * renewAfter;
-    const heap = createEndpointHeap();
-    for (const e of held.values()) if (ready(e)) heap.push(e);
+    const readyNow: Held[] = [];
+    for (const e of held.values()) if (ready(e)) readyNow.push(e);
+    const heap = createEndpointHeap(readyNow);
     while (inFlightIds.size < o.concurrency && heap.size() > 0) {
       const e = heap.pop()!;
       const d = e.queue.shift()!;
@@ -442,20 +443,35 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
 
 /**
  * Held endpoints by the id of the message at the head of their queue, the smallest first: a
- * binary heap (the few dozen attempts a pass starts each take the oldest message left).
+ * binary heap, built in one pass over the endpoints (O(n)), from which the few dozen attempts a
+ * pass starts each take the oldest message left. The ids are compared as numbers, parsed once
+ * when the message is read (`DueDelivery.order`).
  */
-function createEndpointHeap() {
-  const keys: number[] = [];
-  const items: Held[] = [];
+function createEndpointHeap(endpoints: Held[]) {
+  const items = endpoints;
+  const keys = items.map((e) => e.queue[0]!.order);
   const swap = (i: number, j: number) => {
     [keys[i], keys[j]] = [keys[j]!, keys[i]!];
     [items[i], items[j]] = [items[j]!, items[i]!];
   };
+  const down = (start: number) => {
+    for (let i = start; ;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < items.length && keys[l]! < keys[m]!) m = l;
+      if (r < items.length && keys[r]! < keys[m]!) m = r;
+      if (m === i) return;
+      swap(i, m);
+      i = m;
+    }
+  };
+  for (let i = (items.length >> 1) - 1; i >= 0; i--) down(i);
   return {
     size: () => items.length,
     push(e: Held) {
       let i = items.length;
-      keys.push(Number(e.queue[0]!.id));
+      keys.push(e.queue[0]!.order);
       items.push(e);
       while (i > 0) {
         const parent = (i - 1) >> 1;
@@ -472,16 +488,7 @@ function createEndpointHeap() {
       if (items.length > 0) {
         keys[0] = lastKey;
         items[0] = lastItem;
-        for (let i = 0; ;) {
-          const l = 2 * i + 1;
-          const r = l + 1;
-          let m = i;
-          if (l < items.length && keys[l]! < keys[m]!) m = l;
-          if (r < items.length && keys[r]! < keys[m]!) m = r;
-          if (m === i) break;
-          swap(i, m);
-          i = m;
-        }
+        down(0);
       }
       return top;
     },

@@ -55,18 +55,28 @@ export interface WebhookJobDeps {
 export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
   const fanout: Task = async (payload) => {
     const p = parseFanoutPayload(payload);
-    // The messages and the run that sends them commit together; a second run inserts nothing.
-    await deps.db.transaction().execute(async (trx) => {
-      const n = await fanOutEvents(trx, {
-        fromId: p.from_id,
-        toId: p.to_id,
-        fromDate: p.from_date,
-        toDate: p.to_date,
-        at: deps.clock.now(),
+    // The messages and the run that sends them commit together. A range with messages already
+    // (the job run again after a commit whose completion was lost, or a replay that queued some of
+    // its events first) fails the plain INSERT and goes again, inserting only the missing ones.
+    const fanOut = (again: boolean) =>
+      deps.db.transaction().execute(async (trx) => {
+        const n = await fanOutEvents(trx, {
+          fromId: p.from_id,
+          toId: p.to_id,
+          fromDate: p.from_date,
+          toDate: p.to_date,
+          at: deps.clock.now(),
+          again,
+        });
+        await forgetFanOutHold(trx, { fromId: p.from_id, toId: p.to_id });
+        if (n > 0) await queueDispatch(trx);
       });
-      await forgetFanOutHold(trx, { fromId: p.from_id, toId: p.to_id });
-      if (n > 0) await queueDispatch(trx);
-    });
+    try {
+      await fanOut(false);
+    } catch (e) {
+      if ((e as { code?: string }).code !== '23505') throw e;
+      await fanOut(true);
+    }
   };
   // One dispatcher run at a time in a process: a job that finds one under way pokes it (it takes
   // the new messages' endpoints at once) instead of starting a second that would send beside it in

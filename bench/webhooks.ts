@@ -212,6 +212,8 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
   const s = await runDaily(db, { date, source: createFileSource(file), sourceKey: `webhooks:${date}` });
   if (pauseWorker) worker!.kill('SIGCONT');
   const runSeconds = (performance.now() - t0) / 1000;
+  /** The run's commit: runDaily returns once the run's completion is committed. */
+  const runEnd = Date.now();
   const runWaits = await waits?.stop();
   const cpuRun = process.cpuUsage(cpu0);
   const pgRun = bench.postgresCpuSeconds();
@@ -286,6 +288,16 @@ async function day(date: string, dayNumber: number, webhooks: boolean) {
       deliveries_per_second: Math.round(answeredAt.size / ((last - wall0) / 1000)),
       delay_p50_s: Number(percentile(delays, 50).toFixed(2)),
       delay_p99_s: Number(percentile(delays, 99).toFixed(2)),
+      // The issue's wording ("from the daily run's commit to the receiver's 2xx"): from the run's
+      // completion, when DECISIONS 8 lets its messages go. The figures above count from each
+      // event's own batch commit, earlier, and are the stricter measure.
+      ...(() => {
+        const fromRun = [...answeredAt.values()].map((t) => (t - runEnd) / 1000).sort((a, b) => a - b);
+        return {
+          delay_from_run_commit_p50_s: Number(percentile(fromRun, 50).toFixed(2)),
+          delay_from_run_commit_p99_s: Number(percentile(fromRun, 99).toFixed(2)),
+        };
+      })(),
       seconds_to_last: Number(((last - wall0) / 1000).toFixed(1)),
       delay_by_commit_fifth: fifths,
       // CPU from the run's start to the last delivery, and the part after the run, a delivery.
@@ -405,6 +417,7 @@ try {
         d.r.run_seconds,
       ]),
       p50_p99_by_round: onDays.map((d) => [d.r.delay_p50_s, d.r.delay_p99_s]),
+      from_run_commit_p50_p99_by_round: onDays.map((d) => [d.r.delay_from_run_commit_p50_s, d.r.delay_from_run_commit_p99_s]),
       load: loadavg().map((x) => Number(x.toFixed(1))),
     }),
   );

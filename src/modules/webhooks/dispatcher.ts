@@ -445,7 +445,7 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
  * Held endpoints by the id of the message at the head of their queue, the smallest first: a
  * binary heap, built in one pass over the endpoints (O(n)), from which the few dozen attempts a
  * pass starts each take the oldest message left. The ids are compared as numbers, parsed once
- * when the message is read (`DueDelivery.order`).
+ * when the message is read (`DueDelivery.order`). The heap takes `endpoints` over (reorders it).
  */
 function createEndpointHeap(endpoints: Held[]) {
   const items = endpoints;

@@ -117,6 +117,8 @@ interface Held {
   drained: boolean;
   /** Disabled (410, or lost its lease): nothing more is sent to it in this run. */
   stopped: boolean;
+  /** In the run's heap of endpoints with queued messages (startAttempts). */
+  inHeap: boolean;
 }
 
 /**
@@ -174,6 +176,11 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
   const maxEndpoints = o.maxEndpoints ?? MAX_ENDPOINTS;
   const renewAfter = Math.min(RENEW_AFTER_MS, o.leaseMs / 4);
   const held = new Map<string, Held>();
+  /**
+   * The held endpoints with queued messages, by the id of their queue's head, the smallest first
+   * (kept across passes; an endpoint stopped meanwhile is dropped when it comes up).
+   */
+  const heap = createEndpointHeap();
   /** Attempts in flight: message id → endpoint id. */
   const inFlightIds = new Map<string, string>();
   let pending: RecordedAttempt[] = [];
@@ -288,7 +295,7 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
     const until = now.getTime() + o.leaseMs;
     const got = await acquireEndpoints(o.db, { owner, now, leaseUntil: new Date(until), limit: maxEndpoints - held.size });
     for (const r of got)
-      held.set(r.id, { id: r.id, leaseUntil: until, queue: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false });
+      held.set(r.id, { id: r.id, leaseUntil: until, queue: [], inFlight: 0, unrecorded: 0, drained: false, stopped: false, inHeap: false });
     return got.length;
   };
 
@@ -317,7 +324,9 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
     }
     for (const w of want) {
       const e = held.get(w.endpointId);
-      if (e && (got.get(w.endpointId) ?? 0) < w.count) e.drained = true;
+      if (!e) continue;
+      if ((got.get(w.endpointId) ?? 0) < w.count) e.drained = true;
+      if (!e.inHeap && !e.stopped && e.queue.length > 0) heap.push(e);
     }
   };
 
@@ -367,21 +376,26 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
   // makes long, and a round of every endpoint in turn would send each one's last events before
   // another's first. (An endpoint whose read-ahead is spent is read again within REFILL_MS; reading
   // it before every younger message went cost a read a pass, half as much CPU again a delivery.)
+  // A pass costs the attempts it starts, not the endpoints held: the heap is kept between passes,
+  // and an endpoint that cannot take an attempt now (its slots full, its lease due for renewal) is
+  // set aside for the pass.
   const startAttempts = () => {
     const now = o.clock.now().getTime();
     // An attempt starts only while the lease outlasts it by a margin (renew() runs first otherwise).
-    const ready = (e: Held) =>
-      !e.stopped && e.queue.length > 0 && e.inFlight < o.perEndpoint && e.leaseUntil - now >= o.leaseMs - 2 * renewAfter;
-    const readyNow: Held[] = [];
-    for (const e of held.values()) if (ready(e)) readyNow.push(e);
-    const heap = createEndpointHeap(readyNow);
+    const leaseOk = (e: Held) => e.leaseUntil - now >= o.leaseMs - 2 * renewAfter;
+    const aside: Held[] = [];
     while (inFlightIds.size < o.concurrency && heap.size() > 0) {
       const e = heap.pop()!;
+      if (e.stopped || e.queue.length === 0) continue;
+      if (e.inFlight >= o.perEndpoint || !leaseOk(e)) {
+        aside.push(e);
+        continue;
+      }
       const d = e.queue.shift()!;
       e.inFlight++;
       inFlightIds.set(d.id, e.id);
       attempted++;
-      if (ready(e)) heap.push(e);
+      if (e.queue.length > 0) heap.push(e);
       attempt(e, d)
         .catch((err: unknown) => o.logger.error({ err, delivery: d.id }, 'webhook attempt failed unexpectedly'))
         .finally(() => {
@@ -390,6 +404,7 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
           wake();
         });
     }
+    for (const e of aside) heap.push(e);
   };
 
   try {
@@ -443,52 +458,51 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
 
 /**
  * Held endpoints by the id of the message at the head of their queue, the smallest first: a
- * binary heap, built in one pass over the endpoints (O(n)), from which the few dozen attempts a
- * pass starts each take the oldest message left. The ids are compared as numbers, parsed once
- * when the message is read (`DueDelivery.order`). The heap takes `endpoints` over (reorders it).
+ * binary heap, from which the few dozen attempts a pass starts each take the oldest message left.
+ * The ids are compared as numbers, parsed once when the message is read (`DueDelivery.order`).
+ * An endpoint's key is its head when pushed: it is popped before its head is taken, and its queue
+ * only grows at the tail otherwise (or is emptied when it stops, which the pass checks).
+ * `inHeap` says whether an endpoint is in it.
  */
-function createEndpointHeap(endpoints: Held[]) {
-  const items = endpoints;
-  const keys = items.map((e) => e.queue[0]!.order);
-  const swap = (i: number, j: number) => {
-    [keys[i], keys[j]] = [keys[j]!, keys[i]!];
-    [items[i], items[j]] = [items[j]!, items[i]!];
+function createEndpointHeap() {
+  const items: Held[] = [];
+  const keys: number[] = [];
+  const place = (i: number, key: number, item: Held) => {
+    keys[i] = key;
+    items[i] = item;
   };
-  const down = (start: number) => {
-    for (let i = start; ;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < items.length && keys[l]! < keys[m]!) m = l;
-      if (r < items.length && keys[r]! < keys[m]!) m = r;
-      if (m === i) return;
-      swap(i, m);
-      i = m;
-    }
-  };
-  for (let i = (items.length >> 1) - 1; i >= 0; i--) down(i);
   return {
     size: () => items.length,
     push(e: Held) {
+      e.inHeap = true;
+      const key = e.queue[0]!.order;
       let i = items.length;
-      keys.push(e.queue[0]!.order);
-      items.push(e);
       while (i > 0) {
         const parent = (i - 1) >> 1;
-        if (keys[parent]! <= keys[i]!) break;
-        swap(i, parent);
+        if (keys[parent]! <= key) break;
+        place(i, keys[parent]!, items[parent]!);
         i = parent;
       }
+      place(i, key, e);
     },
     pop(): Held | undefined {
       if (items.length === 0) return undefined;
-      const top = items[0];
-      const lastKey = keys.pop()!;
-      const lastItem = items.pop()!;
-      if (items.length > 0) {
-        keys[0] = lastKey;
-        items[0] = lastItem;
-        down(0);
+      const top = items[0]!;
+      top.inHeap = false;
+      const key = keys.pop()!;
+      const item = items.pop()!;
+      const n = items.length;
+      if (n > 0) {
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1;
+          if (l >= n) break;
+          const m = l + 1 < n && keys[l + 1]! < keys[l]! ? l + 1 : l;
+          if (keys[m]! >= key) break;
+          place(i, keys[m]!, items[m]!);
+          i = m;
+        }
+        place(i, key, item);
       }
       return top;
     },

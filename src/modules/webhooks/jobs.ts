@@ -53,8 +53,11 @@ export interface WebhookJobDeps {
 }
 
 export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
-  const fanout: Task = async (payload) => {
+  const fanout: Task = async (payload, helpers) => {
     const p = parseFanoutPayload(payload);
+    // The trigger names the job by its range and holds it under that name; the name is read back
+    // from the job rather than built again here.
+    const jobKey = helpers.job.key;
     // The messages and the run that sends them commit together. A range with messages already
     // (the job run again after a commit whose completion was lost, or a replay that queued some of
     // its events first) fails the plain INSERT and goes again, inserting only the missing ones.
@@ -68,7 +71,7 @@ export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
           at: deps.clock.now(),
           again,
         });
-        await forgetFanOutHold(trx, { fromId: p.from_id, toId: p.to_id });
+        if (jobKey !== null) await forgetFanOutHold(trx, jobKey);
         if (n > 0) await queueDispatch(trx);
       });
     try {

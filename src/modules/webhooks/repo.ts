@@ -166,8 +166,8 @@ export async function fanOutEvents(
  * A fan-out job that has run forgets its hold (migration 20261201000100_webhook_fanout_holds), so
  * that the end of its run does not queue it again.
  */
-export async function forgetFanOutHold(db: Executor, r: { fromId: number; toId: number }): Promise<void> {
-  await sql`DELETE FROM webhook_fanout_holds WHERE job_key = ${`webhooks.fanout:${r.fromId}-${r.toId}`}`.execute(db);
+export async function forgetFanOutHold(db: Executor, jobKey: string): Promise<void> {
+  await sql`DELETE FROM webhook_fanout_holds WHERE job_key = ${jobKey}`.execute(db);
 }
 
 /** Replay: the feed's events above `afterId` for one endpoint, queued again (or for the first time); the endpoint locked as in fanOutEvents. */

@@ -248,8 +248,23 @@ export function explainRun(before: MachineSample, after: MachineSample, n: numbe
     anon_hugepages_mb: Math.round((meminfoKb('AnonHugePages') ?? 0) / 1024),
     // Page-table isolation without PCID: every system call, page fault and interrupt flushes the
     // whole TLB (docs/benchmarks.md: measured, it is not what makes faults cost 20 µs here).
+    ...pageTableIsolation(),
+  };
+}
+
+/**
+ * The CPU's model and whether the kernel isolates its page tables (PTI), with or without PCID.
+ * On a machine with PTI and no PCID every system call and switch between processes flushes the
+ * TLB: what sends a request or a database round trip costs about twice as much as without,
+ * whatever the speed reference says (docs/benchmarks.md, "On a machine with page-table
+ * isolation"). Printed first by the benchmarks whose figures are made of system calls.
+ */
+export function pageTableIsolation(): { cpu_model: string | null; kernel_page_table_isolation: boolean; cpu_pcid: boolean } {
+  const cpuinfo = read('/proc/cpuinfo') ?? '';
+  return {
+    cpu_model: /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1]?.trim() ?? null,
     kernel_page_table_isolation: /PTI/.test(read('/sys/devices/system/cpu/vulnerabilities/meltdown') ?? ''),
-    cpu_pcid: /^flags\s*:.*\bpcid\b/m.test(read('/proc/cpuinfo') ?? ''),
+    cpu_pcid: /^flags\s*:.*\bpcid\b/m.test(cpuinfo),
   };
 }
 

@@ -46,7 +46,7 @@ import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createSyntheticSource, SYNTHETIC_DEFAULTS } from '../src/registry/sources/synthetic.ts';
 import { API_NODE_OPTIONS } from '../src/lib/collector.ts';
-import { pageCacheDelta, pageCacheSample, processCpuSeconds } from './machine.ts';
+import { pageCacheDelta, pageCacheSample, pageTableIsolation, processCpuSeconds } from './machine.ts';
 import { argValue, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
 import { speedReference, syncToDisk } from './registry-fixtures.ts';
 import { pgIoDelta, samplePgIo } from './pg-io.ts';
@@ -83,6 +83,7 @@ out({
   mem_gb: Math.round(totalmem() / 2 ** 30),
   loadavg: loadavg().map((x) => Number(x.toFixed(2))),
   speed_reference_us: speedReference(),
+  ...pageTableIsolation(),
 });
 
 // ---------------------------------------------------------------------------------------------

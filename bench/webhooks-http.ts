@@ -14,6 +14,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { createSender } from '../src/modules/webhooks/delivery.ts';
 import { signatureHeaders } from '../src/modules/webhooks/signing.ts';
+import { pageTableIsolation } from './machine.ts';
 import { argValue } from './registry-db.ts';
 import { speedReference } from './registry-fixtures.ts';
 
@@ -79,7 +80,9 @@ async function round(): Promise<Record<string, number>> {
   };
 }
 
-console.log(JSON.stringify({ speed_reference_us: speedReference(), messages, in_flight: inFlight, endpoints, rounds }));
+console.log(
+  JSON.stringify({ speed_reference_us: speedReference(), ...pageTableIsolation(), messages, in_flight: inFlight, endpoints, rounds }),
+);
 for (let r = 0; r < rounds; r++) console.log(JSON.stringify({ round: r + 1, ...(await round()) }));
 console.log(
   `node --import tsx bench/webhooks-http.ts --messages ${messages} --in-flight ${inFlight} --endpoints ${endpoints} --rounds ${rounds}`,

@@ -45,9 +45,9 @@ import { watchCompanies } from '../src/modules/watchlist/repo.ts';
 import { generateSecret } from '../src/modules/webhooks/signing.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { createFileSource } from '../src/registry/sources/file.ts';
-import { processCpuSeconds } from './machine.ts';
+import { pageTableIsolation, processCpuSeconds } from './machine.ts';
 import { argValue, openBenchDatabase, printStatementStats, statementStats } from './registry-db.ts';
-import { benchSnapshot, changedSnapshot, writeBenchFile } from './registry-fixtures.ts';
+import { benchSnapshot, changedSnapshot, speedReference, writeBenchFile } from './registry-fixtures.ts';
 
 const companies = Number(argValue('companies', '100000'));
 const accounts = Number(argValue('accounts', '1000'));
@@ -58,6 +58,8 @@ const changing = Math.min(companies, Math.round((targetEvents * 6) / 13));
 /** Company numbers (benchSnapshot's n) that change each day: set once the accounts watch theirs. */
 const changes = new Uint8Array(companies);
 const dir = mkdtempSync(join(tmpdir(), 'regwatch-webhooks-'));
+// What the figures depend on most (docs/benchmarks.md, "Webhooks: fan-out and delivery").
+console.log(JSON.stringify({ speed_reference_us: speedReference(), ...pageTableIsolation() }));
 // `--keep`: the database is kept (to study its statements afterwards), its name printed.
 const keep = process.argv.includes('--keep');
 const bench = await openBenchDatabase(`regwatch_bench_webhooks_${process.pid}`, { keep });

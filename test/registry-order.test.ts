@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from './helpers/db.ts';
-import { arraySource, companySnapshot, nipFor } from './helpers/registry.ts';
+import { arraySource, companySnapshot, nipFor, regonFor } from './helpers/registry.ts';
 import { runDaily } from '../src/registry/daily.ts';
 import { findCompanyByIdentifier } from '../src/registry/store.ts';
 
@@ -39,4 +39,20 @@ test('many companies each listed several times, spread over overlapping batches:
         `company ${n} on ${date}`,
       );
   }
+});
+
+test('a later line of another company that shares an identifier does not drop a retried line', async () => {
+  // Two lines of company 61, then a line that names company 62 by its NIP but carries 61's REGON
+  // (NIP wins the match). The second line of 61 is retried (its company is claimed in the batch);
+  // the third line, applied to 62, must not count as a later line of 61.
+  const fresh = await createTestDatabase();
+  await runDaily(fresh.db, { date: '2026-11-01', source: arraySource([companySnapshot({ n: 61 }), companySnapshot({ n: 62 })]) });
+  const stray = companySnapshot({ n: 62, name: 'FIRMA 62 PO ZMIANIE' });
+  stray.identity.identifiers = stray.identity.identifiers.map((x) => (x.type === 'REGON9' ? { ...x, value: regonFor(61) } : x));
+  await runDaily(fresh.db, {
+    date: '2026-11-02',
+    source: arraySource([companySnapshot({ n: 61, name: 'PIERWSZA' }), companySnapshot({ n: 61, name: 'DRUGA' }), stray]),
+  });
+  assert.equal((await findCompanyByIdentifier(fresh.db, { type: 'NIP', value: nipFor(61) }))?.name, 'DRUGA');
+  assert.equal((await findCompanyByIdentifier(fresh.db, { type: 'NIP', value: nipFor(62) }))?.name, 'FIRMA 62 PO ZMIANIE');
 });

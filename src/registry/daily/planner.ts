@@ -38,8 +38,9 @@ export interface PlannedUpdate {
 }
 
 /**
- * The lines planned in the last few batches, by identifier and by company id, with their stream
- * positions. A retried line (its write lost a race) may come back after a later line of the same
+ * The lines planned in the last few batches, by identifier and by company id (`#id`, new companies
+ * included), with their stream positions. A retried line (its write lost a race, or its company
+ * was claimed by an earlier line of the batch) may come back after a later line of the same
  * company was applied; it is then superseded and dropped, so the last line always wins.
  */
 export interface RecentLines {
@@ -144,7 +145,10 @@ export async function planBatch(
     const item = items[i]!;
     const match = matches[i];
     const keys = lineKeys(item, match?.id ?? null);
-    if (item.attempts > 0 && recent.supersedes(keys, item.seq)) {
+    // A retried line that found its company is superseded only by a later line of that company;
+    // a later line that merely shares an identifier may have gone to another company (NIP wins
+    // the match). One that found none, by a later line with any of its identifiers.
+    if (item.attempts > 0 && recent.supersedes(match ? [`#${match.id}`] : keys, item.seq)) {
       plan.unchanged++;
       continue;
     }
@@ -187,6 +191,7 @@ export async function planBatch(
         return;
       }
       const id = ids[i]!;
+      plan.seen.set(`#${id}`, item.seq);
       plan.newItems.push(item);
       plan.newRows.push({ id, row });
       // The canonical snapshot's identifiers are these (normalised, one per type), in rank order.

@@ -14,6 +14,7 @@ import { installMetrics } from './http/metrics.ts';
 import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
 import { sharedSchemas } from './http/schemas.ts';
+import { installJsonBodyParser, parseQueryString } from './http/request-parsing.ts';
 import { installTextGuard } from './http/text-guard.ts';
 
 export interface AppOptions {
@@ -42,6 +43,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     return503OnClosing: true,
     frameworkErrors,
     clientErrorHandler,
+    routerOptions: { querystringParser: parseQueryString },
   });
   app.setValidatorCompiler(validatorCompiler);
 
@@ -50,6 +52,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
   });
   installErrorHandling(app);
+  installJsonBodyParser(app);
   installTextGuard(app);
 
   await app.register(formbody, { bodyLimit: 64 * 1024 });

@@ -81,6 +81,25 @@ test('a NUL or an unpaired surrogate in a body or query field is a 422 on that f
   assert.equal(events.statusCode, 422);
   assert.deepEqual(Object.keys(events.json().errors), ['event_type.1']);
 
+  // Escapes of bytes that are not UTF-8 are refused like a surrogate (kept raw or turned into
+  // U+FFFD, they reached the search and were charged); a `%` that starts no escape stays text.
+  const bytes = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/companies/search?city=%FF&q=%ED%A0%80&postal_code=%zz',
+    headers: bearer(acct.master),
+  });
+  assert.equal(bytes.statusCode, 422);
+  assert.deepEqual(Object.keys(bytes.json().errors), ['city', 'q']);
+  // A JSON body that is not UTF-8 is not JSON: 400, nothing stored.
+  const latin = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { ...bearer(acct.master), 'content-type': 'application/json' },
+    payload: Buffer.concat([Buffer.from('{"name":"ab'), Buffer.from([0xff, 0xfe]), Buffer.from('cd"}')]),
+  });
+  assert.equal(latin.statusCode, 400);
+  assert.deepEqual(latin.json(), { message: 'The request body is not valid JSON.' });
+
   // Nothing was stored, and no 500 was logged.
   const names = await t.db.db.selectFrom('api_tokens').select('name').execute();
   assert.ok(
@@ -196,4 +215,24 @@ test("what Node's HTTP parser refuses is answered with a {message} body too", as
   const bad = await raw('GET /api/v1/tokens/%ED%A0%80 HTTP/1.1');
   assert.equal(bad?.status, 404);
   assert.deepEqual(JSON.parse(bad!.body), { message: 'The route /api/v1/tokens/%ED%A0%80 could not be found.' });
+});
+
+test('an empty body sent as application/json is no body: routes that take none answer as without the header', async () => {
+  const t = await createTestApp();
+  const acct = await createAccount(t);
+  const json = { ...bearer(acct.master), 'content-type': 'application/json' };
+  const verify = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: json });
+  assert.equal(verify.statusCode, 200, verify.body);
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: bearer(acct.master),
+    payload: { name: 'to revoke' },
+  });
+  const ref = created.json().data.token_ref as string;
+  const revoke = await t.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${ref}`, headers: json });
+  assert.equal(revoke.statusCode, 200, revoke.body);
+  // A route that needs a body names what is missing.
+  const missing = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: json });
+  assert.equal(missing.statusCode, 422, missing.body);
 });

@@ -1,0 +1,53 @@
+import { isUtf8 } from 'node:buffer';
+import { parse, unescape } from 'node:querystring';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * How a request's query string and JSON body become text (docs/api-contract.md, "Text the service
+ * refuses"). Both are bytes that must be UTF-8; left to the defaults, bytes that are not were
+ * kept raw (`%FF` in a query) or became U+FFFD (in a body) and reached a search or a stored name.
+ */
+
+/** What an undecodable query value becomes: an unpaired surrogate, which the text guard refuses (422 on the field). */
+const UNDECODABLE = '\uD800';
+
+function decodeQueryComponent(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    // A `%` that starts no escape (`%zz`) is taken as it is, as before; well-formed escapes of
+    // bytes that are not UTF-8 (`%FF`, `%ED%A0%80`) are refused.
+    return /%(?![0-9a-fA-F]{2})/.test(value) ? unescape(value) : UNDECODABLE;
+  }
+}
+
+/** Fastify's `querystringParser`: repeated keys as arrays, `+` as a space, no limit on keys (the URL's is 16 KB). */
+export function parseQueryString(query: string): Record<string, string | string[] | undefined> {
+  return parse(query, '&', '=', { decodeURIComponent: decodeQueryComponent, maxKeys: 0 });
+}
+
+/**
+ * JSON bodies: an empty body is no body (many clients send `Content-Type: application/json` on a
+ * DELETE or a bodiless POST), so a route that takes none answers as without the header, and one
+ * that needs one says which fields are missing (422). A body that is not UTF-8 is not JSON (400,
+ * RFC 8259). Everything else goes to Fastify's own parser (prototype poisoning refused).
+ */
+export function installJsonBodyParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) {
+      done(null, undefined);
+      return;
+    }
+    if (!isUtf8(bytes)) {
+      done(
+        Object.assign(new Error('The request body is not UTF-8.'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }),
+        undefined,
+      );
+      return;
+    }
+    void parseJson(request, bytes.toString('utf8'), done);
+  });
+}

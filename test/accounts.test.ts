@@ -65,6 +65,12 @@ test('register validation: 422 with every error and the "(and N more error)" suf
   const three = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 5, name: [] } });
   assert.equal(three.statusCode, 422);
   assert.match(three.json().message, /\(and \d+ more errors?\)$/);
+  // The name is held to its limits as stored (trimmed), and a line break would start a line of the mail.
+  for (const name of ['   ', ' a ', 'Bob\r\nX']) {
+    const bad = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'bob@example.com', name } });
+    assert.equal(bad.statusCode, 422, JSON.stringify(name));
+    assert.deepEqual(Object.keys(bad.json().errors), ['name']);
+  }
   const count = await t.db.db
     .selectFrom('accounts')
     .select((eb) => eb.fn.countAll<string>().as('n'))

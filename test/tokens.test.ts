@@ -113,6 +113,10 @@ test('validation of token bodies: name 3..255, expires_in_days 1..365', async ()
     [{ name: 'valid', expires_in_days: 1.5 }, 'expires_in_days'],
     [{ name: 'valid', expires_in_days: '30' }, 'expires_in_days'],
     [{ name: 12345 }, 'name'],
+    // Held to the limits as stored (trimmed), and no control characters.
+    [{ name: '     ' }, 'name'],
+    [{ name: '  a  ' }, 'name'],
+    [{ name: 'two\nlines' }, 'name'],
   ];
   for (const [payload, field] of cases) {
     const r = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(a.master), payload });
@@ -126,11 +130,20 @@ test('validation of token bodies: name 3..255, expires_in_days 1..365', async ()
     payload: { name: 'no' },
   });
   assert.equal(put.statusCode, 422);
+  const blank = await t.app.inject({
+    method: 'PUT',
+    url: `/api/v1/tokens/${a.masterRef}`,
+    headers: bearer(a.master),
+    payload: { name: '   ' },
+  });
+  assert.equal(blank.statusCode, 422);
+  const padded = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(a.master), payload: { name: '  nightly  ' } });
+  assert.equal(padded.json().data.name, 'nightly');
   const count = await t.db.db
     .selectFrom('api_tokens')
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .executeTakeFirstOrThrow();
-  assert.equal(Number(count.n), 1);
+  assert.equal(Number(count.n), 2, 'the Master Token and the padded one only');
 });
 
 test('401 shapes: missing, malformed, invalid, revoked, expired', async () => {
@@ -212,6 +225,10 @@ test('rotation: old revoked, new named "(rotated)" with the same lifetime from n
   assert.equal(d.old_token.token_ref, tok.ref);
   assert.equal(d.old_token.is_active, false);
   assert.equal(d.new_token.name, 'nightly (rotated)');
+  // A name at the limit gives way to the suffix, which is kept whole.
+  const long = await createApiToken(t, a.master, 'ż'.repeat(255), 10);
+  const rotLong = await t.app.inject({ method: 'POST', url: `/api/v1/tokens/${long.ref}/rotate`, headers: bearer(a.master) });
+  assert.equal(rotLong.json().data.new_token.name, 'ż'.repeat(245) + ' (rotated)');
   assert.match(d.new_token.plaintext, /^sk_api_/);
   assert.equal(d.new_token.expires_at, '2026-12-04T10:00:00.000Z'); // 10 days from the rotation
   assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(tok.plaintext) })).statusCode, 401);

@@ -1,4 +1,5 @@
 import type { ErrorObject } from 'ajv';
+import { ValidationError } from '../lib/errors.ts';
 
 const labels: Record<string, string> = {};
 
@@ -87,4 +88,23 @@ export function validationErrorsFromAjv(errors: ErrorObject[], context?: string)
     }
   }
   return out;
+}
+
+/**
+ * A display name as stored: trimmed, then held to the field's limits (in characters, as the schema
+ * counts them), and free of control characters (a line break in an account's name would start a
+ * line of the mail that greets it). The schema checks the untrimmed text first; this is the check
+ * of what is kept.
+ */
+export function trimmedName(value: string, field: string, limits: { min: number; max: number }): string {
+  const name = value.trim();
+  const length = [...name].length;
+  const label = fieldLabel(field);
+  let problem: string | null = null;
+  if (length < limits.min)
+    problem = `The ${label} field must be at least ${String(limits.min)} characters, not counting spaces at either end.`;
+  else if (length > limits.max) problem = `The ${label} field must not be greater than ${String(limits.max)} characters.`;
+  else if (/\p{Cc}/u.test(name)) problem = `The ${label} field must not contain control characters (line breaks, tabs).`;
+  if (problem !== null) throw new ValidationError({ [field]: [problem] });
+  return name;
 }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, TimestampSchema } from '../../http/schemas.ts';
 import { escapeHtml, page, wantsJson } from '../../http/html.ts';
+import { trimmedName } from '../../http/validation.ts';
 import type { AccountsService } from './service.ts';
 
 const EmailSchema = Type.String({ format: 'email', maxLength: 254, description: 'Account e-mail; stored in lower case.' });
@@ -28,7 +29,10 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
         },
       },
       async (req, reply) => {
-        const result = await accounts.register(req.body.email.trim().toLowerCase(), req.body.name.trim());
+        const result = await accounts.register(
+          req.body.email.trim().toLowerCase(),
+          trimmedName(req.body.name, 'name', { min: 2, max: 255 }),
+        );
         return reply.code(201).send(result);
       },
     );

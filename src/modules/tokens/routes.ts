@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, NullableTimestampSchema, TimestampSchema } from '../../http/schemas.ts';
+import { trimmedName } from '../../http/validation.ts';
 import type { TokensService } from './service.ts';
 import type { Clock } from '../../lib/clock.ts';
 
@@ -26,7 +27,8 @@ const NewTokenSchema = Type.Object({
   plaintext: Type.String(),
   warning: Type.String(),
 });
-const NameSchema = Type.String({ minLength: 3, maxLength: 255 });
+const NAME_LIMITS = { min: 3, max: 255 };
+const NameSchema = Type.String({ minLength: NAME_LIMITS.min, maxLength: NAME_LIMITS.max });
 const RefParams = Type.Object({ token_ref: Type.String({ minLength: 1, maxLength: 64 }) });
 const Meta = Type.Object({ timestamp: TimestampSchema });
 
@@ -51,7 +53,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         },
       },
       async (req, reply) => {
-        const data = await tokens.create(req.auth!.accountId, req.body.name.trim(), req.body.expires_in_days);
+        const data = await tokens.create(req.auth!.accountId, trimmedName(req.body.name, 'name', NAME_LIMITS), req.body.expires_in_days);
         return reply.code(201).send({ success: true, data, meta: meta() });
       },
     );
@@ -164,7 +166,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
       },
       async (req) => ({
         success: true,
-        data: await tokens.rename(req.auth!.accountId, req.params.token_ref, req.body.name.trim()),
+        data: await tokens.rename(req.auth!.accountId, req.params.token_ref, trimmedName(req.body.name, 'name', NAME_LIMITS)),
         meta: meta(),
       }),
     );

@@ -154,7 +154,9 @@ export function createTokensService(deps: TokensDeps) {
             token_ref: [existing.revoked_at ? 'A revoked token cannot be rotated.' : 'The token could not be rotated.'],
           });
         }
-        const rotatedName = `${old.name} (rotated)`.slice(0, 255);
+        // The suffix is kept whole: a long name gives way to it (in characters, as names are counted).
+        const suffix = ' (rotated)';
+        const rotatedName = [...old.name].slice(0, 255 - suffix.length).join('') + suffix;
         const { row, plaintext } = await issueToken(trx, {
           accountId,
           kind: old.kind,

@@ -90,6 +90,7 @@ async function measure(c: Conn, schema: 'before' | 'after'): Promise<{ insert_us
       body: null,
       nextAttemptAt: null,
       at,
+      endedAt: at,
     }));
     await recordAttempts(c, batch, at, { owner: 'store', ids: [] });
   }

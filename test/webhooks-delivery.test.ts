@@ -206,6 +206,7 @@ async function delivery(endpointId: string, messageId: string) {
       last_error: string | null;
       last_response_status: number | null;
       next_attempt_at: string | null;
+      last_attempt_at: string | null;
     }[]
   ).find((d) => d.id === messageId);
 }
@@ -251,6 +252,18 @@ test('410 disables the endpoint at once; nothing more is sent to it', async () =
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
   assert.match(res.json().data.disabled_reason, /410/);
   assert.equal((await delivery(ep.id, id))!.last_response_status, 410);
+  // A retry or a test on the disabled endpoint is accepted and says it waits for the endpoint.
+  const retry = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${ep.id}/deliveries/${id}/retry`, headers: bearer(a.master) });
+  assert.equal(retry.statusCode, 202);
+  assert.match(retry.json().data.message, /disabled.*once the endpoint is enabled again/);
+  const test = await t.app.inject({
+    method: 'POST',
+    url: `/api/v1/webhooks/${ep.id}/test`,
+    headers: bearer(a.master),
+    payload: { event_type: 'COMPANY_NAME_CHANGED' },
+  });
+  assert.equal(test.statusCode, 202);
+  assert.match(test.json().data.message, /disabled/);
   await sendTest(ep.id);
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(rx.on('/gone').length, 1);
@@ -267,6 +280,9 @@ test('a receiver that hangs: the timeout is a failed attempt, retried', async ()
   const d = (await delivery(ep.id, id))!;
   assert.equal(d.last_response_status, null);
   assert.equal(d.last_error, 'No answer within 2 s');
+  // The schedule (1 s here) counts from the attempt's end, not from its start 2 s before.
+  const gap = Date.parse(d.next_attempt_at!) - Date.parse(d.last_attempt_at!);
+  assert.ok(gap >= 2_900, `next attempt ${gap} ms after the last one started`);
   await t.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
 });
 

@@ -111,6 +111,7 @@ test('an endpoint is held by one run until its lease lapses; renewal drops a dis
         body: '',
         nextAttemptAt: null,
         at: at(50),
+        endedAt: at(50),
       },
     ],
     at(50),

@@ -118,7 +118,9 @@ export interface RecordedAttempt {
   body: string | null;
   /** Null with ok false: the schedule is spent and the message failed. */
   nextAttemptAt: Date | null;
+  /** When the attempt started (last_attempt_at) and when its answer came (delivered_at on a 2xx). */
   at: Date;
+  endedAt: Date;
 }
 
 export interface DisabledEndpoint {
@@ -155,11 +157,11 @@ export async function recordAttempts(
         next_attempt_at = CASE WHEN u.ok THEN NULL ELSE u.next_at END,
         attempts = d.attempts + 1, last_attempt_at = u.at,
         last_response_status = u.code, last_error = u.error, last_response_body = u.body,
-        delivered_at = CASE WHEN u.ok THEN u.at ELSE NULL END
+        delivered_at = CASE WHEN u.ok THEN u.ended_at ELSE NULL END
       FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
         ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[],
-        ${col((a) => a.endpointId)}::bigint[])
-        AS u(id, ok, next_at, code, error, body, at, endpoint_id)
+        ${col((a) => a.endpointId)}::bigint[], ${col((a) => a.endedAt)}::timestamptz[])
+        AS u(id, ok, next_at, code, error, body, at, endpoint_id, ended_at)
       WHERE d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.status = 'pending'
       RETURNING d.id
     )

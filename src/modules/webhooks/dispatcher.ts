@@ -347,11 +347,13 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
               ? 'blocked'
               : 'failed',
     });
+    // The schedule counts from the attempt's end: after a 15-second timeout, "5 s" is 5 s after it.
+    const ended = o.clock.now();
     let nextAttemptAt: Date | null = null;
     const made = d.attempts + 1;
     if (!r.ok && !gone && made <= o.retrySchedule.length) {
       const wait = r.retryAfter !== null ? Math.min(r.retryAfter, MAX_RETRY_AFTER_S) : o.retrySchedule[made - 1]!;
-      nextAttemptAt = new Date(at.getTime() + wait * 1000);
+      nextAttemptAt = new Date(ended.getTime() + wait * 1000);
     }
     if (gone) {
       e.stopped = true; // 410: nothing more to it, even before the disabling is recorded
@@ -368,6 +370,7 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
       body: r.body,
       nextAttemptAt,
       at,
+      endedAt: ended,
     });
   };
 

@@ -159,8 +159,11 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
         },
       },
       async (req, reply) => {
-        const r = await webhooks.sendTest(req.auth!.accountId, req.params.id, req.body.event_type);
-        return reply.code(202).send({ status: 'success' as const, data: { message: 'The test message is queued for delivery.', ...r } });
+        const { message_id, held } = await webhooks.sendTest(req.auth!.accountId, req.params.id, req.body.event_type);
+        const message = held
+          ? 'The endpoint is disabled: the test message is held and goes out once the endpoint is enabled again.'
+          : 'The test message is queued for delivery.';
+        return reply.code(202).send({ status: 'success' as const, data: { message, message_id } });
       },
     );
 
@@ -191,14 +194,18 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           tags,
           security,
           summary: 'Send one delivery again now',
-          description: 'With the same `webhook-id`; a failed message gets one more attempt.',
+          description:
+            'With the same `webhook-id`; a failed message gets one more attempt. On a disabled endpoint the message is queued and goes out once the endpoint is enabled again (the answer says so).',
           params: DeliveryIdParams,
           response: { 202: accepted, ...errorResponses({ auth: 'any', notFound: true }) },
         },
       },
       async (req, reply) => {
-        await webhooks.retryDelivery(req.auth!.accountId, req.params.id, req.params.delivery_id);
-        return reply.code(202).send({ status: 'success' as const, data: { message: 'The delivery is queued to be sent again now.' } });
+        const { held } = await webhooks.retryDelivery(req.auth!.accountId, req.params.id, req.params.delivery_id);
+        const message = held
+          ? 'The endpoint is disabled: the delivery is queued and goes out once the endpoint is enabled again.'
+          : 'The delivery is queued to be sent again now.';
+        return reply.code(202).send({ status: 'success' as const, data: { message } });
       },
     );
 

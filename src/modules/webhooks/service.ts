@@ -213,7 +213,8 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
       return { secret, previous_secret_expires_at: until.toISOString() };
     },
 
-    async sendTest(accountId: string, id: string, eventType: EventType): Promise<{ message_id: string }> {
+    /** `held`: the endpoint is disabled, so the message waits until it is enabled again. */
+    async sendTest(accountId: string, id: string, eventType: EventType): Promise<{ message_id: string; held: boolean }> {
       const row = await mustFind(accountId, id);
       const now = clock.now();
       const deliveryId = await db.transaction().execute(async (trx) => {
@@ -222,7 +223,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
         return d;
       });
       if (deliveryId === null) throw new NotFoundError('Webhook endpoint not found');
-      return { message_id: `msg_${deliveryId}` };
+      return { message_id: `msg_${deliveryId}`, held: row.status !== 'enabled' };
     },
 
     async listDeliveries(accountId: string, id: string, q: { page: number; per_page: number; status?: DeliveryStatus }) {
@@ -234,7 +235,8 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
       };
     },
 
-    async retryDelivery(accountId: string, id: string, deliveryId: string): Promise<void> {
+    /** Whether the message is held (the endpoint is disabled: it goes once the endpoint is enabled again). */
+    async retryDelivery(accountId: string, id: string, deliveryId: string): Promise<{ held: boolean }> {
       const row = await mustFind(accountId, id);
       const m = DELIVERY_ID.exec(deliveryId);
       const found =
@@ -245,6 +247,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
           return ok;
         }));
       if (!found) throw new NotFoundError('Delivery not found');
+      return { held: row.status !== 'enabled' };
     },
 
     async replay(accountId: string, id: string, afterId: number): Promise<{ queued: number }> {

@@ -50,6 +50,10 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   for (const s of sharedSchemas) app.addSchema(s);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // API answers are per token and some carry a secret once (a token's plaintext, a webhook
+    // secret): no cache or proxy keeps them. The OpenAPI document may be cached.
+    if (!reply.hasHeader('cache-control') && request.url.startsWith('/api/v1/') && !request.url.startsWith('/api/v1/openapi.json'))
+      reply.header('cache-control', 'no-store');
   });
   installErrorHandling(app);
   installJsonBodyParser(app);

@@ -139,6 +139,7 @@ test('validation of token bodies: name 3..255, expires_in_days 1..365', async ()
   assert.equal(blank.statusCode, 422);
   const padded = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(a.master), payload: { name: '  nightly  ' } });
   assert.equal(padded.json().data.name, 'nightly');
+  assert.equal(padded.headers['cache-control'], 'no-store', 'an answer with a plaintext token is not cached');
   const count = await t.db.db
     .selectFrom('api_tokens')
     .select((eb) => eb.fn.countAll<string>().as('n'))

@@ -240,6 +240,27 @@ test('a snapshot that cannot be used is skipped and counted; the run goes on', a
   assert.equal(await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(8001) }), null);
 });
 
+test('lines of a file that cannot be used at all are counted as skipped, read on this thread or in the worker', async () => {
+  const good = (n: number) => JSON.stringify(companySnapshot({ n }));
+  const text =
+    [good(8100), 'not json', '{"identity": {"identifiers": []}}', `\uFEFF${good(8101)}`, good(8102), '{"identity": 5}'].join('\n') + '\n';
+  for (const [i, prepareInWorker] of [false, true].entries()) {
+    const path = join(dir, `unreadable-${i}.ndjson`);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(path, text);
+    const lines: number[] = [];
+    const s = await runDaily(t.db, {
+      date: `2026-11-1${i}`,
+      source: createFileSource(path, { onError: (line) => lines.push(line) }),
+      sourceKey: `unreadable-${i}`,
+      prepareInWorker,
+    });
+    assert.deepEqual({ skipped: s.skipped, lines }, { skipped: 4, lines: [2, 3, 4, 6] }, `in the worker: ${String(prepareInWorker)}`);
+    assert.equal((await findRun(t.db, `2026-11-1${i}`, `unreadable-${i}`))?.skipped_count, 4);
+    assert.match(formatSummary(s), / skipped=4/);
+  }
+});
+
 test('when every snapshot fails the same way, the run stops instead of skipping a whole registry', async () => {
   const { arraySource } = await import('./helpers/registry.ts');
   const { MAX_FAILURES_IN_A_ROW } = await import('../src/registry/daily.ts');

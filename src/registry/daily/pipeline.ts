@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { PreparedItem } from '../prepare.ts';
 import { prepareFileInWorker } from '../prepare-worker.ts';
 import { deferSecondaryIndexes, restoreDeferredIndexes } from '../deferred-indexes.ts';
-import { fileSourceOrigin } from '../sources/file.ts';
+import { fileSourceOrigin, readSnapshotFile, type FileSourceOptions } from '../sources/file.ts';
 import type { RegistryExecutor } from '../store/executor.ts';
 import { hasAnyCompany, type MatchedCompany } from '../store/companies-repo.ts';
 import type { DailyRun, RunCounters } from '../store/daily-runs-repo.ts';
@@ -97,10 +97,29 @@ async function processBatches(
   // delta, a changed company whose merge is the incoming snapshot takes that row as it is.
   const inWorker = origin !== null && (options.prepareInWorker ?? size >= WORKER_MIN_FILE_BYTES);
   const withRows = inWorker && (assumeNew || !(await looksLikeFullExport(db, origin.path, size)));
+  // A line of a file that cannot be used at all (not JSON, no valid identifier) is skipped by the
+  // source; it is counted here with the run's other skipped snapshots (`skipped_count`).
+  const lineErrors = { count: 0 };
+  const fileOptions: FileSourceOptions | null =
+    origin === null
+      ? null
+      : {
+          ...origin.options,
+          onError: (line, message) => {
+            lineErrors.count++;
+            origin.options.onError?.(line, message);
+          },
+        };
   const chunks = inWorker
-    ? prepareFileInWorker(origin.path, date, origin.options, withRows)
+    ? prepareFileInWorker(origin.path, date, fileOptions!, withRows)
     : // A file source's snapshots are freshly parsed and held by nothing else; other sources may keep theirs.
-      preparedInProcess(source.snapshotsForDate(date, { signal: options.signal }), origin !== null, () => assumeNew);
+      preparedInProcess(
+        origin !== null
+          ? readSnapshotFile(origin.path, fileOptions!, options.signal)
+          : source.snapshotsForDate(date, { signal: options.signal }),
+        origin !== null,
+        () => assumeNew,
+      );
   // A first load writes its new companies with binary COPY (writer.ts); a run on a registry that
   // already holds companies inserts its few new ones as before.
   const copyRows = assumeNew && (options.copyRows ?? true);
@@ -110,7 +129,11 @@ async function processBatches(
     await chunks.close().catch(() => {});
     throw e;
   }
-  const reader = createBatchReader(chunks, batchSize, skips, options.signal);
+  const reader = createBatchReader(chunks, batchSize, skips, options.signal, () => {
+    const n = lineErrors.count;
+    lineErrors.count = 0;
+    return n;
+  });
   const recent = createRecentLines();
   const started = now();
   const timeline = timelineOf(options);

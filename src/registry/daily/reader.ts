@@ -41,7 +41,17 @@ export function preparedInProcess(stream: AsyncIterable<CompanySnapshot>, owned:
   };
 }
 
-export function createBatchReader(chunks: PreparedChunks, size: number, skips: Skips, signal?: AbortSignal): BatchReader {
+/**
+ * `takeUnreadable` gives the lines the source skipped since it was last asked (unusable lines of a
+ * file): they count as skipped in the batch being read.
+ */
+export function createBatchReader(
+  chunks: PreparedChunks,
+  size: number,
+  skips: Skips,
+  signal?: AbortSignal,
+  takeUnreadable: () => number = () => 0,
+): BatchReader {
   let buffer: PreparedEntry[] = [];
   let pos = 0;
   let requeued: PreparedItem[] = [];
@@ -56,54 +66,60 @@ export function createBatchReader(chunks: PreparedChunks, size: number, skips: S
       if (!done) await chunks.close();
     },
     async next() {
-      const items: PreparedItem[] = [];
-      const keys = new Set<string>();
-      let skipped = 0;
-      // Two snapshots of one company never share a batch: the later one waits for the next, so
-      // the lookup it gets already reflects the earlier one.
-      const take = (item: PreparedItem): boolean => {
-        for (const id of item.identifiers) if (keys.has(`${id.type}:${id.value}`)) return false;
-        for (const id of item.identifiers) keys.add(`${id.type}:${id.value}`);
-        items.push(item);
-        return true;
-      };
-      const pending = requeued;
-      requeued = [];
-      for (let i = 0; i < pending.length; i++) {
-        if (!take(pending[i]!)) {
-          requeued = pending.slice(i).concat(requeued);
-          return { items, skipped };
-        }
-      }
-      if (held) {
-        if (!take(held)) return { items, skipped };
-        held = null;
-      }
-      while (!done && items.length < size) {
-        signal?.throwIfAborted();
-        if (pos === buffer.length) {
-          const chunk = await chunks.next();
-          if (chunk === null) {
-            done = true;
-            break;
-          }
-          buffer = chunk;
-          pos = 0;
-          continue;
-        }
-        const entry = buffer[pos++]!;
-        if (isSkip(entry)) {
-          skipped++;
-          if (entry.error !== null) skips.skip(entry.error, 'snapshot skipped: it could not be prepared');
-          continue;
-        }
-        entry.seq = ++seq;
-        if (!take(entry)) {
-          held = entry;
-          break;
-        }
-      }
-      return { items, skipped };
+      const batch = await read();
+      batch.skipped += takeUnreadable();
+      return batch;
     },
   };
+
+  async function read(): Promise<{ items: PreparedItem[]; skipped: number }> {
+    const items: PreparedItem[] = [];
+    const keys = new Set<string>();
+    let skipped = 0;
+    // Two snapshots of one company never share a batch: the later one waits for the next, so
+    // the lookup it gets already reflects the earlier one.
+    const take = (item: PreparedItem): boolean => {
+      for (const id of item.identifiers) if (keys.has(`${id.type}:${id.value}`)) return false;
+      for (const id of item.identifiers) keys.add(`${id.type}:${id.value}`);
+      items.push(item);
+      return true;
+    };
+    const pending = requeued;
+    requeued = [];
+    for (let i = 0; i < pending.length; i++) {
+      if (!take(pending[i]!)) {
+        requeued = pending.slice(i).concat(requeued);
+        return { items, skipped };
+      }
+    }
+    if (held) {
+      if (!take(held)) return { items, skipped };
+      held = null;
+    }
+    while (!done && items.length < size) {
+      signal?.throwIfAborted();
+      if (pos === buffer.length) {
+        const chunk = await chunks.next();
+        if (chunk === null) {
+          done = true;
+          break;
+        }
+        buffer = chunk;
+        pos = 0;
+        continue;
+      }
+      const entry = buffer[pos++]!;
+      if (isSkip(entry)) {
+        skipped++;
+        if (entry.error !== null) skips.skip(entry.error, 'snapshot skipped: it could not be prepared');
+        continue;
+      }
+      entry.seq = ++seq;
+      if (!take(entry)) {
+        held = entry;
+        break;
+      }
+    }
+    return { items, skipped };
+  }
 }

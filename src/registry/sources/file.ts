@@ -98,7 +98,8 @@ async function* readLines(path: string, signal: AbortSignal | undefined): AsyncG
   }
 }
 
-async function* readSnapshotFile(
+/** The snapshots of a file, as the source reads them (the daily run reads through this to count the lines skipped). */
+export async function* readSnapshotFile(
   path: string,
   options: FileSourceOptions,
   signal: AbortSignal | undefined,

@@ -55,7 +55,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     if (!reply.hasHeader('cache-control') && request.url.startsWith('/api/v1/') && !request.url.startsWith('/api/v1/openapi.json'))
       reply.header('cache-control', 'no-store');
   });
-  installErrorHandling(app);
+  const { notFound } = installErrorHandling(app);
   installJsonBodyParser(app);
   installTextGuard(app);
 
@@ -89,6 +89,8 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     statsPerMinute: config.rateLimit.statsPerMinute,
     redis: options.redis,
   });
+  // Set after the rate limit, whose hooks then cover unknown routes as well.
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound);
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices, clock: parts.clock });
   installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });

@@ -55,6 +55,31 @@ test('unauthenticated requests are limited per client IP', async () => {
   assert.equal(otherIp.statusCode, 200);
 });
 
+test('unknown routes and wrong methods are limited too, and carry the limit headers', async () => {
+  // An unknown route authenticates no one: it counts against the client's IP, as unauthenticated requests do.
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '4' } });
+  const seen: [number, string | undefined][] = [];
+  for (const [method, url] of [
+    ['GET', '/api/v1/nope'],
+    ['PATCH', '/api/v1/tokens'],
+    ['GET', '/nope'],
+    ['GET', '/api/v1/nope'],
+  ] as const) {
+    const r = await t.app.inject({ method, url, remoteAddress: '10.0.0.9' });
+    seen.push([r.statusCode, r.headers['x-ratelimit-remaining'] as string | undefined]);
+  }
+  assert.deepEqual(seen, [
+    [404, '3'],
+    [405, '2'],
+    [404, '1'],
+    [404, '0'],
+  ]);
+  const over = await t.app.inject({ method: 'GET', url: '/api/v1/nope', remoteAddress: '10.0.0.9' });
+  assert.equal(over.statusCode, 429);
+  assert.equal(over.headers['x-ratelimit-limit'], '4');
+  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/nope', remoteAddress: '10.0.0.8' })).statusCode, 404);
+});
+
 test(
   'with Redis, two app instances share one limit',
   { skip: process.env.REDIS_URL ? false : 'REDIS_URL is not set (CI sets it)' },

@@ -25,7 +25,12 @@ export function routeNotFoundMessage(url: string): string {
  * Maps every failure to the bodies of docs/api-contract.md and docs/authentication.md ("Other errors"). Nothing internal
  * ever reaches a client: a 500 says `Server Error`, and the cause is logged with the request id.
  */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * Returns the not-found handler (404, or 405 for a known route with another method) for the
+ * caller to set once the rate limit is installed, so that unknown routes are limited and carry
+ * its headers like every other answer (DECISIONS 7).
+ */
+export function installErrorHandling(app: FastifyInstance): { notFound: (request: FastifyRequest, reply: FastifyReply) => void } {
   // A shadow router of every declared route, to tell "no such route" (404) from "no such method
   // on this route" (405) in the not-found handler.
   const shadow = findMyWay();
@@ -45,7 +50,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
     const path = pathOf(request.url);
     const found = shadow.find('GET', path) as unknown as { store?: { url: string } } | null;
     const methods = found?.store ? methodsByRoute.get(found.store.url) : undefined;
@@ -59,7 +64,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       return;
     }
     void reply.code(404).send({ message: routeNotFoundMessage(request.url) });
-  });
+  };
 
   app.setErrorHandler((error: FastifyError & { validation?: unknown[] }, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ValidationError) {
@@ -111,6 +116,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ message: 'Server Error' });
   });
+  return { notFound };
 }
 
 /**

@@ -22,7 +22,7 @@ const bId = await accountIdOf(t, b.userRef);
 const rx = await startReceiver(({ path, attempt }) => {
   if (path === '/flaky') return attempt <= 2 ? 500 : 200;
   if (path === '/gone') return 410;
-  if (path === '/hang') return 'hang';
+  if (path === '/hang' || path === '/hang-then-more') return 'hang';
   if (path === '/busy') return { status: 503, headers: { 'retry-after': '120' } };
   return 200;
 });
@@ -283,6 +283,18 @@ test('a receiver that hangs: the timeout is a failed attempt, retried', async ()
   // The schedule (1 s here) counts from the attempt's end, not from its start 2 s before.
   const gap = Date.parse(d.next_attempt_at!) - Date.parse(d.last_attempt_at!);
   assert.ok(gap >= 2_900, `next attempt ${gap} ms after the last one started`);
+  await t.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
+});
+
+test('a message queued while an attempt to its endpoint hangs goes out beside it, not after it', async () => {
+  const ep = await createEndpoint(a.master, '/hang-then-more');
+  await sendTest(ep.id);
+  await waitFor('the first attempt under way', () => rx.on('/hang-then-more').length === 1, 5_000);
+  const started = Date.now();
+  await sendTest(ep.id);
+  await waitFor('the second message sent', () => rx.on('/hang-then-more').length >= 2, 5_000);
+  // The first attempt times out after 2 s here; the second message did not wait for it.
+  assert.ok(Date.now() - started < 1_800, `the second message went ${Date.now() - started} ms after it was queued`);
   await t.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
 });
 

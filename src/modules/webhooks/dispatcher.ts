@@ -426,6 +426,10 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
       // the oldest messages are sent first only among the endpoints held. A poke (new messages)
       // looks at once.
       const poked = control.takePoke();
+      // New messages may be for endpoints this run holds, whose last read found nothing more:
+      // they are read again, rather than waiting until the endpoint is given back (up to an
+      // attempt's 15 s when one hangs).
+      if (poked) for (const e of held.values()) e.drained = false;
       if (held.size < maxEndpoints && (poked || held.size === 0 || Date.now() - lastAcquire >= ACQUIRE_MS)) found = await acquire();
       // Refilled at once when the run runs short, and every REFILL_MS otherwise: an endpoint whose
       // read-ahead is spent may hold the oldest messages still unread.

@@ -354,6 +354,18 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
   assert.equal(jsonOnly.status, 200, 'no initialize needed (stateless), and a JSON-only Accept is served');
   assert.equal((await jsonOnly.json()).result.structuredContent.data.balance, await balance());
 
+  // Malformed call params are JSON-RPC's invalid params, not an internal error.
+  for (const params of [{ name: 'get_wallet', arguments: null }, { name: 'get_wallet', arguments: 'x' }, { arguments: {} }]) {
+    const bad = await fetch(endpoint, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params }),
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(alice.master) },
+    });
+    const { error } = (await bad.json()) as { error: { code: number; message: string } };
+    assert.equal(error.code, -32602, JSON.stringify(params));
+    assert.match(error.message, /Invalid tools\/call request/);
+  }
+
   const get = await fetch(endpoint, { headers: { ...bearer(alice.master), accept: 'text/event-stream' } });
   assert.equal(get.status, 405);
 });

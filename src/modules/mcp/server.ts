@@ -8,6 +8,7 @@ import {
   type CallToolResult,
   type Tool as ToolDefinition,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
 import { DomainError, InsufficientCreditsError, UnauthorizedError } from '../../lib/errors.ts';
 import type { Log } from '../../logger.ts';
@@ -141,6 +142,8 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
  */
 const elicitationValidator = new AjvJsonSchemaValidator();
 
+const LooseCallToolRequest = z.object({ method: z.literal('tools/call'), params: z.unknown() }).loose();
+
 export function createMcpServer(deps: McpServerDeps, definitions: readonly ToolDefinition[], ctx: ToolContext, log: Log): Server {
   // The low-level Server on purpose: it takes the tools' JSON Schema (TypeBox) as is.
   const server = new Server(SERVER_INFO, {
@@ -150,7 +153,12 @@ export function createMcpServer(deps: McpServerDeps, definitions: readonly ToolD
   });
   const byName = new Map(deps.tools.map((t) => [t.name, t]));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...definitions] }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  // Registered with a loose schema: with CallToolRequestSchema itself, the SDK's first parse
+  // answered a malformed call (`arguments: null`) as an internal error (-32603). Its tools/call
+  // wrapper then checks the request against CallToolRequestSchema and answers invalid params
+  // (-32602), so what reaches this handler parses.
+  server.setRequestHandler(LooseCallToolRequest, async (raw) => {
+    const request = CallToolRequestSchema.parse(raw);
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     try {

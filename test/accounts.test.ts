@@ -142,6 +142,11 @@ test('recovery confirmation: revokes every token, new Master Token works once; u
   const acct = await createAccount(t, 'lost@example.com');
   const api = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(acct.master), payload: { name: 'ci-token' } });
   const apiToken = api.json().data.plaintext;
+  // Two links asked for: confirming the second ends the first.
+  await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'lost@example.com' } });
+  await drainJobs(t);
+  const first = new URL(/^Confirm: (\S+)$/m.exec((await latestMail(t, 'lost@example.com', 'recovery'))!.text_body)![1]!);
+  clock.advance(1000);
   await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'lost@example.com' } });
   await drainJobs(t);
   const mail = await latestMail(t, 'lost@example.com', 'recovery');
@@ -172,6 +177,9 @@ test('recovery confirmation: revokes every token, new Master Token works once; u
   }
   const ok = await t.app.inject({ method: 'GET', url: '/api/v1/tokens', headers: bearer(newMaster) });
   assert.equal(ok.statusCode, 200);
+  assert.notEqual(first.searchParams.get('token'), token);
+  const firstAfter = await t.app.inject({ method: 'GET', url: first.pathname + first.search, headers: { accept: 'application/json' } });
+  assert.equal(firstAfter.statusCode, 422, 'the other link ended with the confirmation');
 
   const reuse = await t.app.inject({
     method: 'POST',

@@ -176,6 +176,15 @@ export function createAccountsService(deps: AccountsDeps) {
           .returning('id')
           .executeTakeFirst();
         if (!claimed) return { ok: false as const, reason: 'This recovery link has already been used.' };
+        // The account's other recovery links end with this one: each would revoke the Master Token just issued.
+        await trx
+          .updateTable('one_time_tokens')
+          .set({ expires_at: now })
+          .where('account_id', '=', check.accountId)
+          .where('purpose', '=', 'recover')
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', now)
+          .execute();
         // Every token of the account stops working at once, the Master Token included.
         await trx
           .updateTable('api_tokens')

@@ -128,9 +128,14 @@ test('an unknown event type is 422 on event_types; at most 10 endpoints an accou
     event_types: ['COMPANY_NAME_CHANGED', 'COMPANY_EXPLODED'],
   });
   assert.equal(bad.statusCode, 422);
-  assert.deepEqual(Object.keys(bad.json().errors), ['event_types.1']);
+  // One sentence for the bad item, not one per type it is not.
+  assert.deepEqual(bad.json(), {
+    message: 'The selected event types item 1 is invalid.',
+    errors: { 'event_types.1': ['The selected event types item 1 is invalid.'] },
+  });
   const badTest = await call('POST', `/webhooks/${epId}/test`, a.master, { event_type: 'NOPE' });
   assert.equal(badTest.statusCode, 422);
+  assert.deepEqual(badTest.json().errors, { event_type: ['The selected event type is invalid.'] });
   for (let i = (await call('GET', '/webhooks', a.master)).json().data.length; i < 10; i++) {
     assert.equal((await call('POST', '/webhooks', a.master, { url: `https://hooks.example.com/${i}` })).statusCode, 201);
   }

@@ -73,7 +73,12 @@ export function validationErrorsFromAjv(errors: ErrorObject[], context?: string)
         break;
       case 'enum':
       case 'anyOf':
+      // A union of literals fails each literal (`const`) and then the union (`anyOf`): one sentence.
+      case 'const':
         add(path, `The selected ${fieldLabel(path)} is invalid.`);
+        break;
+      case 'uniqueItems':
+        add(path, `The ${fieldLabel(path)} field has a duplicate value.`);
         break;
       case 'format':
         if (p.format === 'email') add(path, `The ${fieldLabel(path)} field must be a valid email address.`);

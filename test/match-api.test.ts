@@ -279,6 +279,28 @@ describe('POST /companies/match: rate limits and a cold index', () => {
     assert.equal(codes.at(-1), 429);
   });
 
+  test('an index built before the registry was loaded waits for its rebuild rather than answer nothing', async () => {
+    const db = await createTestDatabase();
+    const fresh = createMatchEngine({ db: db.db, logger: pino({ level: 'silent' }), maxDelta: 2 });
+    await fresh.refresh();
+    assert.equal(fresh.status().companies, 0);
+    const app = await createTestApp({ db, overrides: { matchEngine: fresh }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    const account = await createAccount(app);
+    // A load larger than the index takes as a delta: it is rebuilt, in the background.
+    await seed(db, SPECS, '2026-11-21');
+    const res = await app.app.inject({
+      method: 'POST',
+      url: '/api/v1/companies/match',
+      headers: bearer(account.master),
+      payload: { queries: [{ nip: nipFor(2) }] },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const [only] = res.json().data as { candidates: { match: boolean; name: string }[] }[];
+    assert.equal(only!.candidates[0]?.match, true, res.body);
+    assert.equal(only!.candidates[0]?.name, 'NOWAK BUDOWNICTWO SPÓŁKA AKCYJNA');
+    await fresh.stop();
+  });
+
   test('503 while the index is not built yet; nothing charged', async () => {
     const db = await createTestDatabase();
     const never: MatchEngine = {

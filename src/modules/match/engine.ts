@@ -170,25 +170,34 @@ export function createMatchEngine(options: {
     return syncing;
   }
 
+  async function waitFor(pending: Promise<void>, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      pending.catch(() => {}),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   return {
     start() {
       if (loaded === null) void startBuild();
     },
     async current(waitMs) {
-      if (loaded === null) {
-        const pending = building ?? startBuild();
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          pending,
-          new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, waitMs);
-          }),
-        ]);
-        clearTimeout(timer);
-      }
+      if (loaded === null) await waitFor(building ?? startBuild(), waitMs);
       const current = loaded;
       if (current === null) return null;
       await syncNow(current);
+      // An index of no company while a rebuild runs (built before the registry's first load, as on
+      // a fresh start then a seed) would answer every query with nothing: such a batch waits for
+      // the rebuild as for a first build, and is answered 503 (not charged) if it is not done.
+      if (loaded!.index.companies === 0 && building !== null) {
+        await waitFor(building, waitMs);
+        if (loaded!.index.companies === 0 && building !== null) return null;
+        await syncNow(loaded!);
+      }
       return loaded!.index;
     },
     async refresh() {

@@ -4467,7 +4467,7 @@ export interface paths {
         put?: never;
         /**
          * Send one delivery again now
-         * @description With the same `webhook-id`; a failed message gets one more attempt.
+         * @description With the same `webhook-id`; a failed message gets one more attempt. On a disabled endpoint the message is queued and goes out once the endpoint is enabled again (the answer says so).
          */
         post: {
             parameters: {

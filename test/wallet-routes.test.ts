@@ -302,6 +302,7 @@ test('dev checkout: Cancel fails the payment and credits nothing; Pay afterwards
   assert.match((await t.app.inject({ method: 'GET', url: path })).body, /data-status="failed"/);
   const pay = await t.app.inject({ method: 'POST', url: path, payload: { action: 'pay' } });
   assert.equal(pay.statusCode, 409);
+  assert.equal(pay.json().message, 'The payment has failed: it can no longer be paid.');
   assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, {
     balance: 100,
     total_purchased: 0,

@@ -54,7 +54,7 @@ export function validationErrorsFromAjv(errors: ErrorObject[], context?: string)
         break;
       }
       case 'minLength':
-        add(path, `The ${fieldLabel(path)} field must be at least ${String(p.limit)} characters.`);
+        add(path, `The ${fieldLabel(path)} field must be at least ${String(p.limit)} character${p.limit === 1 ? '' : 's'}.`);
         break;
       case 'maxLength':
         add(path, `The ${fieldLabel(path)} field must not be greater than ${String(p.limit)} characters.`);

@@ -9,6 +9,9 @@ import { WebhookSignatureError } from './payments/stripe.ts';
 import { paymentView, type WalletService } from './service.ts';
 import { PaymentSchema } from './routes.ts';
 
+/** A closed payment's state, as the 409's sentence says it. */
+const PAYMENT_STATE: Record<string, string> = { failed: 'has failed', expired: 'has expired', confirmed: 'is already confirmed' };
+
 const PaymentRefParams = Type.Object({ payment_ref: Type.String({ minLength: 1, maxLength: 64 }) });
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -157,9 +160,9 @@ export function checkoutRoutes(deps: { wallet: WalletService; devCheckout: boole
           }
           const wanted = raw === 'pay' ? 'confirmed' : 'failed';
           if (payment.status !== wanted) {
-            return reply
-              .code(409)
-              .send({ message: `The payment is ${payment.status}: it can no longer be ${raw === 'pay' ? 'paid' : 'cancelled'}.` });
+            return reply.code(409).send({
+              message: `The payment ${PAYMENT_STATE[payment.status] ?? `is ${payment.status}`}: it can no longer be ${raw === 'pay' ? 'paid' : 'cancelled'}.`,
+            });
           }
           return reply.send({ status: 'success' as const, data: paymentView(payment) });
         },

@@ -1,3 +1,4 @@
+import Negotiator from 'negotiator';
 /** Minimal server-rendered pages (recovery confirmation, dev checkout): no scripts needed. */
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
@@ -26,9 +27,12 @@ ${body}
 </html>`;
 }
 
-/** True when the client asked for JSON rather than a page. */
+/**
+ * True when the client asked for JSON rather than a page: its `Accept` prefers `application/json`
+ * to `text/html` by the header's own weights (`application/json, text/html;q=0.9` is JSON), and a
+ * tie, a wildcard or no header is the page. Negotiator (as Express uses) reads the weights.
+ */
 export function wantsJson(accept: string | undefined): boolean {
   if (!accept) return false;
-  const a = accept.toLowerCase();
-  return a.includes('application/json') && !a.includes('text/html');
+  return new Negotiator({ headers: { accept } }).mediaType(['text/html', 'application/json']) === 'application/json';
 }

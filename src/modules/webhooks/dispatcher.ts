@@ -426,10 +426,11 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
       // the oldest messages are sent first only among the endpoints held. A poke (new messages)
       // looks at once.
       const poked = control.takePoke();
-      // New messages may be for endpoints this run holds, whose last read found nothing more:
-      // they are read again, rather than waiting until the endpoint is given back (up to an
-      // attempt's 15 s when one hangs).
-      if (poked) for (const e of held.values()) e.drained = false;
+      // New messages may be for endpoints this run holds, whose last read found nothing more and
+      // that still have attempts in flight or messages queued: they are read again, rather than
+      // waiting until the endpoint is given back (up to an attempt's 15 s when one hangs). An idle
+      // one is given back at the next flush and taken again with its new messages.
+      if (poked) for (const e of held.values()) if (e.drained && !idle(e)) e.drained = false;
       if (held.size < maxEndpoints && (poked || held.size === 0 || Date.now() - lastAcquire >= ACQUIRE_MS)) found = await acquire();
       // Refilled at once when the run runs short, and every REFILL_MS otherwise: an endpoint whose
       // read-ahead is spent may hold the oldest messages still unread.

@@ -96,19 +96,16 @@ export function validationErrorsFromAjv(errors: ErrorObject[], context?: string)
 }
 
 /**
- * A display name as stored: trimmed, then held to the field's limits (in characters, as the schema
- * counts them), and free of control characters (a line break in an account's name would start a
- * line of the mail that greets it). The schema checks the untrimmed text first; this is the check
- * of what is kept.
+ * A display name as stored: trimmed, then held to the field's minimum (in characters, as the schema
+ * counts them; its maximum, checked on the untrimmed text, already holds), and free of control
+ * characters (a line break in an account's name would start a line of the mail that greets it).
  */
-export function trimmedName(value: string, field: string, limits: { min: number; max: number }): string {
+export function trimmedName(value: string, field: string, minLength: number): string {
   const name = value.trim();
-  const length = [...name].length;
   const label = fieldLabel(field);
   let problem: string | null = null;
-  if (length < limits.min)
-    problem = `The ${label} field must be at least ${String(limits.min)} characters, not counting spaces at either end.`;
-  else if (length > limits.max) problem = `The ${label} field must not be greater than ${String(limits.max)} characters.`;
+  if ([...name].length < minLength)
+    problem = `The ${label} field must be at least ${String(minLength)} characters, not counting spaces at either end.`;
   else if (/\p{Cc}/u.test(name)) problem = `The ${label} field must not contain control characters (line breaks, tabs).`;
   if (problem !== null) throw new ValidationError({ [field]: [problem] });
   return name;

@@ -29,10 +29,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
         },
       },
       async (req, reply) => {
-        const result = await accounts.register(
-          req.body.email.trim().toLowerCase(),
-          trimmedName(req.body.name, 'name', { min: 2, max: 255 }),
-        );
+        const result = await accounts.register(req.body.email.trim().toLowerCase(), trimmedName(req.body.name, 'name', 2));
         return reply.code(201).send(result);
       },
     );

@@ -27,8 +27,8 @@ const NewTokenSchema = Type.Object({
   plaintext: Type.String(),
   warning: Type.String(),
 });
-const NAME_LIMITS = { min: 3, max: 255 };
-const NameSchema = Type.String({ minLength: NAME_LIMITS.min, maxLength: NAME_LIMITS.max });
+const NAME_MIN = 3;
+const NameSchema = Type.String({ minLength: NAME_MIN, maxLength: 255 });
 const RefParams = Type.Object({ token_ref: Type.String({ minLength: 1, maxLength: 64 }) });
 const Meta = Type.Object({ timestamp: TimestampSchema });
 
@@ -53,7 +53,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         },
       },
       async (req, reply) => {
-        const data = await tokens.create(req.auth!.accountId, trimmedName(req.body.name, 'name', NAME_LIMITS), req.body.expires_in_days);
+        const data = await tokens.create(req.auth!.accountId, trimmedName(req.body.name, 'name', NAME_MIN), req.body.expires_in_days);
         return reply.code(201).send({ success: true, data, meta: meta() });
       },
     );
@@ -166,7 +166,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
       },
       async (req) => ({
         success: true,
-        data: await tokens.rename(req.auth!.accountId, req.params.token_ref, trimmedName(req.body.name, 'name', NAME_LIMITS)),
+        data: await tokens.rename(req.auth!.accountId, req.params.token_ref, trimmedName(req.body.name, 'name', NAME_MIN)),
         meta: meta(),
       }),
     );

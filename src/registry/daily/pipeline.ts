@@ -99,14 +99,14 @@ async function processBatches(
   const withRows = inWorker && (assumeNew || !(await looksLikeFullExport(db, origin.path, size)));
   // A line of a file that cannot be used at all (not JSON, no valid identifier) is skipped by the
   // source; it is counted here with the run's other skipped snapshots (`skipped_count`).
-  const lineErrors = { count: 0 };
+  let unreadableLines = 0;
   const fileOptions: FileSourceOptions | null =
     origin === null
       ? null
       : {
           ...origin.options,
           onError: (line, message) => {
-            lineErrors.count++;
+            unreadableLines++;
             origin.options.onError?.(line, message);
           },
         };
@@ -130,8 +130,8 @@ async function processBatches(
     throw e;
   }
   const reader = createBatchReader(chunks, batchSize, skips, options.signal, () => {
-    const n = lineErrors.count;
-    lineErrors.count = 0;
+    const n = unreadableLines;
+    unreadableLines = 0;
     return n;
   });
   const recent = createRecentLines();

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import pino from 'pino';
 import type { CompanySearchEngine } from '../src/modules/companies/search-engine.ts';
+import { createMatchEngine } from '../src/modules/match/engine.ts';
 import { bearer, createAccount, createApiToken, createTestApp, drainJobs } from './helpers/app.ts';
 import { defer } from './helpers/cleanup.ts';
 import { createTestDatabase } from './helpers/db.ts';
@@ -29,7 +31,12 @@ await runDay(
   '2026-11-21',
   specs.map((s, i) => (i === 0 ? { ...s, city: 'Warszawa', postalCode: '00-950' } : s)),
 );
-const t = await createTestApp({ db, listen: true, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+// The match index is built before the app serves too: the app's own first build runs in a worker
+// thread at start, which on a loaded machine can outlast the 5 s a batch waits for it (a 503).
+const matchEngine = createMatchEngine({ db: db.db, logger: pino({ level: 'silent' }) });
+await matchEngine.refresh();
+defer(() => matchEngine.stop());
+const t = await createTestApp({ db, listen: true, overrides: { matchEngine }, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
 const alice = await createAccount(t);
 const aliceId = await accountIdOf(t, alice.userRef);
 const endpoint = new URL('/api/v1/mcp', t.baseUrl);

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -9,11 +9,11 @@ import type { Redis } from 'ioredis';
 import { compose, type Composition, type Core, type PartOverrides } from './composition.ts';
 import { validatorCompiler } from './http/ajv.ts';
 import { installAuthEnforcement, installAuthResolution } from './http/auth.ts';
-import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler.ts';
+import { clientErrorHandler, createFrameworkErrors, installErrorHandling } from './http/error-handler.ts';
 import { installMetrics } from './http/metrics.ts';
 import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
-import { sharedSchemas } from './http/schemas.ts';
+import { MAX_PATH_PARAM_LENGTH, sharedSchemas } from './http/schemas.ts';
 import { installJsonBodyParser, parseQueryString } from './http/request-parsing.ts';
 import { installTextGuard } from './http/text-guard.ts';
 
@@ -31,6 +31,8 @@ export const API_PREFIX = '/api/v1';
  */
 export async function buildApp(parts: Composition, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config, db } = parts;
+  /** The rate limit's handler for requests no route takes (set once its plugin is installed, below). */
+  let limitUnrouted: ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) | undefined;
   const app = Fastify({
     loggerInstance: parts.logger as FastifyBaseLogger,
     genReqId: (req) => {
@@ -41,9 +43,9 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     trustProxy: config.trustProxy,
     ajv: { customOptions: { allErrors: true } },
     return503OnClosing: true,
-    frameworkErrors,
+    frameworkErrors: createFrameworkErrors(() => limitUnrouted),
     clientErrorHandler,
-    routerOptions: { querystringParser: parseQueryString },
+    routerOptions: { querystringParser: parseQueryString, maxParamLength: MAX_PATH_PARAM_LENGTH },
   });
   app.setValidatorCompiler(validatorCompiler);
 
@@ -90,7 +92,8 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     redis: options.redis,
   });
   // Set after the rate limit, whose hooks then cover unknown routes as well.
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFound);
+  limitUnrouted = app.rateLimit();
+  app.setNotFoundHandler({ preHandler: limitUnrouted }, notFound);
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices, clock: parts.clock });
   installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });

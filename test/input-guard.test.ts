@@ -130,6 +130,9 @@ test('a path id with a NUL, an undecodable escape or over the router limit is a 
     const r = await t.app.inject({ method: method as 'GET', url, headers: bearer(acct.master), ...(payload ? { payload } : {}) });
     assert.equal(r.statusCode, 404, `${method} ${url}: ${r.body}`);
     assert.deepEqual(r.json(), { message: `The route ${url} could not be found.` }, `${method} ${url}`);
+    // Counted against the rate limit like any unknown route (DECISIONS 7: every answer).
+    assert.ok(r.headers['x-ratelimit-limit'] && r.headers['x-ratelimit-remaining'], `${method} ${url}: rate-limit headers`);
+    assert.ok(r.headers['x-request-id'], `${method} ${url}: request id`);
   }
   const anonymous = await t.app.inject({ method: 'PUT', url: '/api/v1/tokens/%00', payload: { name: 'valid name' } });
   assert.equal(anonymous.statusCode, 401);
@@ -138,6 +141,45 @@ test('a path id with a NUL, an undecodable escape or over the router limit is a 
   const tokens = await t.app.inject({ method: 'GET', url: '/api/v1/tokens', headers: bearer(acct.master) });
   assert.equal(tokens.statusCode, 200);
   assert.equal(tokens.json().data.length, 1);
+});
+
+test('a path id longer than any real one but within the router limit is its resource 404, not a 422', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
+  const acct = await createAccount(t);
+  const long = 'A'.repeat(100);
+  const cases: [string, string, string][] = [
+    ['GET', `/api/v1/tokens/${long}`, 'Token not found'],
+    ['PUT', `/api/v1/tokens/${long}`, 'Token not found'],
+    ['DELETE', `/api/v1/tokens/${'A'.repeat(65)}`, 'Token not found'],
+    ['POST', `/api/v1/tokens/${long}/rotate`, 'Token not found'],
+    ['GET', `/api/v1/webhooks/${'x'.repeat(41)}`, 'Webhook endpoint not found'],
+    ['GET', `/api/v1/webhooks/ep_${'9'.repeat(60)}`, 'Webhook endpoint not found'],
+    ['POST', `/api/v1/webhooks/ep_1/deliveries/msg_${'9'.repeat(90)}/retry`, 'Webhook endpoint not found'],
+  ];
+  for (const [method, url, message] of cases) {
+    const r = await t.app.inject({
+      method: method as 'GET',
+      url,
+      headers: bearer(acct.master),
+      ...(method === 'PUT' ? { payload: { name: 'valid name' } } : {}),
+    });
+    assert.equal(r.statusCode, 404, `${method} ${url}: ${r.body}`);
+    assert.deepEqual(r.json(), { message }, `${method} ${url}`);
+  }
+});
+
+test('an undecodable path is counted against the per-IP limit: a 429 with Retry-After once it is spent', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+  const codes: number[] = [];
+  let last;
+  for (let i = 0; i < 4; i++) {
+    last = await t.app.inject({ method: 'GET', url: '/api/v1/%FF' });
+    codes.push(last.statusCode);
+  }
+  assert.deepEqual(codes, [404, 404, 404, 429]);
+  assert.deepEqual(last!.json(), { message: 'Too Many Attempts.' });
+  assert.ok(Number(last!.headers['retry-after']) > 0);
+  assert.equal(last!.headers['x-ratelimit-remaining'], '0');
 });
 
 test('a bearer token with a NUL, a surrogate or 100 KB of text is a 401 like any invalid token', async () => {

@@ -179,6 +179,10 @@ test('match_companies: the REST match answer for a batch, one credit a query in 
   ];
   const before = await balance();
   const rowsBefore = (await ledger(t, aliceId)).length;
+  const badDry = await call('match_companies', { queries: [{ city: 'Gdynia' }], dry_run: true });
+  const badCall = await call('match_companies', { queries: [{ city: 'Gdynia' }] });
+  assert.equal(badDry.isError, true, 'the dry run checks the queries as the call does');
+  assert.equal(text(badDry), text(badCall));
   const dry = await call('match_companies', { queries, dry_run: true });
   assert.deepEqual({ units: structured(dry).units, credits: structured(dry).credits }, { units: 3, credits: 3 });
   const r = await call('match_companies', { queries });
@@ -248,14 +252,16 @@ test('watch, list, company and feed events, unwatch, wallet: each answers as its
   assert.equal(w.isError, undefined, text(w));
   assert.equal(structured(w).queued, 2);
   assert.equal(structured(w).credits_charged, 2);
+  assert.deepEqual(structured(w).credits, { charged: 2, balance: b0 - 2 });
   assert.match(
     text(w),
-    /^2 identifiers queued for monitoring\. A confirmation e-mail follows once every company is ready\.\nRequest \w+\.\nCharged 2 credits\./,
+    /^2 identifiers queued for monitoring\. A confirmation e-mail follows once every company is ready\.\nRequest \w+\.\nCharged 2 credits; balance \d+ credits\./,
   );
   assert.equal(structured(w).message, '2 identifiers queued for monitoring. A confirmation e-mail follows once every company is ready.');
   assert.equal(await balance(), b0 - 2);
   const again = await call('watch_companies', { identifier_type: 'NIP', identifier_value: [nipFor(500)] });
   assert.equal(structured(again).credits_charged, 0, 'already queued: free');
+  assert.equal(structured(again).credits, undefined, 'nothing charged: no credits object');
 
   await drainJobs(t);
   const list = await call('list_watched');
@@ -306,6 +312,29 @@ test('an exhausted wallet: a tool error with the 402 message and nothing done; c
   });
   const watch = await call('watch_companies', { identifier_type: 'NIP', identifier_value: [nipFor(503)] });
   assert.equal(text(watch), 'Insufficient credits');
+  // Bad arguments are the REST route's 422 whatever the balance, as REST answers them.
+  const badCalls: [string, Record<string, unknown>, string, string][] = [
+    ['get_company', { identifier_type: 'NIP', identifier_value: '1234567890' }, 'POST', '/companies/snapshot'],
+    ['search_companies', { status: 'FOO' }, 'GET', '/companies/search?status=FOO'],
+    ['match_companies', { queries: [{ name: 'x' }, { city: 'Kraków' }] }, 'POST', '/companies/match'],
+    [
+      'company_events',
+      { identifier_type: 'NIP', identifier_value: nipFor(500), scope: 'nonsense' },
+      'GET',
+      `/companies/events?identifier_type=NIP&identifier_value=${nipFor(500)}&scope=nonsense`,
+    ],
+    ['watchlist_events', { scope: 'nonsense' }, 'GET', '/watchlist/events?scope=nonsense'],
+  ];
+  for (const [tool, args, method, url] of badCalls) {
+    const viaMcp = await call(tool, args);
+    assert.equal(viaMcp.isError, true, tool);
+    assert.equal(structured(viaMcp).error.status, 422, `${tool}: ${text(viaMcp)}`);
+    const body =
+      method === 'POST' ? (tool === 'get_company' ? { identifier_type: 'NIP', identifier_value: '1234567890' } : args) : undefined;
+    const viaRest = await rest(method as 'GET', url, body);
+    assert.equal(viaRest.statusCode, 422, `${method} ${url} with no credits: ${viaRest.body}`);
+    assert.equal(text(viaMcp), viaRest.json().message, tool);
+  }
   assert.equal(
     (await rest('GET', '/companies/watched')).json().data.some((x: { primary_identifier: string }) => x.primary_identifier === nipFor(503)),
     false,
@@ -372,6 +401,25 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
     assert.equal(error.code, -32602, JSON.stringify(params));
     assert.match(error.message, /Invalid tools\/call request/);
   }
+
+  // A JSON-RPC batch would be many tool calls for one request of the rate limit: refused, nothing run.
+  const before = await balance();
+  const batch = await fetch(endpoint, {
+    method: 'POST',
+    body: JSON.stringify(
+      Array.from({ length: 3 }, (_, id) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'search_companies', arguments: { q: 'kwiatex' } },
+      })),
+    ),
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(alice.master) },
+  });
+  assert.equal(batch.status, 400);
+  assert.equal(((await batch.json()) as { error: { code: number } }).error.code, -32600);
+  assert.ok(batch.headers.get('x-ratelimit-remaining'));
+  assert.equal(await balance(), before, 'nothing was run or charged');
 
   const get = await fetch(endpoint, { headers: { ...bearer(alice.master), accept: 'text/event-stream' } });
   assert.equal(get.status, 405);

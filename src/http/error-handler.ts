@@ -119,21 +119,34 @@ export function installErrorHandling(app: FastifyInstance): { notFound: (request
   return { notFound };
 }
 
+type Limiter = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
 /**
  * Fastify's own answers before a route runs (its `frameworkErrors` option), in the specified
  * shape: a path that does not decode (`/tokens/%FF`, `%ED%A0%80` an encoded lone surrogate) or
  * a path parameter over the router's 100-character limit names nothing, so 404 as an unknown id.
+ * No hook runs for these, so `limiter()` (the rate limit's handler, there once its plugin is
+ * installed) counts the request and sets the limit headers; before authentication, per client IP.
  */
-export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    void reply
-      .code(404)
-      .header('x-request-id', request.id)
-      .send({ message: routeNotFoundMessage(request.url) });
-    return;
-  }
-  request.log.error({ err: error }, 'unhandled framework error');
-  void reply.code(500).send({ message: 'Server Error' });
+export function createFrameworkErrors(limiter: () => Limiter | undefined) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    reply.header('x-request-id', request.id).header('cache-control', 'no-store');
+    if (error.code !== 'FST_ERR_BAD_URL' && error.code !== 'FST_ERR_MAX_PARAM_LENGTH') {
+      request.log.error({ err: error }, 'unhandled framework error');
+      void reply.code(500).send({ message: 'Server Error' });
+      return;
+    }
+    void (async () => {
+      try {
+        await limiter()?.(request, reply);
+      } catch (e) {
+        if ((e as { statusCode?: number }).statusCode === 429) return reply.code(429).send({ message: 'Too Many Attempts.' });
+        request.log.error({ err: e }, 'rate limit failed');
+        return reply.code(500).send({ message: 'Server Error' });
+      }
+      return reply.code(404).send({ message: routeNotFoundMessage(request.url) });
+    })();
+  };
 }
 
 /**

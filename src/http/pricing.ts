@@ -28,6 +28,12 @@ declare module 'fastify' {
      * Without it a request is one unit unless its handler sets `request.chargeUnits`.
      */
     unitsOf?: (request: FastifyRequest) => number;
+    /**
+     * The input checks of the route's service that the schema cannot express (checksums, filter
+     * values, a batch's items): run before the balance check and throwing the service's
+     * ValidationError, so bad input is a 422 whatever the balance, never a 402.
+     */
+    checkInput?: (request: FastifyRequest) => void;
   }
   interface FastifyRequest {
     /** Units of the priced operation this request performed (default 1; 0 makes it free). */
@@ -60,7 +66,7 @@ function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' 
 
 /**
  * The one mechanism that sells data routes. A route declares `config: { price: '<operation>' }`:
- * - before the handler (after authentication and validation), a cheap check answers 402 when the
+ * - before the handler (after authentication, validation and the route's `checkInput`), a cheap check answers 402 when the
  *   balance is below one unit's price (the whole price with `unitsOf`), so no work is done for a
  *   wallet that cannot pay. The
  *   balance the account's last charge in this process left (at most BALANCE_HINT_MS old) stands
@@ -101,6 +107,7 @@ export function installPricing(app: FastifyInstance, deps: { db: Db; prices: Pri
   app.addHook('preHandler', async (request: FastifyRequest) => {
     const operation = request.routeOptions.config?.price;
     if (!operation || request.routeOptions.config?.chargedBy === 'service' || !request.auth) return;
+    request.routeOptions.config.checkInput?.(request);
     const unitsOf = request.routeOptions.config?.unitsOf;
     if (unitsOf) request.chargeUnits = unitsOf(request);
     const required = priceOf(prices, operation, unitsOf ? request.chargeUnits : 1);

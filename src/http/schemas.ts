@@ -5,6 +5,18 @@ export const TimestampSchema = Type.String({ format: 'date-time', examples: ['20
 export const NullableTimestampSchema = Type.Union([TimestampSchema, Type.Null()]);
 export const DateSchema = Type.String({ format: 'date', maxLength: 10, examples: ['2026-11-21'] });
 
+/**
+ * The longest path parameter the router hands on (Fastify's `maxParamLength`, set to this in
+ * app.ts): a longer one is a 404 before validation (error-handler.ts, frameworkErrors). A path id
+ * is bounded by it and by nothing shorter, so an id that names nothing is its resource's 404
+ * (`Token not found`) whatever its length, never a 422.
+ */
+export const MAX_PATH_PARAM_LENGTH = 100;
+
+/** A path id (token_ref, payment_ref, a webhook endpoint's or delivery's id). */
+export const PathIdSchema = (options: { examples?: string[] } = {}) =>
+  Type.String({ minLength: 1, maxLength: MAX_PATH_PARAM_LENGTH, ...options });
+
 export const MessageSchema = Type.Object({ message: Type.String() }, { $id: 'Message' });
 export const ValidationErrorSchema = Type.Object(
   { message: Type.String(), errors: Type.Record(Type.String(), Type.Array(Type.String())) },

@@ -9,7 +9,12 @@ export function matchRoutes(deps: { match: MatchService }): FastifyPluginAsyncTy
     app.post(
       '/companies/match',
       {
-        config: { auth: 'any', price: 'companies.match', unitsOf: (req) => (req.body as MatchBody).queries.length },
+        config: {
+          auth: 'any',
+          price: 'companies.match',
+          unitsOf: (req) => (req.body as MatchBody).queries.length,
+          checkInput: (req) => deps.match.check((req.body as MatchBody).queries),
+        },
         schema: {
           tags: ['Companies'],
           summary: 'Match a list of names and addresses to companies',

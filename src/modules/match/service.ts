@@ -37,6 +37,8 @@ export function createMatchService(deps: MatchServiceDeps) {
   const { db, engine } = deps;
   const waitMs = deps.waitForIndexMs ?? 5_000;
   return {
+    /** The checks `match` makes before it looks anything up (422): for a caller that prices the batch first. */
+    check: checkQueries,
     async match(queries: readonly MatchQueryBody[]): Promise<MatchResult[]> {
       checkQueries(queries);
       const index = await engine.current(waitMs);

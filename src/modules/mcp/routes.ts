@@ -7,6 +7,13 @@ import type { Log } from '../../logger.ts';
 /** The headers the Streamable HTTP transport reads; the rest (the Bearer token first) stays out of it. */
 const TRANSPORT_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
+/** The JSON-RPC error for a batch of messages (Invalid Request), as the transport answers a malformed body. */
+const BATCH_REFUSED = {
+  jsonrpc: '2.0',
+  error: { code: -32600, message: 'Invalid Request: send one JSON-RPC message a request (batches are not supported).' },
+  id: null,
+} as const;
+
 function transportRequest(req: FastifyRequest): Request {
   // The answer is always one JSON body, so a client that accepts only JSON (or says nothing) is
   // served too, rather than refused with 406 for not also accepting an SSE stream it never gets.
@@ -38,6 +45,9 @@ export function mcpRoutes(deps: { createServer: (principal: Principal, log: Log)
         schema: { hide: true },
       },
       async (req, reply) => {
+        // A JSON-RPC batch would run up to 100 tool calls for one request of the rate limit. MCP
+        // dropped batches in its 2025-06-18 revision, and no client of this endpoint needs them.
+        if (Array.isArray(req.body) && req.body.length > 1) return reply.code(400).send(BATCH_REFUSED);
         const server = deps.createServer(req.auth!, req.log);
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         try {

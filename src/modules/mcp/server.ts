@@ -100,7 +100,10 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
   const chargedHere = price?.chargedBy === 'call';
   const units = tool.unitsOf?.(args) ?? 1;
   if (chargedHere) {
-    // As the pricing hook's preHandler: no work for a wallet that cannot pay for the call.
+    // As the pricing hook's preHandler: bad arguments are the REST route's 422 whatever the
+    // balance (the quote checks them as the call would), and no work is done for a wallet that
+    // cannot pay for the call.
+    await tool.quote(args, ctx);
     const required = priceOf(prices, price.operation, units);
     const balance = required > 0 ? await readBalance(db, ctx.accountId) : 0;
     if (balance < required) throw new InsufficientCreditsError(balance, required);
@@ -127,7 +130,11 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
     typeof result.structured.credits_charged === 'number' &&
     result.structured.credits_charged > 0
   ) {
-    charge = `\nCharged ${plural(result.structured.credits_charged, 'credit')}.`;
+    // Charged inside the service's own transaction: the balance is read once it committed.
+    const charged = result.structured.credits_charged;
+    const balance = await readBalance(db, ctx.accountId);
+    charge = `\nCharged ${plural(charged, 'credit')}; balance ${plural(balance, 'credit')}.`;
+    result.structured = { ...result.structured, credits: { charged, balance } };
   }
   return answer(result.structured, result.summary + charge);
 }

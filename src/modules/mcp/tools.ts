@@ -7,7 +7,7 @@ import { parseSearchQuery } from '../companies/filters.ts';
 import type { CompaniesService } from '../companies/service.ts';
 import type { WalletService } from '../wallet/service.ts';
 import { parseEventFilters } from '../watchlist/event-filters.ts';
-import type { EventsService } from '../watchlist/feed.ts';
+import { parseCompanyEventsQuery, type EventsService } from '../watchlist/feed.ts';
 import { parseIdentifierList } from '../watchlist/identifier-list.ts';
 import { addMessage, type WatchlistService } from '../watchlist/service.ts';
 import {
@@ -31,6 +31,8 @@ import { companyLine, eventLines, matchLines, pageLine, plural, searchLines, wat
 
 /** Batch matching (src/modules/match/): optional, the tool exists only when the service is passed in. */
 export interface MatchService {
+  /** Throws the ValidationError `match` would (a query without a name or an identifier). */
+  check(queries: readonly MatchQueryInput[]): void;
   match(queries: readonly MatchQueryInput[]): Promise<readonly MatchAnswer[]>;
 }
 
@@ -222,8 +224,7 @@ export function createTools(services: McpServices): Tool[] {
       'Every change detected in the registries for one company (watched or not), newest first: name, address, activities, status, insolvency, contacts, persons, tax. Filter by event type, scope and dates.',
     price: PER_CALL('companies.events'),
     quote: async (args) => {
-      checkIdentifier(args.identifier_type, args.identifier_value);
-      parseEventFilters(args);
+      parseCompanyEventsQuery(args);
       return { units: 1 };
     },
     run: async (args) => {
@@ -288,7 +289,10 @@ export function createTools(services: McpServices): Tool[] {
         'and `match: true` on the one candidate the service would bet on. Names match ignoring case, diacritics, punctuation and legal-form words.',
       price: { operation, chargedBy: 'call', unit: 'per query' },
       unitsOf: (args) => args.queries.length,
-      quote: async (args) => ({ units: args.queries.length }),
+      quote: async (args) => {
+        service.check(args.queries);
+        return { units: args.queries.length };
+      },
       run: async (args) => {
         const data = await service.match(args.queries);
         return { structured: { status: 'success', data }, summary: matchLines(data) };

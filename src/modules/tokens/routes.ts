@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, NullableTimestampSchema, TimestampSchema } from '../../http/schemas.ts';
+import { errorResponses, NullableTimestampSchema, PathIdSchema, TimestampSchema } from '../../http/schemas.ts';
 import { trimmedName } from '../../http/validation.ts';
 import type { TokensService } from './service.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -29,7 +29,7 @@ const NewTokenSchema = Type.Object({
 });
 const NAME_MIN = 3;
 const NameSchema = Type.String({ minLength: NAME_MIN, maxLength: 255 });
-const RefParams = Type.Object({ token_ref: Type.String({ minLength: 1, maxLength: 64 }) });
+const RefParams = Type.Object({ token_ref: PathIdSchema() });
 const Meta = Type.Object({ timestamp: TimestampSchema });
 
 export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): FastifyPluginAsyncTypebox {

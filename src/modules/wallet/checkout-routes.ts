@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { escapeHtml, page, wantsJson } from '../../http/html.ts';
 import { ValidationError } from '../../lib/errors.ts';
-import { errorResponses } from '../../http/schemas.ts';
+import { errorResponses, PathIdSchema } from '../../http/schemas.ts';
 import type { PaymentRow } from './payments/settle.ts';
 import { WebhookSignatureError } from './payments/stripe.ts';
 import { paymentView, type WalletService } from './service.ts';
@@ -12,7 +12,7 @@ import { PaymentSchema } from './routes.ts';
 /** A closed payment's state, as the 409's sentence says it. */
 const PAYMENT_STATE: Record<string, string> = { failed: 'has failed', expired: 'has expired', confirmed: 'is already confirmed' };
 
-const PaymentRefParams = Type.Object({ payment_ref: Type.String({ minLength: 1, maxLength: 64 }) });
+const PaymentRefParams = Type.Object({ payment_ref: PathIdSchema() });
 const JSON_BODY_LIMIT = 1024 * 1024;
 
 function money(p: PaymentRow): string {

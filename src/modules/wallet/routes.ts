@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, MessageSchema, NullableTimestampSchema, TimestampSchema } from '../../http/schemas.ts';
+import { errorResponses, MessageSchema, NullableTimestampSchema, PathIdSchema, TimestampSchema } from '../../http/schemas.ts';
 import type { WalletService } from './service.ts';
 
 const Envelope = <T extends TSchema>(data: T) => Type.Object({ status: Type.Literal('success'), data });
@@ -50,7 +50,7 @@ export const PaymentSchema = Type.Object({
   expires_at: TimestampSchema,
   completed_at: NullableTimestampSchema,
 });
-const PaymentRefParams = Type.Object({ payment_ref: Type.String({ minLength: 1, maxLength: 64 }) });
+const PaymentRefParams = Type.Object({ payment_ref: PathIdSchema() });
 
 export function walletRoutes(deps: { wallet: WalletService }): FastifyPluginAsyncTypebox {
   const { wallet } = deps;

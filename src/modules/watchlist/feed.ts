@@ -51,6 +51,13 @@ export interface EventsService {
   }>;
 }
 
+/** The checks of a company's events query (422): its identifier (normalised), then its filters. */
+export function parseCompanyEventsQuery(q: EventFilterQuery & { identifier_type: IdentifierType; identifier_value: string }) {
+  const parsed = parseIdentifier(q.identifier_type, q.identifier_value);
+  if (!parsed.ok) throw new ValidationError({ identifier_value: [parsed.error] });
+  return { identifier: { type: q.identifier_type, value: parsed.value }, filters: parseEventFilters(q) };
+}
+
 function eventPageMeta(total: number, page: number, perPage: number, fetchedAt: Date): EventPageMeta {
   return { ...pageMeta(total, page, perPage), fetched_at: fetchedAt.toISOString() };
 }
@@ -92,10 +99,7 @@ export function createEventsService(deps: { db: Db; clock: Clock; importCompany:
 
     /** All of a known company's events, watched or not; unknown after the on-demand import: 404. */
     async companyEvents(q) {
-      const parsed = parseIdentifier(q.identifier_type, q.identifier_value);
-      if (!parsed.ok) throw new ValidationError({ identifier_value: [parsed.error] });
-      const filters = parseEventFilters(q);
-      const identifier = { type: q.identifier_type, value: parsed.value };
+      const { identifier, filters } = parseCompanyEventsQuery(q);
       let company = await findCompanyRef(db, identifier.type, identifier.value);
       if (!company) {
         const imported = await deps.importCompany(identifier).catch((e: unknown) => {

@@ -1,9 +1,10 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { parseIdentifierList } from './identifier-list.ts';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DateSchema, errorResponses, TimestampSchema } from '../../http/schemas.ts';
+import { DateSchema, errorResponses, PathIdSchema, TimestampSchema } from '../../http/schemas.ts';
 import { EVENT_SCOPES, EVENT_TYPES, IDENTIFIER_TYPES } from '../../registry/model.ts';
-import type { EventsService } from './feed.ts';
+import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
+import { parseCompanyEventsQuery, type CompanyEventsQuery, type EventsService } from './feed.ts';
 import { MAX_IDENTIFIERS, MAX_VALUE_LENGTH } from './identifier-list.ts';
 import { addMessage, type WatchlistService } from './service.ts';
 
@@ -207,7 +208,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
           tags: ['Watchlist'],
           summary: 'Follow an add request (extension, free)',
           security: [{ bearer: [] }],
-          params: Type.Object({ request_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+          params: Type.Object({ request_id: PathIdSchema() }),
           response: {
             200: Type.Object({
               success: Type.Literal(true),
@@ -243,7 +244,11 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
     app.get(
       '/companies/events',
       {
-        config: { auth: 'any', price: 'companies.events' },
+        config: {
+          auth: 'any',
+          price: 'companies.events',
+          checkInput: (req) => void parseCompanyEventsQuery(req.query as CompanyEventsQuery),
+        },
         schema: {
           tags: ['Watchlist'],
           summary: "A company's events, watched or not",
@@ -279,7 +284,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
     app.get(
       '/watchlist/events',
       {
-        config: { auth: 'any', price: 'watchlist.events' },
+        config: { auth: 'any', price: 'watchlist.events', checkInput: (req) => void parseEventFilters(req.query as EventFilterQuery) },
         schema: {
           tags: ['Watchlist'],
           summary: 'The feed: events of the watched companies',

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { NullableTimestampSchema, TimestampSchema } from '../../http/schemas.ts';
+import { NullableTimestampSchema, PathIdSchema, TimestampSchema } from '../../http/schemas.ts';
 import { EVENT_TYPES } from '../../registry/model.ts';
 import { MAX_URL_LENGTH } from './url-guard.ts';
 
@@ -20,10 +20,10 @@ const DescriptionSchema = Type.Union([Type.String({ maxLength: 500 }), Type.Null
 const StatusSchema = Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
-export const EndpointIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 40, examples: ['ep_12'] }) });
+export const EndpointIdParams = Type.Object({ id: PathIdSchema({ examples: ['ep_12'] }) });
 export const DeliveryIdParams = Type.Object({
   ...EndpointIdParams.properties,
-  delivery_id: Type.String({ minLength: 1, maxLength: 40, examples: ['msg_3041'] }),
+  delivery_id: PathIdSchema({ examples: ['msg_3041'] }),
 });
 
 const endpointExample = {

@@ -256,8 +256,9 @@ export function explainRun(before: MachineSample, after: MachineSample, n: numbe
  * The CPU's model and whether the kernel isolates its page tables (PTI), with or without PCID.
  * On a machine with PTI and no PCID every system call and switch between processes flushes the
  * TLB: what sends a request or a database round trip costs about twice as much as without,
- * whatever the speed reference says (docs/benchmarks.md, "On a machine with page-table
- * isolation"). Printed first by the benchmarks whose figures are made of system calls.
+ * whatever the speed reference says (docs/benchmarks.md, "The machine"; measured in
+ * docs/benchmarks-history.md, "On a machine with page-table isolation"). Printed first by the
+ * benchmarks whose figures are made of system calls.
  */
 export function pageTableIsolation(): { cpu_model: string | null; kernel_page_table_isolation: boolean; cpu_pcid: boolean } {
   const cpuinfo = read('/proc/cpuinfo') ?? '';

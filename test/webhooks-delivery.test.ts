@@ -24,6 +24,8 @@ const rx = await startReceiver(({ path, attempt }) => {
   if (path === '/gone') return 410;
   if (path === '/hang' || path === '/hang-then-more') return 'hang';
   if (path === '/busy') return { status: 503, headers: { 'retry-after': '120' } };
+  if (path === '/nul-500') return { status: 500, headers: {}, body: 'bad\u0000body' };
+  if (path === '/nul-200') return { status: 200, headers: {}, body: 'ok\u0000' };
   return 200;
 });
 
@@ -240,6 +242,37 @@ test('500 twice then 200: delivered on the third attempt with the same webhook-i
   const d = await delivery(ep.id, id);
   assert.equal(d!.attempts, 3);
   assert.equal(d!.last_response_status, 200);
+});
+
+test('a receiver whose answer holds a NUL: its outcomes are recorded (failed after the schedule, or delivered), and others are not held up', async () => {
+  const failing = await createEndpoint(a.master, '/nul-500');
+  const ok = await createEndpoint(a.master, '/nul-200');
+  const failed = await sendTest(failing.id);
+  const delivered = await sendTest(ok.id);
+  await waitFor(
+    'the NUL answers recorded',
+    async () => {
+      const [f, d] = await Promise.all([delivery(failing.id, failed), delivery(ok.id, delivered)]);
+      return f?.status === 'failed' && d?.status === 'delivered';
+    },
+    20_000,
+  );
+  const f = (await delivery(failing.id, failed))!;
+  assert.equal(f.attempts, 4, 'the first attempt and the schedule of three retries, then failed');
+  assert.equal(f.last_response_status, 500);
+  assert.equal(rx.on('/nul-500').length, 4, 'sent exactly as often as recorded');
+  assert.equal(rx.on('/nul-200').length, 1);
+  const { rows } = await sql<{
+    body: string;
+  }>`SELECT last_response_body AS body FROM webhook_deliveries WHERE last_response_status = 500 AND last_response_body LIKE 'bad%'`.execute(
+    t.db.db,
+  );
+  assert.deepEqual(
+    rows.map((r) => r.body),
+    ['bad\ufffdbody'],
+    'kept, with the NUL replaced',
+  );
+  for (const ep of [failing, ok]) await t.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
 });
 
 test('410 disables the endpoint at once; nothing more is sent to it', async () => {

@@ -28,7 +28,7 @@ export interface ReceivedMessage {
 }
 
 /** What the receiver answers on a path: a status, or a promise that never settles (a hanging receiver). */
-type AnswerValue = number | 'hang' | { status: number; headers: Record<string, string> };
+type AnswerValue = number | 'hang' | { status: number; headers: Record<string, string>; body?: string };
 export type Answer = (m: { path: string; id: string; attempt: number }) => AnswerValue | Promise<AnswerValue>;
 
 /**
@@ -82,7 +82,7 @@ export async function startReceiver(answer: Answer = () => 200) {
         }
         if (res.destroyed) return; // the sender gave up (or died) meanwhile
         res.writeHead(status, { 'content-type': 'text/plain', ...(typeof a === 'object' ? a.headers : {}) });
-        res.end('x'.repeat(3000));
+        res.end(typeof a === 'object' && a.body !== undefined ? a.body : 'x'.repeat(3000));
       })();
     });
   });

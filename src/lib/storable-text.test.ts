@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { isStorableText, unstorableTextFields } from './storable-text.ts';
+import { isStorableText, toStorableText, unstorableTextFields } from './storable-text.ts';
 
 /** The definition, code unit by code unit. */
 function storableByDefinition(s: string): boolean {
@@ -47,6 +47,26 @@ describe('isStorableText', () => {
         },
       ),
       { numRuns: 3000, seed: 19 },
+    );
+  });
+});
+
+describe('toStorableText', () => {
+  test('what cannot be stored becomes U+FFFD, code unit for code unit; storable text is returned as it is', () => {
+    assert.equal(toStorableText('ok\u0000\u0000'), 'ok\ufffd\ufffd');
+    assert.equal(toStorableText('a\ud800b\udc00'), 'a\ufffdb\ufffd');
+    assert.equal(toStorableText('😀Łódź'), '😀Łódź');
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udc00', 'a', '😀', '\ufffd'), maxLength: 12 }),
+        (s) => {
+          const out = toStorableText(s);
+          assert.ok(isStorableText(out), JSON.stringify(s));
+          assert.equal(out.length, s.length);
+          if (isStorableText(s)) assert.equal(out, s);
+        },
+      ),
+      { numRuns: 2000, seed: 7 },
     );
   });
 });

@@ -14,6 +14,16 @@ export function isStorableText(s: string): boolean {
   return !s.includes('\u0000') && (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 }
 
+/**
+ * The text with what PostgreSQL cannot hold replaced by U+FFFD (as a UTF-8 decoder does with bytes
+ * it cannot read): for text from outside that is kept rather than refused, such as a webhook
+ * receiver's answer or an error message quoting one.
+ */
+export function toStorableText(s: string): string {
+  if (isStorableText(s)) return s;
+  return (s.replaceAll('\u0000', '\ufffd') as unknown as { toWellFormed(): string }).toWellFormed();
+}
+
 const isWalkable = (v: unknown): v is object => v !== null && typeof v === 'object' && !ArrayBuffer.isView(v);
 
 /** Whether any string (or object key) in the value is unstorable: the common path, no allocation per field. */

@@ -1,4 +1,5 @@
 import { Agent } from 'undici';
+import { toStorableText } from '../../lib/storable-text.ts';
 import { checkLiteralHost, guardedLookup, type ResolveHost } from './url-guard.ts';
 
 /** What one attempt came to: a 2xx within the timeout is delivered; anything else failed. */
@@ -103,7 +104,8 @@ export function createSender(opts: { allowPrivate: boolean; resolve: ResolveHost
           err.code === 'UND_ERR_HEADERS_TIMEOUT' ||
           err.code === 'UND_ERR_BODY_TIMEOUT' ||
           err.code === 'UND_ERR_CONNECT_TIMEOUT';
-        const error = timedOut ? timeoutError : `${err.code ?? err.name}: ${err.message}`.slice(0, 500);
+        // The message may quote the receiver (a TLS name, a parser's view of its answer): kept storable.
+        const error = timedOut ? timeoutError : toStorableText(`${err.code ?? err.name}: ${err.message}`.slice(0, 500));
         return { ok: false, status: null, body: null, error, retryAfter: null, seconds: seconds() };
       };
       let t: Target;
@@ -132,7 +134,8 @@ export function createSender(opts: { allowPrivate: boolean; resolve: ResolveHost
         const answered = () => {
           if (seconds() > timeoutMs / 1000) return settle(failure(new DOMException('The attempt timed out', 'TimeoutError')));
           const ok = status >= 200 && status < 300;
-          const text = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
+          // The receiver's bytes: a NUL in them would fail the batch of outcomes it is recorded with.
+          const text = toStorableText(Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8'));
           const wait = status === 429 || status === 503 ? parseRetryAfter(retryAfter, now) : null;
           settle({ ok, status, body: text, error: ok ? null : `HTTP ${status}`, retryAfter: wait, seconds: seconds() });
         };

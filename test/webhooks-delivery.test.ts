@@ -5,7 +5,7 @@ import { bearer, createAccount, createTestApp } from './helpers/app.ts';
 import { waitFor } from './helpers/wait.ts';
 import type { CompanySpec } from './helpers/registry.ts';
 import { accountIdOf, runDay } from './watchlist-support.ts';
-import { deliveryCount, startReceiver, startWebhookWorker, watchNumbers } from './webhooks-support.ts';
+import { deliveryCount, startReceiver, startWebhookWorker, watchNumbers, type AnswerValue } from './webhooks-support.ts';
 
 /**
  * Delivery end to end on the real app, registry, graphile-worker and a real receiver that verifies
@@ -19,7 +19,7 @@ const a = await createAccount(t);
 const b = await createAccount(t);
 const aId = await accountIdOf(t, a.userRef);
 const bId = await accountIdOf(t, b.userRef);
-const rx = await startReceiver(({ path, attempt }) => {
+const rx = await startReceiver(({ path, attempt }): AnswerValue => {
   if (path === '/flaky') return attempt <= 2 ? 500 : 200;
   if (path === '/gone') return 410;
   if (path === '/hang' || path === '/hang-then-more') return 'hang';

@@ -28,7 +28,7 @@ export interface ReceivedMessage {
 }
 
 /** What the receiver answers on a path: a status, or a promise that never settles (a hanging receiver). */
-type AnswerValue = number | 'hang' | { status: number; headers: Record<string, string>; body?: string };
+export type AnswerValue = number | 'hang' | { status: number; headers: Record<string, string>; body?: string };
 export type Answer = (m: { path: string; id: string; attempt: number }) => AnswerValue | Promise<AnswerValue>;
 
 /**

@@ -57,15 +57,12 @@ describe('toStorableText', () => {
     assert.equal(toStorableText('a\ud800b\udc00'), 'a\ufffdb\ufffd');
     assert.equal(toStorableText('😀Łódź'), '😀Łódź');
     fc.assert(
-      fc.property(
-        fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udc00', 'a', '😀', '\ufffd'), maxLength: 12 }),
-        (s) => {
-          const out = toStorableText(s);
-          assert.ok(isStorableText(out), JSON.stringify(s));
-          assert.equal(out.length, s.length);
-          if (isStorableText(s)) assert.equal(out, s);
-        },
-      ),
+      fc.property(fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udc00', 'a', '😀', '\ufffd'), maxLength: 12 }), (s) => {
+        const out = toStorableText(s);
+        assert.ok(isStorableText(out), JSON.stringify(s));
+        assert.equal(out.length, s.length);
+        if (isStorableText(s)) assert.equal(out, s);
+      }),
       { numRuns: 2000, seed: 7 },
     );
   });

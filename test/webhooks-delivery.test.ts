@@ -19,7 +19,13 @@ const a = await createAccount(t);
 const b = await createAccount(t);
 const aId = await accountIdOf(t, a.userRef);
 const bId = await accountIdOf(t, b.userRef);
-const rx = await startReceiver(({ path, attempt }): AnswerValue => {
+/** When each message reached the slow paths (before it is answered, half a second later). */
+const arrivals: Record<string, number[]> = {};
+const rx = await startReceiver(({ path, attempt }): AnswerValue | Promise<AnswerValue> => {
+  if (path.startsWith('/slow-')) {
+    (arrivals[path] ??= []).push(Date.now());
+    return new Promise((r) => setTimeout(() => r(200), 500));
+  }
   if (path === '/flaky') return attempt <= 2 ? 500 : 200;
   if (path === '/gone') return 410;
   if (path === '/hang' || path === '/hang-then-more') return 'hang';
@@ -273,6 +279,29 @@ test('a receiver whose answer holds a NUL: its outcomes are recorded (failed aft
     'kept, with the NUL replaced',
   );
   for (const ep of [failing, ok]) await t.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
+});
+
+test('DELETE and a disabling PATCH: no attempt starts once they answer, though the worker had read messages ahead', async () => {
+  for (const [path, stop] of [
+    ['/slow-delete', { method: 'DELETE' }],
+    ['/slow-disable', { method: 'PATCH', payload: { status: 'disabled' } }],
+  ] as const) {
+    const ep = await createEndpoint(a.master, path);
+    const patch = (payload: object) =>
+      t.app.inject({ method: 'PATCH', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master), payload });
+    // Twelve messages queued while disabled go out together once enabled: four in flight, the rest read ahead.
+    assert.equal((await patch({ status: 'disabled' })).statusCode, 200);
+    for (let i = 0; i < 12; i++) await sendTest(ep.id);
+    assert.equal((await patch({ status: 'enabled' })).statusCode, 200);
+    await waitFor('the first attempts under way', () => (arrivals[path]?.length ?? 0) >= 4, 10_000);
+    const res = await t.app.inject({ ...stop, url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
+    assert.equal(res.statusCode, 200, res.body);
+    const sent = arrivals[path]!.length;
+    // The attempts under way are answered after 0.5 s; without the notice their slots went to the read-ahead.
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal(arrivals[path]!.length, sent, `${stop.method}: nothing sent after it answered`);
+    if (stop.method === 'PATCH') await t.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
+  }
 });
 
 test('410 disables the endpoint at once; nothing more is sent to it', async () => {

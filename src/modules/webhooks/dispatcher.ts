@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { addJob } from '../../jobs/queue.ts';
 import { enqueueMail } from '../mail/outbox.ts';
 import type { Sender } from './delivery.ts';
+import { listenForEndpointChanges } from './endpoint-changes.ts';
 import {
   acquireEndpoints,
   findNextDueAt,
@@ -410,12 +411,23 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
     for (const e of aside) heap.push(e);
   };
 
+  // An endpoint deleted, disabled or re-pointed meanwhile: the leases are renewed at the next pass.
+  let endpointsChanged = false;
+  const stopListening = await listenForEndpointChanges(
+    o.db,
+    () => {
+      endpointsChanged = true;
+      wake();
+    },
+    o.logger,
+  );
   try {
     for (;;) {
       if (flushError !== null) throw flushError;
       const now = o.clock.now().getTime();
       let queued = 0;
-      let renewDue = false;
+      let renewDue = endpointsChanged;
+      endpointsChanged = false;
       for (const e of held.values()) {
         queued += e.queue.length;
         if (!e.stopped && now - (e.leaseUntil - o.leaseMs) >= renewAfter) renewDue = true;
@@ -449,6 +461,7 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
     }
   } finally {
     control.stopLooking();
+    await stopListening();
     while (inFlightIds.size > 0 || flushing !== null) await sleep(LOOP_MS);
     if (pending.length > 0 || held.size > 0) {
       for (const e of held.values()) e.stopped = true;

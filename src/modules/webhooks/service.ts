@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { severityOf } from '../../registry/diff.ts';
 import { EVENT_TYPES, type EventType } from '../../registry/model.ts';
 import { queueDispatch } from './dispatcher.ts';
+import { notifyEndpointChanged } from './endpoint-changes.ts';
 import {
   countEndpoints,
   deleteEndpoint,
@@ -193,6 +194,8 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
         );
         // Messages held while the endpoint was disabled go out now.
         if (r && input.status === 'enabled') await queueDispatch(trx);
+        // A run holding it stops sending to it, or sends to the new URL, as this answers.
+        if (r && (input.status === 'disabled' || input.url !== undefined)) await notifyEndpointChanged(trx, r.id);
         return r;
       });
       if (!updated) throw new NotFoundError('Webhook endpoint not found');
@@ -201,7 +204,12 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
 
     async remove(accountId: string, id: string): Promise<void> {
       const row = await mustFind(accountId, id);
-      if (!(await deleteEndpoint(db, accountId, row.id))) throw new NotFoundError('Webhook endpoint not found');
+      const deleted = await db.transaction().execute(async (trx) => {
+        const done = await deleteEndpoint(trx, accountId, row.id);
+        if (done) await notifyEndpointChanged(trx, row.id);
+        return done;
+      });
+      if (!deleted) throw new NotFoundError('Webhook endpoint not found');
     },
 
     async rotateSecret(accountId: string, id: string): Promise<{ secret: string; previous_secret_expires_at: string }> {

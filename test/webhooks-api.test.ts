@@ -122,6 +122,30 @@ test('hostile URLs are 422 on url without WEBHOOK_ALLOW_PRIVATE_URLS, and nothin
   assert.equal((await call('GET', `/webhooks/${epId}`, a.master)).json().data.url, 'https://hooks.example.com/regwatch');
 });
 
+test("the url limit counts characters as the schema does: 2,048 emoji are a URL, 2,049 are not, in the schema's words", async () => {
+  const base = 'https://1.1.1.1/';
+  const fits = base + '😀'.repeat(2048 - base.length);
+  const created = await call('POST', '/webhooks', a.master, { url: fits });
+  assert.equal(created.statusCode, 201, created.body);
+  assert.equal((await call('DELETE', `/webhooks/${created.json().data.id}`, a.master)).statusCode, 200);
+  const over = await call('POST', '/webhooks', a.master, { url: `${fits}😀` });
+  assert.equal(over.statusCode, 422);
+  assert.deepEqual(over.json().errors, { url: ['The url field must not be greater than 2048 characters.'] });
+});
+
+test('one problem with a nullable field is one error, not one per branch of its type', async () => {
+  const long = await call('POST', '/webhooks', a.master, { url: 'https://1.1.1.1/', description: 'x'.repeat(501) });
+  assert.deepEqual(long.json(), {
+    message: 'The description field must not be greater than 500 characters.',
+    errors: { description: ['The description field must not be greater than 500 characters.'] },
+  });
+  const number = await call('POST', '/webhooks', a.master, { url: 'https://1.1.1.1/', description: 7 });
+  assert.deepEqual(number.json().errors, { description: ['The selected description is invalid.'] });
+  const two = await call('POST', '/webhooks', a.master, { url: 7, description: 'x'.repeat(501) });
+  assert.match(two.json().message, / \(and 1 more error\)$/);
+  assert.equal(Object.values(two.json().errors as Record<string, string[]>).flat().length, 2);
+});
+
 test('an unknown event type is 422 on event_types; at most 10 endpoints an account', async () => {
   const bad = await call('POST', '/webhooks', a.master, {
     url: 'https://hooks.example.com/x',

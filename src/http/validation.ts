@@ -9,10 +9,40 @@ export function fieldLabel(field: string): string {
 }
 
 /**
+ * A union (`anyOf`) fails in every branch, and ajv reports each branch's errors and then the union:
+ * a description of 501 characters for `string | null` was "too long", "must be a null" and
+ * "invalid", three errors for one problem. Each union's errors become those of the branches whose
+ * type the value has (the string branch: "too long"), or the union's one sentence when it has
+ * none of their types (a number for `string | null`, a word outside a union of literals), in the
+ * place of the union's first error.
+ */
+function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
+  let out = errors;
+  for (const union of errors.filter((e) => e.keyword === 'anyOf')) {
+    if (!out.includes(union)) continue; // inside a union collapsed already
+    const prefix = `${union.schemaPath}/`;
+    const ofUnion = (e: ErrorObject) => e === union || e.schemaPath.startsWith(prefix);
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of out)
+      if (e !== union && e.schemaPath.startsWith(prefix)) {
+        const branch = e.schemaPath.slice(prefix.length).split('/')[0]!;
+        branches.set(branch, [...(branches.get(branch) ?? []), e]);
+      }
+    const missesType = (e: ErrorObject) => (e.keyword === 'type' || e.keyword === 'const') && e.instancePath === union.instancePath;
+    const fitting = [...branches.values()].filter((list) => !list.some(missesType)).flat();
+    const keep = fitting.length > 0 ? fitting : [union];
+    const at = out.findIndex(ofUnion);
+    out = [...out.slice(0, at).filter((e) => !ofUnion(e)), ...keep, ...out.slice(at).filter((e) => !ofUnion(e))];
+  }
+  return out;
+}
+
+/**
  * Turns ajv errors into `{field: [text]}` in the style the specification shows (Laravel-like
  * sentences); a list element is keyed by its index, e.g. `identifier_value.3`.
  */
-export function validationErrorsFromAjv(errors: ErrorObject[], context?: string): Record<string, string[]> {
+export function validationErrorsFromAjv(ajvErrors: ErrorObject[], context?: string): Record<string, string[]> {
+  const errors = collapseUnions(ajvErrors);
   const out: Record<string, string[]> = {};
   const add = (field: string, text: string) => {
     const key = field || (context === 'querystring' ? 'query' : context === 'params' ? 'path' : 'body');

@@ -110,7 +110,9 @@ export type UrlVerdict = { ok: true; url: URL } | { ok: false; error: string };
  * already turns `0x7f000001`, `2130706433`, `0177.0.0.1` and `127.1` into `127.0.0.1`.
  */
 export function parseWebhookUrl(raw: string): UrlVerdict {
-  if (raw.length > MAX_URL_LENGTH) return { ok: false, error: `The url may not be greater than ${MAX_URL_LENGTH} characters.` };
+  // Characters as the schema counts them (code points: an emoji is one), in the schema's words.
+  if (raw.length > MAX_URL_LENGTH && [...raw].length > MAX_URL_LENGTH)
+    return { ok: false, error: `The url field must not be greater than ${MAX_URL_LENGTH} characters.` };
   let url: URL;
   try {
     url = new URL(raw);

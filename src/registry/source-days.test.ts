@@ -64,6 +64,30 @@ test('coverage: health and gaps', async (t) => {
       { health: 'degraded', gaps: ['2026-11-25'] },
     ],
     [
+      "today's run still under way: not a gap before it is due (not degraded all night)",
+      {
+        ...base,
+        lastRunStatus: 'running',
+        latestRunDate: '2026-11-25',
+        runningDate: '2026-11-25',
+        trackedFrom: '2026-11-23',
+        completedDays: days('2026-11-23', '2026-11-24'),
+      },
+      { health: 'ok', gaps: [] },
+    ],
+    [
+      'a run under way of a day already due: that day is still missing',
+      {
+        ...base,
+        lastRunStatus: 'running',
+        latestRunDate: '2026-11-24',
+        runningDate: '2026-11-24',
+        trackedFrom: '2026-11-23',
+        completedDays: days('2026-11-23'),
+      },
+      { health: 'degraded', gaps: ['2026-11-24'] },
+    ],
+    [
       'a run of a later day ends the window there',
       { ...base, latestRunDate: '2026-11-25', trackedFrom: '2026-11-23', completedDays: days('2026-11-23', '2026-11-25') },
       { health: 'degraded', gaps: ['2026-11-24'] },

@@ -54,6 +54,8 @@ export interface SourceCoverageInput {
   lastRunStatus: RunStatus | null;
   /** The latest day the source has a daily run for, whatever its status (null: none). */
   latestRunDate: string | null;
+  /** The day of the source's run in progress, if its most recent run is still running. */
+  runningDate?: string | null;
 }
 
 export interface SourceCoverage {
@@ -66,7 +68,10 @@ export function sourceCoverage(input: SourceCoverageInput): SourceCoverage {
   if (!input.configured) return { health: 'unconfigured', gaps: [] };
   const today = utcDate(input.now);
   let lastDue = lastDueDay(input.now);
-  if (input.latestRunDate !== null && input.latestRunDate > lastDue) lastDue = input.latestRunDate < today ? input.latestRunDate : today;
+  // A day whose run is still under way (the nightly run, from 03:00) is neither done nor missing:
+  // it counts once it is due, or once its run has ended.
+  const latestRun = input.latestRunDate === input.runningDate ? null : input.latestRunDate;
+  if (latestRun !== null && latestRun > lastDue) lastDue = latestRun < today ? latestRun : today;
   if (input.trackedFrom === null || input.trackedFrom > lastDue)
     return { health: input.lastRunStatus === 'failed' ? 'degraded' : 'ok', gaps: [] };
   const from = latest(input.trackedFrom, addDays(lastDue, -(GAP_WINDOW_DAYS - 1)));

@@ -83,6 +83,7 @@ export function createSourcesService(deps: {
           completedDays: completed.get(source) ?? new Set(),
           lastRunStatus: run?.status ?? null,
           latestRunDate: span?.last_run_date ?? null,
+          runningDate: run?.status === 'running' ? run.date : null,
         });
         return {
           source,

@@ -71,6 +71,31 @@ test('rotation: both signatures verify during the 24 h overlap; after it only th
   );
 });
 
+test("a second rotation within the overlap keeps the first one's promise: three signatures until the first expiry", async () => {
+  const ep = await create('/rot2');
+  const rotate = async () =>
+    (await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${ep.id}/rotate-secret`, headers: bearer(a.master) })).json().data as {
+      secret: string;
+      previous_secret_expires_at: string;
+    };
+  const first = await rotate();
+  clock.advance(3_600_000);
+  const second = await rotate();
+  const during = await sendTest(ep.id, '/rot2');
+  assert.deepEqual(
+    during.signature.split(' ').sort(),
+    [ep.secret, first.secret, second.secret].map((s) => expectedSignature(s, during)).sort(),
+    'the original secret still signs, as the first rotation promised',
+  );
+  clock.advance(Date.parse(first.previous_secret_expires_at) - clock.now().getTime() + 1_000);
+  const later = await sendTest(ep.id, '/rot2');
+  assert.deepEqual(
+    later.signature.split(' ').sort(),
+    [first.secret, second.secret].map((s) => expectedSignature(s, later)).sort(),
+    "past its expiry the original secret is gone; the second rotation's overlap goes on",
+  );
+});
+
 test('an endpoint whose every attempt failed for 5 days is disabled and the account mailed', async () => {
   const ep = await create('/down');
   failing = true;

@@ -94,9 +94,18 @@ export async function deleteEndpoint(db: Executor, accountId: string, id: string
   return Number(r.numAffectedRows ?? 0) > 0;
 }
 
-/** The new secret becomes current; the previous current one keeps signing until `overlapUntil`. */
+/** Previous secrets kept signing beside the current one: rotations within a day each keep their promise, up to this many. */
+const MAX_PREVIOUS_SECRETS = 4;
+
+/**
+ * The new secret becomes current; the previous current one keeps signing until `overlapUntil`, and
+ * one rotated out earlier keeps the expiry its rotation answered (a second rotation within 24 h
+ * does not cut the first one's overlap short), the oldest dropped beyond MAX_PREVIOUS_SECRETS.
+ */
 export async function rotateSecret(trx: Executor, endpointId: string, secret: string, at: Date, overlapUntil: Date): Promise<void> {
-  await sql`DELETE FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL`.execute(trx);
+  await sql`
+    DELETE FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL AND (expires_at <= ${at} OR id NOT IN (
+      SELECT id FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at > ${at} ORDER BY expires_at DESC LIMIT ${MAX_PREVIOUS_SECRETS - 1}))`.execute(trx);
   await sql`UPDATE webhook_secrets SET expires_at = ${overlapUntil} WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`.execute(trx);
   await sql`INSERT INTO webhook_secrets (endpoint_id, secret, created_at) VALUES (${endpointId}, ${secret}, ${at})`.execute(trx);
 }

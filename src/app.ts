@@ -24,6 +24,22 @@ export interface AppOptions {
 
 export const API_PREFIX = '/api/v1';
 
+type OpenApiDocument = {
+  paths?: Record<string, Record<string, { parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[] }>>;
+};
+
+/**
+ * A query parameter with a default (`page`, `per_page`) is filled in by validation when absent,
+ * so the TypeBox property is not optional and the document would call it required: it says
+ * optional, as a client may leave it out.
+ */
+function optionalDefaultedParameters<T extends OpenApiDocument>(doc: T): T {
+  for (const operations of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(operations))
+      for (const p of op.parameters ?? []) if (p.in === 'query' && p.schema?.default !== undefined) p.required = false;
+  return doc;
+}
+
 /**
  * The HTTP service over the parts the composition root built (src/composition.ts): the hooks
  * every request goes through (request id, auth, rate limit, pricing, metrics, errors), the
@@ -81,6 +97,10 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (documentObject) =>
+      'openapiObject' in documentObject
+        ? optionalDefaultedParameters(documentObject.openapiObject as OpenApiDocument)
+        : documentObject.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 

@@ -183,5 +183,17 @@ test('delete: 200, then 404; the OpenAPI document lists the routes', async () =>
     '/api/v1/webhooks/{id}/replay',
   ]) {
     assert.ok(doc.paths[p], p);
+    for (const [method, op] of Object.entries(doc.paths[p] as Record<string, { responses: Record<string, unknown> }>)) {
+      const success = Object.entries(op.responses).find(([code]) => code.startsWith('2'))!;
+      assert.match(JSON.stringify(success[1]), /"example"/, `${method} ${p}: the success answer has an example`);
+      for (const q of (op as { parameters?: { in: string; required: boolean; schema: { default?: unknown } }[] }).parameters ?? [])
+        if (q.in === 'query' && q.schema.default !== undefined)
+          assert.equal(q.required, false, `${method} ${p}: a defaulted parameter is optional`);
+    }
   }
+  // The example secrets are what the API hands out: whsec_ and base64 of 32 bytes.
+  const secrets = [...JSON.stringify(doc).matchAll(/whsec_([A-Za-z0-9+/=]+)/g)].map((m) => m[1]!);
+  assert.ok(secrets.length >= 2);
+  for (const s of secrets) assert.equal(Buffer.from(s, 'base64').length, 32, s);
+  assert.ok(doc.paths['/api/v1/sources'].get.responses['429'], 'GET /sources documents its 429');
 });

@@ -33,7 +33,9 @@ async function endpointWith(messages: number, opts: { due?: Date; status?: strin
     INSERT INTO webhook_endpoints (account_id, url, status) VALUES (${acct!.id}, 'http://127.0.0.1:9/hook', ${opts.status ?? 'enabled'}) RETURNING id`.execute(
     db.db,
   );
-  await sql`INSERT INTO webhook_secrets (endpoint_id, secret) VALUES (${ep!.id}, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')`.execute(db.db);
+  await sql`INSERT INTO webhook_secrets (endpoint_id, secret) VALUES (${ep!.id}, 'whsec_oFScPtb7SuAkMWW9nWk27k9mIDn9qsUrQzxkasNv5X4=')`.execute(
+    db.db,
+  );
   const { rows } = await sql<{ id: string }>`
     INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at)
     SELECT ${ep!.id}, ${acct!.id}, 'COMPANY_NAME_CHANGED', json_build_object('n', g), ${opts.due ?? T0}::timestamptz FROM generate_series(1, ${messages}) g

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses } from '../../http/schemas.ts';
 import { SourcesResponseSchema } from './schema.ts';
 import type { SourcesService } from './service.ts';
 
@@ -17,7 +18,7 @@ export function sourcesRoutes(deps: { service: SourcesService }): FastifyPluginA
             'the latest day with a completed daily run, its most recent run with counts, the due days of the last 30 without a completed run (`gaps`), ' +
             'and how many companies hold a profile from it. A day is due once its scheduled run (03:00 UTC the next day) has had three hours to finish. ' +
             'No credential; the unauthenticated per-IP rate limit applies.',
-          response: { 200: SourcesResponseSchema },
+          response: { 200: SourcesResponseSchema, ...errorResponses() },
         },
       },
       async () => ({ status: 'success' as const, data: await deps.service.list() }),

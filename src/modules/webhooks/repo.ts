@@ -105,7 +105,9 @@ const MAX_PREVIOUS_SECRETS = 4;
 export async function rotateSecret(trx: Executor, endpointId: string, secret: string, at: Date, overlapUntil: Date): Promise<void> {
   await sql`
     DELETE FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL AND (expires_at <= ${at} OR id NOT IN (
-      SELECT id FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at > ${at} ORDER BY expires_at DESC LIMIT ${MAX_PREVIOUS_SECRETS - 1}))`.execute(trx);
+      SELECT id FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at > ${at} ORDER BY expires_at DESC LIMIT ${MAX_PREVIOUS_SECRETS - 1}))`.execute(
+    trx,
+  );
   await sql`UPDATE webhook_secrets SET expires_at = ${overlapUntil} WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`.execute(trx);
   await sql`INSERT INTO webhook_secrets (endpoint_id, secret, created_at) VALUES (${endpointId}, ${secret}, ${at})`.execute(trx);
 }

@@ -20,7 +20,9 @@ import type { WebhooksService } from './service.ts';
 
 const tags = ['Webhooks'];
 const security = [{ bearer: [] }];
-const accepted = Envelope(Type.Object({ message: Type.String() }));
+const accepted = Envelope(
+  Type.Object({ message: Type.String() }, { examples: [{ message: 'The delivery is queued to be sent again now.' }] }),
+);
 
 /** The webhook routes (docs/webhooks.md): management needs the Master Token, reading any token. */
 export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPluginAsyncTypebox {
@@ -102,7 +104,7 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           description: 'Nothing more is sent to it; its delivery log goes with it.',
           params: EndpointIdParams,
           response: {
-            200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })),
+            200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { examples: [{ id: 'ep_12', deleted: true }] })),
             ...errorResponses({ auth: 'master', notFound: true }),
           },
         },
@@ -122,14 +124,19 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           security,
           summary: 'Rotate the signing secret',
           description:
-            'For 24 hours every message carries two signatures in `webhook-signature`, by the new and the previous secret (space-separated); then only the new one.',
+            "For 24 hours every message carries two signatures in `webhook-signature`, by the new and the previous secret (space-separated); then only the new one. A second rotation within those 24 hours keeps the first one's overlap (three signatures until it ends).",
           params: EndpointIdParams,
           response: {
             200: Envelope(
               Type.Object(
                 { secret: Type.String(), previous_secret_expires_at: Type.String({ format: 'date-time' }) },
                 {
-                  examples: [{ secret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD', previous_secret_expires_at: '2026-11-22T10:00:00.000Z' }],
+                  examples: [
+                    {
+                      secret: 'whsec_nmgIE4raI6RiC82uieyI+91xYslR3A/9eGjHeRo9hx0=',
+                      previous_secret_expires_at: '2026-11-22T10:00:00.000Z',
+                    },
+                  ],
                 },
               ),
             ),
@@ -153,7 +160,12 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           params: EndpointIdParams,
           body: TestBody,
           response: {
-            202: Envelope(Type.Object({ message: Type.String(), message_id: Type.String() })),
+            202: Envelope(
+              Type.Object(
+                { message: Type.String(), message_id: Type.String() },
+                { examples: [{ message: 'The test message is queued for delivery.', message_id: 'msg_3041' }] },
+              ),
+            ),
             ...errorResponses({ auth: 'any', validation: true, notFound: true }),
           },
         },

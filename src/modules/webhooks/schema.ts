@@ -109,7 +109,7 @@ export const CreatedEndpointSchema = Type.Object(
     ...EndpointSchema.properties,
     secret: Type.String({ description: 'whsec_ + base64 of 32 random bytes: shown here and at rotation only.' }),
   },
-  { examples: [{ ...endpointExample, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }] },
+  { examples: [{ ...endpointExample, secret: 'whsec_oFScPtb7SuAkMWW9nWk27k9mIDn9qsUrQzxkasNv5X4=' }] },
 );
 
 export const DeliverySchema = Type.Object(

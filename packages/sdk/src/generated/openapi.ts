@@ -508,8 +508,8 @@ export interface paths {
                     from_date?: string;
                     identifier_type: "NIP" | "REGON9" | "KRS";
                     identifier_value: string;
-                    page: number;
-                    per_page: number;
+                    page?: number;
+                    per_page?: number;
                     /** @description An event group: identity, address, activities, status, insolvency, contact, persons, tax. With `event_type`, both must match. */
                     scope?: string | string[];
                     /**
@@ -871,7 +871,7 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /**
                      * @description Alias of `activity_code`: a comma list of codes, any of which matches.
                      * @example 6201Z,6202Z
@@ -915,7 +915,7 @@ export interface paths {
                      */
                     open_from?: string;
                     /** @description Page number; pages hold 20 results. At most 500 (the first 10,000 results): narrow the filters to see further. */
-                    page: number;
+                    page?: number;
                     /**
                      * @description Postal code, any text up to 20 characters; spaces, dashes and case do not matter (`00-950` = `00950`). A code no company has matches nothing.
                      * @example 00-950
@@ -1291,9 +1291,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    page: number;
-                    per_page: number;
+                query?: {
+                    page?: number;
+                    per_page?: number;
                 };
                 header?: never;
                 path?: never;
@@ -1486,11 +1486,11 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description `subclass` or `all` levels. */
                     level?: "subclass" | "all";
-                    page: number;
-                    per_page: number;
+                    page?: number;
+                    per_page?: number;
                     /** @example 62 */
                     prefix?: string;
                     /** @example oprogramowanie */
@@ -1833,6 +1833,24 @@ export interface paths {
                             /** @enum {string} */
                             status: "success";
                         };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
                     };
                 };
             };
@@ -3446,9 +3464,9 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
-                    page: number;
-                    per_page: number;
+                query?: {
+                    page?: number;
+                    per_page?: number;
                 };
                 header?: never;
                 path?: never;
@@ -3557,7 +3575,7 @@ export interface paths {
          */
         get: {
             parameters: {
-                query: {
+                query?: {
                     /** @description Polling mode: events with a greater id, oldest first. */
                     after_id?: number;
                     /** @description One event type or a comma list (any of): COMPANY_NAME_CHANGED, COMPANY_LEGAL_FORM_CHANGED, COMPANY_TAX_IDENTITY_CHANGED, COMPANY_REGISTERED_ADDRESS_ADDED, COMPANY_REGISTERED_ADDRESS_CHANGED, COMPANY_ACTIVITIES_ADDED, COMPANY_ACTIVITIES_REMOVED, COMPANY_ACTIVITIES_CHANGED, COMPANY_MAIN_ACTIVITY_CHANGED, COMPANY_SUSPENDED_DATE, COMPANY_RESUMPTION_DATE, COMPANY_CLOSED_DATE, COMPANY_START_DATE_CHANGE, COMPANY_STATUS_CHANGED, COMPANY_BANKRUPTCY_STARTED, COMPANY_BANKRUPTCY_ENDED, COMPANY_LIQUIDATION_STARTED, COMPANY_LIQUIDATION_ENDED, COMPANY_RESTRUCTURING_STARTED, COMPANY_RESTRUCTURING_ENDED, COMPANY_EMAIL_CHANGED, COMPANY_PHONE_CHANGED, COMPANY_WEBSITE_CHANGED, COMPANY_UNIT_OPENED, COMPANY_UNIT_CLOSED, COMPANY_PERSON_ADDED, COMPANY_PERSON_REMOVED, COMPANY_VAT_STATUS_CHANGED, COMPANY_BANK_ACCOUNTS_CHANGED. */
@@ -3567,8 +3585,8 @@ export interface paths {
                      * @example 2026-11-21
                      */
                     from_date?: string;
-                    page: number;
-                    per_page: number;
+                    page?: number;
+                    per_page?: number;
                     /** @description An event group: identity, address, activities, status, insolvency, contact, persons, tax. With `event_type`, both must match. */
                     scope?: string | string[];
                     /**
@@ -3927,7 +3945,7 @@ export interface paths {
                              *       "disabled_reason": null,
                              *       "created_at": "2026-11-21T10:00:00.000Z",
                              *       "updated_at": "2026-11-21T10:00:00.000Z",
-                             *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                             *       "secret": "whsec_oFScPtb7SuAkMWW9nWk27k9mIDn9qsUrQzxkasNv5X4="
                              *     }
                              */
                             data: {
@@ -4138,6 +4156,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @example {
+                             *       "id": "ep_12",
+                             *       "deleted": true
+                             *     }
+                             */
                             data: {
                                 /** @enum {boolean} */
                                 deleted: true;
@@ -4338,9 +4362,9 @@ export interface paths {
         /** An endpoint's deliveries, newest first */
         get: {
             parameters: {
-                query: {
-                    page: number;
-                    per_page: number;
+                query?: {
+                    page?: number;
+                    per_page?: number;
                     status?: "pending" | "delivered" | "failed";
                 };
                 header?: never;
@@ -4490,6 +4514,11 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @example {
+                             *       "message": "The delivery is queued to be sent again now."
+                             *     }
+                             */
                             data: {
                                 message: string;
                             };
@@ -4663,7 +4692,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description For 24 hours every message carries two signatures in `webhook-signature`, by the new and the previous secret (space-separated); then only the new one.
+         * @description For 24 hours every message carries two signatures in `webhook-signature`, by the new and the previous secret (space-separated); then only the new one. A second rotation within those 24 hours keeps the first one's overlap (three signatures until it ends).
          */
         post: {
             parameters: {
@@ -4686,7 +4715,7 @@ export interface paths {
                         "application/json": {
                             /**
                              * @example {
-                             *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+                             *       "secret": "whsec_nmgIE4raI6RiC82uieyI+91xYslR3A/9eGjHeRo9hx0=",
                              *       "previous_secret_expires_at": "2026-11-22T10:00:00.000Z"
                              *     }
                              */
@@ -4796,6 +4825,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /**
+                             * @example {
+                             *       "message": "The test message is queued for delivery.",
+                             *       "message_id": "msg_3041"
+                             *     }
+                             */
                             data: {
                                 message: string;
                                 message_id: string;

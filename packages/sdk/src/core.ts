@@ -19,7 +19,7 @@ export async function unwrap<D>(call: Promise<{ data?: D; error?: unknown; respo
 
 export const DEFAULT_PER_PAGE = 20;
 
-/** `page` and `per_page` filled with the server's defaults (the document lists them as required). */
+/** `page` and `per_page` filled with the server's defaults, so that a request says which page it read. */
 export function withPage<Q extends { page?: number; per_page?: number }>(
   query: Q,
 ): Omit<Q, 'page' | 'per_page'> & { page: number; per_page: number } {

@@ -22,7 +22,7 @@ export type ResultOf<P extends keyof paths, M extends Method> =
 
 /**
  * A list's query as callers write it: `page` and `per_page` have server defaults (1, 20), which
- * the document lists as required because they always have a value.
+ * the SDK sends when they are left out.
  */
 export type PageQuery<Q> = Omit<Q, 'page' | 'per_page'> & { page?: number; per_page?: number };
 /** The same without `page`: what the `...All` iterators take (they walk the pages themselves). */

@@ -289,6 +289,12 @@ for (const mode of ['memory', 'sql'] as const) {
       const body = await invalid('status=x&has_contact=y&legal_form=z', 'status');
       assert.deepEqual(Object.keys(body.errors).sort(), ['has_contact', 'legal_form', 'status']);
       assert.match(body.message, / \(and 2 more errors\)$/);
+      // A schema error (page, a repeated or too long parameter) and the value checks together.
+      const mixed = await invalid(`page=0&city=${'x'.repeat(151)}&status=FOO&has_contact=x&city_=1`, 'page');
+      assert.deepEqual(Object.keys(mixed.errors).sort(), ['city', 'has_contact', 'page', 'status']);
+      assert.match(mixed.message, /^The city field must not be greater than 150 characters\. \(and 3 more errors\)$/);
+      const repeated = await invalid('city=a&city=b&status=FOO', 'city');
+      assert.deepEqual(Object.keys(repeated.errors).sort(), ['city', 'status']);
     });
 
     test('401 without a token; 402 on an empty wallet; exactly 1 credit per successful search and none for a 422', async () => {

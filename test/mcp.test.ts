@@ -316,6 +316,8 @@ test('an exhausted wallet: a tool error with the 402 message and nothing done; c
   const badCalls: [string, Record<string, unknown>, string, string][] = [
     ['get_company', { identifier_type: 'NIP', identifier_value: '1234567890' }, 'POST', '/companies/snapshot'],
     ['search_companies', { status: 'FOO' }, 'GET', '/companies/search?status=FOO'],
+    // A schema error and a value error together, reported at once by both.
+    ['search_companies', { page: 0, status: 'FOO' }, 'GET', '/companies/search?page=0&status=FOO'],
     ['match_companies', { queries: [{ name: 'x' }, { city: 'Kraków' }] }, 'POST', '/companies/match'],
     [
       'company_events',

@@ -124,6 +124,22 @@ export function nameWordsOf(q: string): string[] {
  * Aliases: `activities` joins `activity_code` (any of the codes), `open_from` is
  * `activity_start_from` (both given: the later date applies, as both bounds do).
  */
+/**
+ * Every error of a search query at once: the schema's (`schemaErrors`, keyed by parameter) and the
+ * value checks of the parameters the schema let through (docs/search.md: "Every error is reported
+ * at once"), so that `?page=0&status=FOO` names both.
+ */
+export function searchQueryErrors(query: Record<string, unknown>, schemaErrors: Record<string, string[]>): Record<string, string[]> {
+  const rest = Object.fromEntries(Object.entries(query).filter(([k]) => !(k in schemaErrors) && typeof query[k] === 'string'));
+  try {
+    parseSearchQuery(rest as SearchQuery);
+    return schemaErrors;
+  } catch (e) {
+    if (e instanceof ValidationError) return { ...schemaErrors, ...e.errors };
+    throw e;
+  }
+}
+
 export function parseSearchQuery(query: SearchQuery): SearchRequest {
   const errors: Errors = {};
   // A NUL byte is not text to PostgreSQL (it would fail the query); no filter has a use for control characters.

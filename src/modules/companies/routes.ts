@@ -2,7 +2,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { reportCharge } from '../../http/pricing.ts';
 import { errorResponses, MessageSchema } from '../../http/schemas.ts';
-import { MAX_SEARCH_PAGE } from './filters.ts';
+import { validationErrorsFromAjv } from '../../http/validation.ts';
+import { ValidationError } from '../../lib/errors.ts';
+import { MAX_SEARCH_PAGE, searchQueryErrors } from './filters.ts';
 import { SearchQuerySchema, SearchResponseSchema, SnapshotBodySchema, SnapshotResponseSchema } from './schema.ts';
 import type { CompaniesService } from './service.ts';
 
@@ -42,6 +44,8 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
       {
         // Charged by the service, in the statement that reads the page's companies (batched, one round trip).
         config: { auth: 'any', price: 'companies.search', chargedBy: 'service', tokenCheckedByCharge: true },
+        // A schema error is answered with the value checks' errors beside it (searchQueryErrors).
+        attachValidation: true,
         schema: {
           tags: ['Companies'],
           summary: 'Search the registry',
@@ -60,6 +64,10 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
         },
       },
       async (req, reply) => {
+        if (req.validationError) {
+          const { validation, validationContext } = req.validationError as Error & { validation: never; validationContext?: string };
+          throw new ValidationError(searchQueryErrors(req.query, validationErrorsFromAjv(validation, validationContext)));
+        }
         const r = await companies.paidSearch(req.query, { ...req.auth!, cached: req.authCached });
         reportCharge(reply, r.charged, r.balanceAfter);
         // Already UTF-8 JSON (SearchResponseSchema's document, written from the held results' own): sent as it is.

@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
-import { DomainError, InsufficientCreditsError, UnauthorizedError } from '../../lib/errors.ts';
+import { DomainError, InsufficientCreditsError, UnauthorizedError, ValidationError } from '../../lib/errors.ts';
 import type { Log } from '../../logger.ts';
 import { priceOf, readBalance, tryChargeCredits, type PriceTable } from '../wallet/credits.ts';
 import { toolError, toolErrorBody } from './errors.ts';
@@ -73,7 +73,14 @@ function answer(structured: Record<string, unknown>, summary: string): CallToolR
 /** One tool call: validate, then dry_run or (check, run, charge). Throws domain errors for the caller to turn into tool errors. */
 async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
   const { db, prices } = deps;
-  const args = validateArguments(tool.input, rawArgs) as Record<string, unknown> & { dry_run?: boolean };
+  let args: Record<string, unknown> & { dry_run?: boolean };
+  try {
+    args = validateArguments(tool.input, rawArgs) as typeof args;
+  } catch (e) {
+    if (e instanceof ValidationError && tool.withValueErrors && rawArgs !== null && typeof rawArgs === 'object')
+      throw new ValidationError(tool.withValueErrors(rawArgs as Record<string, unknown>, e.errors));
+    throw e;
+  }
   const price = tool.price;
 
   if (args.dry_run === true) {

@@ -3,7 +3,7 @@ import type { PriceKey } from '../../config.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import type { IdentifierType } from '../../registry/model.ts';
-import { parseSearchQuery } from '../companies/filters.ts';
+import { parseSearchQuery, searchQueryErrors } from '../companies/filters.ts';
 import type { CompaniesService } from '../companies/service.ts';
 import type { WalletService } from '../wallet/service.ts';
 import { parseEventFilters } from '../watchlist/event-filters.ts';
@@ -73,6 +73,8 @@ export interface Tool<S extends TObject = TObject> {
   readonly price?: ToolPrice;
   /** Units a `call`-charged call takes, known from its arguments (default 1): the balance check and the charge cover them all, as the route's `unitsOf`. */
   unitsOf?(args: Static<S>): number;
+  /** With a schema error in the arguments: those errors and the value checks of the rest, as its REST route reports them at once. */
+  withValueErrors?(args: Record<string, unknown>, schemaErrors: Record<string, string[]>): Record<string, string[]>;
   /** Checks the arguments as the call would and counts the units it would charge (dry_run). */
   quote(args: Static<S>, ctx: ToolContext): Promise<{ units: number; detail?: Record<string, unknown> }>;
   run(args: Static<S>, ctx: ToolContext): Promise<ToolAnswer>;
@@ -103,6 +105,7 @@ export function createTools(services: McpServices): Tool[] {
       'Search the Polish business registries (KRS, REGON/BIR, CEIDG) by name words (`q`), city, voivodeship, postal code, activity (PKD) code or prefix, legal form, contact type and activity start dates. ' +
       'All filters are optional and combine; status defaults to ACTIVE. 20 results a page, newest activity start first.',
     price: PER_CALL('companies.search'),
+    withValueErrors: (args, schemaErrors) => searchQueryErrors(withoutDryRun(args), schemaErrors),
     quote: async (args) => {
       parseSearchQuery(withoutDryRun(args));
       return { units: 1 };

@@ -102,19 +102,58 @@ function checkEventTypes(types: readonly string[] | undefined, errors: Record<st
   return EVENT_TYPES.filter((t) => types.includes(t));
 }
 
-/** The data of a test message: plausible values of the type, marked `test: true`. */
+/**
+ * Sample `[old_value, new_value]` of each type, in the formats real events use
+ * (docs/api-contract.md, "Values"; src/registry/diff.ts), so that a receiver's parser meets in a
+ * test message what it will meet in the feed. `DATE` stands for the message's date.
+ */
+const DATE = '<date>';
+const SAMPLE_VALUES: Record<EventType, readonly [string | null, string | null]> = {
+  COMPANY_NAME_CHANGED: ['PRZYKŁADOWA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', 'PRZYKŁADOWA GRUPA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ'],
+  COMPANY_LEGAL_FORM_CHANGED: ['SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', 'SPÓŁKA AKCYJNA'],
+  COMPANY_TAX_IDENTITY_CHANGED: ['5261040834', '5261040828'],
+  COMPANY_REGISTERED_ADDRESS_ADDED: [null, 'ul. Marszałkowska 1/2, 00-950 Warszawa'],
+  COMPANY_REGISTERED_ADDRESS_CHANGED: ['ul. Marszałkowska 1/2, 00-950 Warszawa', 'ul. Długa 10, 31-147 Kraków'],
+  COMPANY_ACTIVITIES_ADDED: [null, '6202Z, 6311Z'],
+  COMPANY_ACTIVITIES_REMOVED: ['4791Z', null],
+  COMPANY_ACTIVITIES_CHANGED: [
+    '6201Z Działalność związana z oprogramowaniem',
+    '6201Z Działalność związana z oprogramowaniem i doradztwem w zakresie informatyki',
+  ],
+  COMPANY_MAIN_ACTIVITY_CHANGED: ['4791Z', '6201Z'],
+  COMPANY_SUSPENDED_DATE: [null, DATE],
+  COMPANY_RESUMPTION_DATE: [null, DATE],
+  COMPANY_CLOSED_DATE: [null, DATE],
+  COMPANY_START_DATE_CHANGE: ['2015-03-01', DATE],
+  COMPANY_STATUS_CHANGED: ['aktywny', 'zawieszony'],
+  COMPANY_BANKRUPTCY_STARTED: [null, DATE],
+  COMPANY_BANKRUPTCY_ENDED: [null, DATE],
+  COMPANY_LIQUIDATION_STARTED: [null, DATE],
+  COMPANY_LIQUIDATION_ENDED: [null, DATE],
+  COMPANY_RESTRUCTURING_STARTED: [null, DATE],
+  COMPANY_RESTRUCTURING_ENDED: [null, DATE],
+  COMPANY_EMAIL_CHANGED: ['biuro@przyklad.pl', 'biuro@przyklad.pl, kontakt@przyklad.pl'],
+  COMPANY_PHONE_CHANGED: ['+48 22 000 00 00', '+48 22 111 11 11'],
+  COMPANY_WEBSITE_CHANGED: ['https://www.przyklad.pl', 'https://przyklad.pl'],
+  COMPANY_UNIT_OPENED: [null, '14600000000011 ODDZIAŁ KRAKÓW'],
+  COMPANY_UNIT_CLOSED: ['14600000000011 ODDZIAŁ KRAKÓW', null],
+  COMPANY_PERSON_ADDED: [null, 'Jan Kowalski (PREZES ZARZĄDU)'],
+  COMPANY_PERSON_REMOVED: ['Anna Nowak (PROKURENT)', null],
+  COMPANY_VAT_STATUS_CHANGED: ['Czynny', 'Zwolniony'],
+  COMPANY_BANK_ACCOUNTS_CHANGED: ['61109010140000071219812874', '27114020040000300201355387, 61109010140000071219812874'],
+};
+
+/** The data of a test message: sample values of the type (SAMPLE_VALUES), marked `test: true`. */
 export function sampleEventData(type: EventType, at: Date): Record<string, unknown> {
-  const [oldValue, newValue] =
-    type.endsWith('_DATE') || type.endsWith('_STARTED') || type.endsWith('_ENDED') || type === 'COMPANY_START_DATE_CHANGE'
-      ? [null, at.toISOString().slice(0, 10)]
-      : ['Przykładowa wartość (przed)', 'Przykładowa wartość (po)'];
+  const day = at.toISOString().slice(0, 10);
+  const [oldValue, newValue] = SAMPLE_VALUES[type].map((v) => (v === DATE ? day : v));
   return {
     id: 0,
     event_type: type,
     old_value: oldValue,
     new_value: newValue,
-    event_date: at.toISOString().slice(0, 10),
-    severity: severityOf(type, newValue),
+    event_date: day,
+    severity: severityOf(type, newValue ?? null),
     primary_identifier: '5261040828',
     identifier_type: 'NIP',
     company_name: 'PRZYKŁADOWA SPÓŁKA Z O.O.',

@@ -66,11 +66,11 @@ function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' 
 
 /**
  * The one mechanism that sells data routes. A route declares `config: { price: '<operation>' }`:
- * - before the handler (after authentication, validation and the route's `checkInput`), a cheap check answers 402 when the
- *   balance is below one unit's price (the whole price with `unitsOf`), so no work is done for a
- *   wallet that cannot pay. The
- *   balance the account's last charge in this process left (at most BALANCE_HINT_MS old) stands
- *   in for a read when it covers the price; when it does not, or there is none, the balance is read;
+ * - before the handler (after authentication, validation and the route's `checkInput`), a cheap
+ *   check answers 402 when the balance is below one unit's price (the whole price with `unitsOf`),
+ *   so no work is done for a wallet that cannot pay. The balance the account's last charge in
+ *   this process left (at most BALANCE_HINT_MS old) stands in for a read when it covers the
+ *   price; when it does not, or there is none, the balance is read;
  * - when the response is a success (< 400), onSend takes `price × request.chargeUnits` with one
  *   conditional ledger entry, in one statement that also checks that the token is still usable
  *   (the principal may come from the token cache). If a concurrent request (or another process)

@@ -32,7 +32,7 @@ function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
     const fitting = [...branches.values()].filter((list) => !list.some(missesType)).flat();
     const keep = fitting.length > 0 ? fitting : [union];
     const at = out.findIndex(ofUnion);
-    out = [...out.slice(0, at).filter((e) => !ofUnion(e)), ...keep, ...out.slice(at).filter((e) => !ofUnion(e))];
+    out = [...out.slice(0, at), ...keep, ...out.slice(at).filter((e) => !ofUnion(e))];
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { Logger } from 'pino';
-import { connectionOf, type Db } from '../../db/database.ts';
+import type { Db } from '../../db/database.ts';
+import { createNotificationListener } from '../../db/listen.ts';
 import type { Executor } from './repo.ts';
 
 /**
@@ -21,23 +21,24 @@ export async function notifyEndpointChanged(trx: Executor, endpointId: string): 
 }
 
 /**
- * Listens on a connection of its own (LISTEN holds it) until the returned function is called. A
- * database not made by createDatabase, or a connection that fails, listens to nothing: the runs
- * then learn of changes at their renewals, as before.
+ * Listens (src/db/listen.ts: a connection of its own with the pool's settings, so a worker at idle
+ * priority has its backend at idle priority too) until the returned function is called. Listening
+ * again after the connection dropped counts as a change, since notices sent meanwhile are lost. A
+ * database not made by createDatabase listens to nothing: runs then learn of changes at their
+ * renewals, as they do while the connection is down.
  */
 export async function listenForEndpointChanges(db: Db, onChange: () => void, logger: Logger): Promise<() => Promise<void>> {
-  const connection = connectionOf(db);
-  if (connection === undefined) return async () => {};
-  const client = new pg.Client({ connectionString: connection.url, application_name: `${connection.applicationName}:webhooks-listen` });
-  client.on('error', (err) => logger.warn({ err: err.message }, 'webhook endpoint changes: listening connection failed'));
-  try {
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
-  } catch (err) {
-    logger.warn({ err: (err as Error).message }, 'webhook endpoint changes: not listening (leases are renewed every few seconds)');
-    await client.end().catch(() => {});
-    return async () => {};
-  }
-  client.on('notification', () => onChange());
-  return () => client.end().catch(() => {});
+  let started = false;
+  const listener = createNotificationListener({
+    db,
+    channel: CHANNEL,
+    onNotify: () => onChange(),
+    onState: (listening) => {
+      if (listening && started) onChange();
+    },
+    onError: (err) => logger.warn({ err: (err as Error).message }, 'webhook endpoint changes: listening connection failed'),
+  });
+  await listener.start();
+  started = true;
+  return () => listener.stop();
 }

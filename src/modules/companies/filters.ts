@@ -120,11 +120,6 @@ export function nameWordsOf(q: string): string[] {
 }
 
 /**
- * Validates and normalises a search query. Throws ValidationError (422) naming each bad field.
- * Aliases: `activities` joins `activity_code` (any of the codes), `open_from` is
- * `activity_start_from` (both given: the later date applies, as both bounds do).
- */
-/**
  * Every error of a search query at once: the schema's (`schemaErrors`, keyed by parameter) and the
  * value checks of the parameters the schema let through (docs/search.md: "Every error is reported
  * at once"), so that `?page=0&status=FOO` names both.
@@ -140,6 +135,11 @@ export function searchQueryErrors(query: Record<string, unknown>, schemaErrors: 
   }
 }
 
+/**
+ * Validates and normalises a search query. Throws ValidationError (422) naming each bad field.
+ * Aliases: `activities` joins `activity_code` (any of the codes), `open_from` is
+ * `activity_start_from` (both given: the later date applies, as both bounds do).
+ */
 export function parseSearchQuery(query: SearchQuery): SearchRequest {
   const errors: Errors = {};
   // A NUL byte is not text to PostgreSQL (it would fail the query); no filter has a use for control characters.

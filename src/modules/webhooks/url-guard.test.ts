@@ -99,7 +99,7 @@ test('URL check: decimal, octal, hex and short host forms are the loopback they 
   assert.equal((await checkWebhookUrl('http://127.0.0.1:8080/', { allowPrivate: true, resolve: noNetwork })).ok, true);
 });
 
-test('URL check: only http(s), bounded, no credentials', async () => {
+test('URL check: only http(s), bounded, no credentials, a port that can be connected to', async () => {
   for (const u of [
     'file:///etc/passwd',
     'ftp://public.test/',
@@ -108,7 +108,16 @@ test('URL check: only http(s), bounded, no credentials', async () => {
     'not a url',
     `https://public.test/${'a'.repeat(3000)}`,
     'https://user:pw@public.test/',
+    'https://public.test:0/',
+    'http://public.test:65536/',
   ]) {
     assert.equal((await checkWebhookUrl(u, { allowPrivate: true, resolve: noNetwork })).ok, false, u.slice(0, 40));
+  }
+  assert.deepEqual(await checkWebhookUrl('https://public.test:0/', { allowPrivate: true, resolve: noNetwork }), {
+    ok: false,
+    error: "The url's port must be between 1 and 65535.",
+  });
+  for (const u of ['https://public.test:1/', 'https://public.test:65535/', 'https://public.test:00443/']) {
+    assert.equal((await checkWebhookUrl(u, { allowPrivate: true, resolve: noNetwork })).ok, true, u);
   }
 });

@@ -106,7 +106,7 @@ export function isPublicAddress(address: string): boolean {
 export type UrlVerdict = { ok: true; url: URL } | { ok: false; error: string };
 
 /**
- * Syntax of a webhook URL: http(s), at most 2,048 characters, no credentials. The WHATWG parser
+ * Syntax of a webhook URL: http(s), at most 2,048 characters, no credentials, not port 0. The WHATWG parser
  * already turns `0x7f000001`, `2130706433`, `0177.0.0.1` and `127.1` into `127.0.0.1`.
  */
 export function parseWebhookUrl(raw: string): UrlVerdict {
@@ -121,6 +121,8 @@ export function parseWebhookUrl(raw: string): UrlVerdict {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, error: 'The url must be an http or https URL.' };
   if (url.username || url.password) return { ok: false, error: 'The url may not contain credentials.' };
+  // The parser keeps an explicit port 0, to which no connection can ever be made.
+  if (url.port === '0') return { ok: false, error: "The url's port must be between 1 and 65535." };
   return { ok: true, url };
 }
 

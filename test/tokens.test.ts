@@ -239,6 +239,15 @@ test('rotation: old revoked, new named "(rotated)" with the same lifetime from n
   );
   const twice = await t.app.inject({ method: 'POST', url: `/api/v1/tokens/${tok.ref}/rotate`, headers: bearer(a.master) });
   assert.equal(twice.statusCode, 422);
+  assert.deepEqual(twice.json().errors, { token_ref: ['A revoked token cannot be rotated.'] });
+  // An expired token is not active either: rotating it would renew what its expiry ended.
+  const short = await createApiToken(t, a.master, 'one day', 1);
+  clock.advance(86_400_000);
+  const expired = await t.app.inject({ method: 'POST', url: `/api/v1/tokens/${short.ref}/rotate`, headers: bearer(a.master) });
+  assert.equal(expired.statusCode, 422);
+  assert.deepEqual(expired.json().errors, { token_ref: ['An expired token cannot be rotated; create a new one.'] });
+  const still = await t.app.inject({ method: 'GET', url: `/api/v1/tokens/${short.ref}`, headers: bearer(a.master) });
+  assert.equal(still.json().data.revoked_at, null); // the refusal changed nothing
 
   const delMaster = await t.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${a.masterRef}`, headers: bearer(a.master) });
   assert.equal(delMaster.statusCode, 422);

@@ -146,12 +146,20 @@ export function createTokensService(deps: TokensDeps) {
           .where('account_id', '=', accountId)
           .where('token_ref', '=', tokenRef)
           .where('revoked_at', 'is', null)
+          // Only an active token: rotating an expired one would renew what its expiry ended.
+          .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
           .returningAll()
           .executeTakeFirst();
         if (!old) {
           const existing = await findOwnToken(trx, accountId, tokenRef); // 404 when not ours
           throw new ValidationError({
-            token_ref: [existing.revoked_at ? 'A revoked token cannot be rotated.' : 'The token could not be rotated.'],
+            token_ref: [
+              existing.revoked_at
+                ? 'A revoked token cannot be rotated.'
+                : existing.expires_at && existing.expires_at <= now
+                  ? 'An expired token cannot be rotated; create a new one.'
+                  : 'The token could not be rotated.',
+            ],
           });
         }
         // The suffix is kept whole: a long name gives way to it (in characters, as names are counted).

@@ -204,7 +204,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
           security: [{ bearer: [] }],
           params: RefParams,
           description:
-            'Revokes the token and creates a new one named `<name> (rotated)` with the same lifetime counted from now. The Master Token can be rotated too.',
+            'Revokes the token and creates a new one named `<name> (rotated)` with the same lifetime counted from now. The Master Token can be rotated too. Only an active token rotates: a revoked or expired one is 422 (`errors.token_ref`), and nothing changes.',
           response: {
             200: Type.Object({
               success: Type.Boolean(),

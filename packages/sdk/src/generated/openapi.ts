@@ -2597,7 +2597,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a token
-         * @description Revokes the token and creates a new one named `<name> (rotated)` with the same lifetime counted from now. The Master Token can be rotated too.
+         * @description Revokes the token and creates a new one named `<name> (rotated)` with the same lifetime counted from now. The Master Token can be rotated too. Only an active token rotates: a revoked or expired one is 422 (`errors.token_ref`), and nothing changes.
          */
         post: {
             parameters: {

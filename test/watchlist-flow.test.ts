@@ -52,6 +52,9 @@ test('add: 202 at once with the counts; duplicates collapse; nothing is watched 
     },
     { submitted: 3, duplicates: 1, queued: 2, already_watched: 0, credits_charged: 2 },
   );
+  // A charged add tells its cost in the headers every charged success carries (docs/credits.md).
+  const balance = (await get('/api/v1/wallet')).json().data.balance;
+  assert.deepEqual([res.headers['x-credits-charged'], res.headers['x-credits-remaining']], ['2', String(balance)]);
   const watched = (await get('/api/v1/companies/watched')).json();
   assert.deepEqual(watched, { success: true, data: [], meta: { total: 0, per_page: 20, current_page: 1, last_page: 1 } });
   const status = (await get(`/api/v1/watchlist/requests/${body.request_id}`)).json().data;
@@ -115,6 +118,7 @@ test('a value already watched is a free no-op', async () => {
     { queued: res.json().queued, already_watched: res.json().already_watched, credits_charged: res.json().credits_charged },
     { queued: 0, already_watched: 1, credits_charged: 0 },
   );
+  assert.equal(res.headers['x-credits-charged'], undefined); // free: no credit headers
   await drainJobs(t);
   const adds = (await ledger(t, accountId)).filter((r) => r.description.startsWith('companies.add'));
   assert.deepEqual(

@@ -157,7 +157,7 @@ export function createTools(services: McpServices): Tool[] {
       return { units: quote.queued, detail: { ...quote } };
     },
     run: async (args, ctx) => {
-      const r = await watchlist.add(ctx.accountId, parseIdentifierList(args));
+      const { balanceAfter, ...r } = await watchlist.add(ctx.accountId, parseIdentifierList(args));
       const message = addMessage(r);
       return {
         structured: { success: true, message, ...r },

@@ -2,6 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { parseIdentifierList } from './identifier-list.ts';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DateSchema, errorResponses, PathIdSchema, TimestampSchema } from '../../http/schemas.ts';
+import { reportCharge } from '../../http/pricing.ts';
 import { EVENT_SCOPES, EVENT_TYPES, IDENTIFIER_TYPES } from '../../registry/model.ts';
 import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
 import { parseCompanyEventsQuery, type CompanyEventsQuery, type EventsService } from './feed.ts';
@@ -113,7 +114,8 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
         },
       },
       async (req, reply) => {
-        const out = await watchlist.add(req.auth!.accountId, parseIdentifierList(req.body));
+        const { balanceAfter, ...out } = await watchlist.add(req.auth!.accountId, parseIdentifierList(req.body));
+        reportCharge(reply, out.credits_charged, balanceAfter);
         return reply.code(202).send({ success: true as const, message: addMessage(out), ...out });
       },
     );

@@ -94,8 +94,11 @@ export interface RequestView {
   items: { identifier_value: string; status: WatchItemStatus; primary_identifier: string | null; name: string | null }[];
 }
 
+/** What `add` did, and the balance its charge left (null when it charged nothing): the REST answer's credit headers. */
+export type AddTaken = AddOutcome & { balanceAfter: number | null };
+
 export interface WatchlistService {
-  add(accountId: string, list: IdentifierList): Promise<AddOutcome>;
+  add(accountId: string, list: IdentifierList): Promise<AddTaken>;
   /** What `add` would queue and charge right now, without writing anything (an add racing it may change the answer). */
   quoteAdd(accountId: string, list: IdentifierList): Promise<AddQuote>;
   remove(accountId: string, list: IdentifierList): Promise<RemoveOutcome>;
@@ -118,7 +121,7 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
         await lockAccountWatchlist(trx, accountId);
         const items = await classifyAddItems(trx, accountId, list);
         const queued = items.filter((i) => i.charged).length;
-        const { charged } = await chargeCredits(trx, {
+        const { charged, balanceAfter } = await chargeCredits(trx, {
           accountId,
           operation: 'companies.add',
           units: queued,
@@ -131,7 +134,7 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
           items,
         );
         await addJob(trx, WATCH_ADD_TASK, { request_id: requestId }, { jobKey: watchAddJobKey(ref), maxAttempts: WATCH_ADD_MAX_ATTEMPTS });
-        return { request_id: ref, ...addCounts(list, items), credits_charged: charged };
+        return { request_id: ref, ...addCounts(list, items), credits_charged: charged, balanceAfter };
       });
     },
 

@@ -68,6 +68,8 @@ describe('parseSearchQuery', () => {
       [{ activity_code: '62%' }, 'activity_code'],
       [{ activities: '6201Z,_' }, 'activities'],
       [{ activities: Array.from({ length: 21 }, (_, i) => `${1000 + i}Z`).join(',') }, 'activities'],
+      [{ activity_code: Array.from({ length: 21 }, (_, i) => `${1000 + i}Z`).join(',') }, 'activity_code'],
+      [{ activity_code: '1000Z', activities: Array.from({ length: 20 }, (_, i) => `${1001 + i}Z`).join(',') }, 'activities'],
       [{ activity_prefix: '6_' }, 'activity_prefix'],
       [{ activity_start_from: '2021-02-29' }, 'activity_start_from'],
       [{ open_from: '01.01.2020' }, 'open_from'],

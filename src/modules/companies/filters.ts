@@ -165,7 +165,13 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
     ...parseCodes('activities', present(query.activities), errors),
   ];
   const activityCodes = [...new Set(codes)].sort();
-  if (activityCodes.length > MAX_ACTIVITY_CODES) add(errors, 'activities', `At most ${MAX_ACTIVITY_CODES} activity codes may be given.`);
+  // Keyed by the parameter the caller used (`activities` when both carry codes).
+  if (activityCodes.length > MAX_ACTIVITY_CODES)
+    add(
+      errors,
+      present(query.activities) === null ? 'activity_code' : 'activities',
+      `At most ${MAX_ACTIVITY_CODES} activity codes may be given.`,
+    );
 
   let activityPrefix: string | null = null;
   const prefixRaw = present(query.activity_prefix);

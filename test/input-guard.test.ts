@@ -99,6 +99,26 @@ test('a NUL or an unpaired surrogate in a body or query field is a 422 on that f
   });
   assert.equal(latin.statusCode, 400);
   assert.deepEqual(latin.json(), { message: 'The request body is not valid JSON.' });
+  // Valid JSON with a prototype-poisoning key is refused (400) for that key, not called invalid JSON.
+  for (const payload of ['{"name":"abc","__proto__":{"x":1}}', '{"name":"abc","constructor":{"prototype":{"x":1}}}']) {
+    const poisoned = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/tokens',
+      headers: { ...bearer(acct.master), 'content-type': 'application/json' },
+      payload,
+    });
+    assert.equal(poisoned.statusCode, 400, payload);
+    assert.deepEqual(poisoned.json(), {
+      message: 'The request body uses a forbidden key: "__proto__", or "constructor" holding "prototype". Rename or remove it.',
+    });
+  }
+  const broken = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { ...bearer(acct.master), 'content-type': 'application/json' },
+    payload: '{"name":"abc","__proto__":',
+  });
+  assert.deepEqual([broken.statusCode, broken.json()], [400, { message: 'The request body is not valid JSON.' }]);
 
   // Nothing was stored, and no 500 was logged.
   const names = await t.db.db.selectFrom('api_tokens').select('name').execute();

@@ -13,6 +13,7 @@ import {
   summarizeErrors,
 } from '../lib/errors.ts';
 import { validationErrorsFromAjv } from './validation.ts';
+import { FORBIDDEN_JSON_KEY } from './request-parsing.ts';
 
 const pathOf = (url: string) => url.split('?')[0];
 
@@ -97,6 +98,10 @@ export function installErrorHandling(app: FastifyInstance): { notFound: (request
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return reply.code(400).send({ message: 'The request body is not valid JSON.' });
+      case FORBIDDEN_JSON_KEY:
+        return reply.code(400).send({
+          message: 'The request body uses a forbidden key: "__proto__", or "constructor" holding "prototype". Rename or remove it.',
+        });
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return reply.code(413).send({ message: 'The request body is larger than the 1 MB limit.' });
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

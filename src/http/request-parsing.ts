@@ -26,11 +26,24 @@ export function parseQueryString(query: string): Record<string, string | string[
   return parse(query, '&', '=', { decodeURIComponent: decodeQueryComponent, maxKeys: 0 });
 }
 
+/** The error code of a JSON body refused for a prototype-poisoning key (error-handler.ts answers 400). */
+export const FORBIDDEN_JSON_KEY = 'REGWATCH_FORBIDDEN_JSON_KEY';
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * JSON bodies: an empty body is no body (many clients send `Content-Type: application/json` on a
  * DELETE or a bodiless POST), so a route that takes none answers as without the header, and one
  * that needs one says which fields are missing (422). A body that is not UTF-8 is not JSON (400,
- * RFC 8259). Everything else goes to Fastify's own parser (prototype poisoning refused).
+ * RFC 8259). Everything else goes to Fastify's own parser (prototype poisoning refused: 400 naming the
+ * key, FORBIDDEN_JSON_KEY).
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -48,6 +61,18 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       );
       return;
     }
-    void parseJson(request, bytes.toString('utf8'), done);
+    const text = bytes.toString('utf8');
+    void parseJson(request, text, (error, parsed) => {
+      if (error === null) return done(null, parsed);
+      // Valid JSON refused for a `__proto__` key (or `constructor.prototype`) is said so, not
+      // called "not valid JSON" (the failure path only: JSON.parse keeps such a key as data).
+      if (isJson(text)) {
+        return done(
+          Object.assign(new Error('The request body has a forbidden key.'), { code: FORBIDDEN_JSON_KEY, statusCode: 400 }),
+          undefined,
+        );
+      }
+      done(error, undefined);
+    });
   });
 }

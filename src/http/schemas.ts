@@ -33,6 +33,17 @@ export const sharedSchemas = [MessageSchema, ValidationErrorSchema, Unauthorized
 
 const ref = (s: TSchema) => Type.Ref(s.$id as string);
 
+/**
+ * What a route with a JSON body can answer before its input is validated (error-handler.ts;
+ * docs/api-contract.md): a body that is not JSON or has a forbidden key (400), over the 1 MB
+ * limit (413), or sent as another media type (415). app.ts adds them to every such route.
+ */
+export const bodyErrorResponses = (): Record<number, TSchema> => ({
+  400: ref(MessageSchema),
+  413: ref(MessageSchema),
+  415: ref(MessageSchema),
+});
+
 /** The error responses every route documents, by what it can fail with. */
 export function errorResponses(
   opts: { auth?: 'master' | 'any' | 'none'; validation?: boolean; notFound?: boolean; priced?: boolean } = {},

@@ -38,7 +38,10 @@ export async function serveCommand(config: Config): Promise<number> {
   let redis: Redis | null = null;
   let demo: Promise<void> | null = null;
 
-  const shutdown = async () => {
+  // Once, whoever asks first (a failed start, then close-with-grace at the process's exit).
+  let stopping: Promise<void> | null = null;
+  const shutdown = () => (stopping ??= stopAll());
+  const stopAll = async () => {
     await app?.close();
     await demo;
     await runner?.stop();
@@ -52,15 +55,18 @@ export async function serveCommand(config: Config): Promise<number> {
   const done = new Promise<void>((resolve) => {
     stopped = resolve;
   });
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger: { error: (m: unknown) => logger.error(m) } }, async ({ signal, err }) => {
-    if (err) logger.error({ err }, 'shutting down after an error');
-    else logger.info({ signal }, 'shutting down');
-    try {
-      await shutdown();
-    } finally {
-      stopped();
-    }
-  });
+  const grace = closeWithGrace(
+    { delay: SHUTDOWN_GRACE_MS, logger: { error: (m: unknown) => logger.error(m) } },
+    async ({ signal, err }) => {
+      if (err) logger.error({ err }, 'shutting down after an error');
+      else logger.info({ signal }, 'shutting down');
+      try {
+        await shutdown();
+      } finally {
+        stopped();
+      }
+    },
+  );
 
   try {
     parts = compose({ config, db, logger, clock: systemClock });
@@ -95,6 +101,9 @@ export async function serveCommand(config: Config): Promise<number> {
       );
     }
   } catch (e) {
+    // A start that failed (the port taken, say) exits non-zero: close-with-grace, left installed,
+    // would end the process with 0 when its event loop empties (its beforeExit handler).
+    grace.uninstall();
     await shutdown().catch((e2) => logger.error({ err: e2 }, 'error during shutdown'));
     throw e;
   }

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import pg from 'pg';
 import { freePort } from './helpers/net.ts';
@@ -142,6 +143,31 @@ test('an invalid configuration is reported at once, every problem by variable, e
   assert.equal(code, 78);
   for (const v of ['PORT', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'REGISTRY_SOURCES', 'KRS_API_URL'])
     assert.match(err, new RegExp(v), `mentions ${v}: ${err}`);
+});
+
+test('a start that fails (the port taken) exits 1, with ROLE=api as with ROLE=all, and one clean shutdown', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-port-taken-'));
+  defer(() => rmSync(dataDir, { recursive: true, force: true }));
+  const blocker = createServer();
+  const port = await freePort();
+  await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+  defer(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+  for (const role of ['api', 'all']) {
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      ROLE: role,
+      DEMO_COMPANIES: '0',
+    };
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    const { code, stdout, stderr } = await run(process.execPath, [BIN, 'serve'], env);
+    assert.equal(code, 1, `ROLE=${role}: ${stderr}`);
+    assert.match(stderr, /regwatch serve: listen EADDRINUSE/);
+    assert.ok(!stdout.includes('"level":50'), `ROLE=${role} logged an error: ${stdout}`);
+    assert.equal(stdout.match(/"msg":"stopped"/g)?.length, 1, stdout);
+  }
 });
 
 test(

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { bearer, createAccount, createTestApp } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/db.ts';
+import { freePort } from './helpers/net.ts';
 
 test('the 181st request in a minute gets 429 with Retry-After; every response carries the limit headers', async () => {
   const t = await createTestApp();
@@ -108,3 +109,25 @@ test(
     }
   },
 );
+
+test('a Redis that cannot be reached: the limit is kept in the process, never a 500, and it is logged once', async () => {
+  const port = await freePort(); // nothing listens there
+  const redis = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 2, enableOfflineQueue: true, retryStrategy: () => 200 });
+  try {
+    const t = await createTestApp({ redis, env: { RATE_LIMIT_PER_MINUTE: '5' } });
+    const a = await createAccount(t);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const r = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(a.master) });
+      statuses.push(r.statusCode);
+      assert.equal(r.headers['x-ratelimit-limit'], '5');
+    }
+    // createAccount's own requests were counted by IP, not by this account.
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429]);
+    const warnings = t.logLines.filter((l) => l.includes('Redis cannot be reached'));
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.ok(!t.logLines.some((l) => /"level":50/.test(l)), 'no error logged');
+  } finally {
+    redis.disconnect();
+  }
+});

@@ -48,15 +48,26 @@ test('a NUL or an unpaired surrogate in a body or query field is a 422 on that f
   });
   assert.equal(plain.statusCode, 422);
   assert.deepEqual(Object.keys(plain.json().errors), ['body']);
-  // Form-encoded bodies (the recovery and checkout pages) go through the same guard.
+  // Form-encoded bodies (the checkout page's) go through the same guard.
   const form = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/wallet/checkout/ABCDEF123456',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    payload: 'action=pay%00',
+  });
+  assert.equal(form.statusCode, 422);
+  assert.deepEqual(Object.keys(form.json().errors), ['action']);
+  // The recovery link's form answers a malformed token as a link that is not valid: its page, or
+  // DECISIONS 1's 422 for JSON (the token is only ever hashed).
+  const recoveryForm = await t.app.inject({
     method: 'POST',
     url: '/api/v1/auth/recover/confirm',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     payload: 'token=abc%00',
   });
-  assert.equal(form.statusCode, 422);
-  assert.deepEqual(Object.keys(form.json().errors), ['token']);
+  assert.equal(recoveryForm.statusCode, 422);
+  assert.match(recoveryForm.headers['content-type'] as string, /text\/html/);
+  assert.match(recoveryForm.body, /Recovery failed[\s\S]*This recovery link is not valid\./);
 
   const search = await t.app.inject({
     method: 'GET',
@@ -65,13 +76,23 @@ test('a NUL or an unpaired surrogate in a body or query field is a 422 on that f
   });
   assert.equal(search.statusCode, 422);
   assert.deepEqual(Object.keys(search.json().errors), ['city', 'q']);
-  const confirm = await t.app.inject({
-    method: 'GET',
-    url: '/api/v1/auth/recover/confirm?token=%00',
-    headers: { accept: 'application/json' },
-  });
-  assert.equal(confirm.statusCode, 422);
-  assert.deepEqual(Object.keys(confirm.json().errors), ['token']);
+  for (const url of ['/api/v1/auth/recover/confirm?token=%00', '/api/v1/auth/recover/confirm?token=a&token=b']) {
+    const confirm = await t.app.inject({ method: 'GET', url, headers: { accept: 'application/json' } });
+    assert.equal(confirm.statusCode, 422, url);
+    assert.deepEqual(confirm.json(), { message: 'Recovery confirmation failed', errors: { email: ['This recovery link is not valid.'] } });
+  }
+  for (const payload of [{}, { token: 5 }, { token: 'a\u0000' }, { token: 'x'.repeat(201) }]) {
+    const confirm = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover/confirm', payload });
+    assert.equal(confirm.statusCode, 422, JSON.stringify(payload));
+    assert.deepEqual(confirm.json(), { message: 'Recovery confirmation failed', errors: { email: ['This recovery link is not valid.'] } });
+  }
+  // An unknown route is a 404 whatever its query holds (the guard is for routes).
+  for (const url of ['/api/v1/nope?x=%00', '/nope?x=%00']) {
+    const unknown = await t.app.inject({ method: 'GET', url });
+    assert.equal(unknown.statusCode, 404, url);
+  }
+  const wrongMethod = await t.app.inject({ method: 'PATCH', url: '/api/v1/tokens?x=%00', headers: bearer(acct.master) });
+  assert.equal(wrongMethod.statusCode, 405);
   // A repeated query key arrives as a list: its items are checked too.
   const events = await t.app.inject({
     method: 'GET',

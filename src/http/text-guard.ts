@@ -11,6 +11,11 @@ declare module 'fastify' {
      * arguments, so that a bad one is a tool error like any other bad argument).
      */
     guardBodyText?: boolean;
+    /**
+     * `false`: the route checks its query's text itself (the recovery link's page, whose token is
+     * only ever hashed: any malformed link is the page's own "not valid", not a 422 on a field).
+     */
+    guardQueryText?: boolean;
   }
 }
 
@@ -23,14 +28,20 @@ declare module 'fastify' {
  */
 export function installTextGuard(app: FastifyInstance): void {
   app.addHook('preValidation', (request, _reply, done) => {
+    // No route: the 404 (or 405) of the unknown route is the answer, whatever its query holds.
+    if (request.is404) {
+      done();
+      return;
+    }
     if (unstorableTextFields(request.params).length > 0) {
       done(new NotFoundError(routeNotFoundMessage(request.url)));
       return;
     }
     let errors: Record<string, string[]> | null = null;
     const body = request.routeOptions.config?.guardBodyText === false ? undefined : request.body;
+    const query = request.routeOptions.config?.guardQueryText === false ? undefined : request.query;
     for (const [part, value] of [
-      ['query', request.query],
+      ['query', query],
       ['body', body],
     ] as const) {
       for (const path of unstorableTextFields(value)) {

@@ -54,8 +54,22 @@ test('every problem at once, keyed by field and index', () => {
         'value.1': ['The value item 1 must not be greater than 50 characters.'],
       },
     ],
+    [
+      { name: 'NIP', identifier_type: 'KRS', identifier_value: ['1904067296'] },
+      { name: ['The name field is an alias of identifier_type; give one of them, or both the same.'] },
+    ],
+    [
+      { identifier_type: 'NIP', identifier_value: ['5261040828'], value: ['7740001454'] },
+      { value: ['The value field is an alias of identifier_value; give one of them, or both the same.'] },
+    ],
   ];
   for (const [body, errors] of table) assert.deepEqual(errorsOf(body), errors, JSON.stringify(body));
+  // Both, the same: as one.
+  assert.deepEqual(parseIdentifierList({ name: 'NIP', identifier_type: 'NIP', identifier_value: ['5261040828'], value: ['5261040828'] }), {
+    type: 'NIP',
+    values: ['5261040828'],
+    submitted: 1,
+  });
   assert.deepEqual(Object.keys(errorsOf({ identifier_type: 'NIP', identifier_value: Array(101).fill('5261040828') })), [
     'identifier_value',
   ]);

@@ -40,6 +40,12 @@ export function parseIdentifierList(body: unknown): IdentifierList {
   const errors: Record<string, string[]> = {};
   const fail = (key: string, text: string) => (errors[key] ??= []).push(text);
 
+  // A field and its alias both given must agree: which one counts would otherwise be a guess.
+  for (const [field, alias] of [TYPE_FIELDS, VALUE_FIELDS]) {
+    if (b[field] !== undefined && b[alias] !== undefined && JSON.stringify(b[field]) !== JSON.stringify(b[alias]))
+      fail(alias, `The ${alias} field is an alias of ${field}; give one of them, or both the same.`);
+  }
+
   const t = pick(b, TYPE_FIELDS);
   let type: IdentifierType | null = null;
   if (t.value === undefined || t.value === null || t.value === '') fail(t.field, `The ${label(t.field)} field is required.`);

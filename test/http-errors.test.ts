@@ -79,8 +79,8 @@ test('health, OpenAPI document, docs page and metrics', async () => {
   assert.ok(doc.paths['/api/v1/tokens'].post.responses['201']);
   assert.ok(doc.components.securitySchemes.bearer);
   // Every operation with a JSON body lists what its body's parsing can answer; one without, none of them.
-  const withBody = Object.values(doc.paths as Record<string, Record<string, { requestBody?: unknown; responses: object }>>).flatMap(
-    (ops) => Object.values(ops).filter((op) => op.requestBody !== undefined),
+  const withBody = Object.values(doc.paths as Record<string, Record<string, { requestBody?: unknown; responses: object }>>).flatMap((ops) =>
+    Object.values(ops).filter((op) => op.requestBody !== undefined),
   );
   assert.ok(withBody.length >= 10, `${withBody.length} operations with a body`);
   for (const op of withBody) for (const code of ['400', '413', '415']) assert.ok(code in op.responses, JSON.stringify(op).slice(0, 120));

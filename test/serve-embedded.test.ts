@@ -145,6 +145,18 @@ test('an invalid configuration is reported at once, every problem by variable, e
     assert.match(err, new RegExp(v), `mentions ${v}: ${err}`);
 });
 
+test(
+  'a DATA_DIR that cannot be made (under /proc) fails at once with the system error, not a hang',
+  { skip: existsSync('/proc/self') ? false : 'needs /proc', timeout: 30_000 },
+  async () => {
+    const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: '/proc/regwatch-test/data' };
+    delete env.DATABASE_URL;
+    const { code, stderr } = await run(process.execPath, [BIN, 'migrate'], env);
+    assert.equal(code, 1, stderr);
+    assert.match(stderr, /regwatch migrate: ENOENT: no such file or directory, mkdir '\/proc\/regwatch-test'/);
+  },
+);
+
 test('a start that fails (the port taken) exits 1, with ROLE=api as with ROLE=all, and one clean shutdown', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-port-taken-'));
   defer(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -82,6 +82,21 @@ export function sharedBuffersMb(totalBytes = totalmem()): number {
 }
 
 /**
+ * `mkdir -p`, one level at a time. Node's recursive mkdirSync retries for ever where the kernel
+ * answers ENOENT for a directory whose parent exists (`DATA_DIR=/proc/x` hung the process); made
+ * level by level, such a path fails at once with the system's error (ENOENT), which the command
+ * reports.
+ */
+function makeDirectory(dir: string): void {
+  const missing: string[] = [];
+  for (let d = resolve(dir); !existsSync(d); d = dirname(d)) {
+    missing.unshift(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing) mkdirSync(d, { mode: 0o755 });
+}
+
+/**
  * Starts (or joins) the embedded PostgreSQL cluster under `dataDir`: initialised on first use,
  * on a free port (never assuming 5432), reused when another regwatch process already runs it.
  * `settings`: server settings of the benchmarks, for a cluster this call starts.
@@ -91,7 +106,7 @@ export async function startEmbeddedDatabase(
   logger?: Logger,
   settings: Readonly<Record<string, string>> = {},
 ): Promise<EmbeddedDatabase> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  makeDirectory(dataDir);
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (asRoot) assertReachableByPostgresUser(dataDir);
   const clusterDir = join(dataDir, 'pg');

@@ -99,6 +99,11 @@ test('every problem is listed at once, each naming its variable', () => {
   );
 });
 
+test('SMTP_URL must name a host', () => {
+  assert.deepEqual(problemsOf({ SMTP_URL: 'smtp://' }), ['SMTP_URL names no host (smtp://[user:pass@]host:port)']);
+  assert.deepEqual(problemsOf({ SMTP_URL: 'smtp://user:pw@mail.example:587' }), []);
+});
+
 test('JSON variables are checked against their schemas', () => {
   assert.match(problemsOf({ PRICES: 'nope' })[0]!, /^PRICES is not valid JSON/);
   assert.match(problemsOf({ PRICES: '{"companies.search":-1}' })[0]!, /^PRICES: /);

@@ -246,6 +246,9 @@ export function loadConfig(env: Env = process.env): Config {
   ]) {
     if (given[name] !== undefined && !URL.canParse(given[name])) problems.push(`${name} is not a valid URL`);
   }
+  // smtp: is not a scheme the URL parser requires a host for (`smtp://` parses); mail needs one.
+  if (given.SMTP_URL !== undefined && URL.canParse(given.SMTP_URL) && new URL(given.SMTP_URL).hostname === '')
+    problems.push('SMTP_URL names no host (smtp://[user:pass@]host:port)');
   const e = given as RawEnv;
   const int = (raw: string | undefined, fallback: number) => (raw !== undefined && /^-?[0-9]+$/.test(raw) ? Number(raw) : fallback);
 

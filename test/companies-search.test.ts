@@ -130,6 +130,9 @@ for (const mode of ['memory', 'sql'] as const) {
       await invalid('page=501', 'page');
       await invalid('page=abc', 'page');
       await invalid('page=1.5', 'page');
+      // Decimal digits only: JavaScript's number forms are not page numbers.
+      for (const q of ['page=0x2', 'page=2e0', 'page=%202', 'page=2%20', 'page=0b10', 'page=']) await invalid(q, 'page');
+      assert.equal((await ok('page=02')).current_page, 2);
     });
 
     test('status: ACTIVE by default, SUSPENDED and DELETED on request, any case', async () => {

@@ -256,6 +256,12 @@ test('after_id with filters, per_page bounds, and the meta of polling mode', asy
   const negative = await t.app.inject({ method: 'GET', url: '/api/v1/watchlist/events?after_id=-1', headers: auth });
   assert.equal(negative.statusCode, 422);
   assert.ok(negative.json().errors.after_id);
+  // Decimal digits only (ajv alone took 0x10 as 16 and %201440 as 1440).
+  for (const q of ['after_id=0x10', 'after_id=1.4e3', 'after_id=%2010', 'per_page=0b11&after_id=0']) {
+    const odd = await t.app.inject({ method: 'GET', url: `/api/v1/watchlist/events?${q}`, headers: auth });
+    assert.equal(odd.statusCode, 422, q);
+    assert.deepEqual(Object.keys(odd.json().errors), [q.startsWith('per_page') ? 'per_page' : 'after_id'], q);
+  }
 });
 
 test('page mode: the pages, first to last (the older half read from the other end), are the feed newest first', async () => {

@@ -13,7 +13,7 @@ import { clientErrorHandler, createFrameworkErrors, installErrorHandling } from 
 import { installMetrics } from './http/metrics.ts';
 import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
-import { bodyErrorResponses, MAX_PATH_PARAM_LENGTH, sharedSchemas } from './http/schemas.ts';
+import { MAX_PATH_PARAM_LENGTH, sharedSchemas } from './http/schemas.ts';
 import { installJsonBodyParser, parseQueryString } from './http/request-parsing.ts';
 import { installTextGuard } from './http/text-guard.ts';
 
@@ -76,13 +76,6 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   const { notFound } = installErrorHandling(app);
   installJsonBodyParser(app);
   installTextGuard(app);
-  // Every route that takes a JSON body documents the answers its body's parsing can give.
-  app.addHook('onRoute', (route) => {
-    const schema = route.schema as
-      (Record<string, unknown> & { body?: unknown; hide?: boolean; response?: Record<string, unknown> }) | undefined;
-    if (!schema?.body || schema.hide) return;
-    route.schema = { ...schema, response: { ...bodyErrorResponses(), ...(schema.response ?? {}) } };
-  });
 
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   await app.register(swagger, {

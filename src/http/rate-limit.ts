@@ -42,9 +42,9 @@ function redisFallbackStore(app: FastifyInstance, redis: Redis) {
 /**
  * 180 requests a minute per account (per client IP when unauthenticated), 10 a minute per IP on
  * the stats routes. Counters live in memory, or in Redis when given, so that several API
- * processes share one limit (in memory again while Redis cannot be reached). Every limited response (unknown routes included: app.ts sets the
- * not-found handler after this plugin, whose hooks then cover it) carries X-RateLimit-Limit and
- * X-RateLimit-Remaining; a 429 also Retry-After.
+ * processes share one limit (in memory again while Redis cannot be reached). Every limited
+ * response (unknown routes included: app.ts sets the not-found handler after this plugin, whose
+ * hooks then cover it) carries X-RateLimit-Limit and X-RateLimit-Remaining; a 429 also Retry-After.
  */
 export async function installRateLimits(
   app: FastifyInstance,

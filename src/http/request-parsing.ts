@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { parse, unescape } from 'node:querystring';
 import type { FastifyInstance } from 'fastify';
+import { bodyErrorResponses } from './schemas.ts';
 
 /**
  * How a request's query string and JSON body become text (docs/api-contract.md, "Text the service
@@ -42,10 +43,16 @@ function isJson(text: string): boolean {
  * JSON bodies: an empty body is no body (many clients send `Content-Type: application/json` on a
  * DELETE or a bodiless POST), so a route that takes none answers as without the header, and one
  * that needs one says which fields are missing (422). A body that is not UTF-8 is not JSON (400,
- * RFC 8259). Everything else goes to Fastify's own parser (prototype poisoning refused: 400 naming the
- * key, FORBIDDEN_JSON_KEY).
+ * RFC 8259). Everything else goes to Fastify's own parser (prototype poisoning refused: 400 naming
+ * the key, FORBIDDEN_JSON_KEY). Every route that takes a body documents these answers (400, 413,
+ * 415) in the OpenAPI document.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as (Record<string, unknown> & { body?: unknown; hide?: boolean; response?: object }) | undefined;
+    if (!schema?.body || schema.hide) return;
+    route.schema = { ...schema, response: { ...bodyErrorResponses(), ...(schema.response ?? {}) } };
+  });
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {

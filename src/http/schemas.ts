@@ -36,7 +36,8 @@ const ref = (s: TSchema) => Type.Ref(s.$id as string);
 /**
  * What a route with a JSON body can answer before its input is validated (error-handler.ts;
  * docs/api-contract.md): a body that is not JSON or has a forbidden key (400), over the 1 MB
- * limit (413), or sent as another media type (415). app.ts adds them to every such route.
+ * limit (413), or sent as another media type (415). installJsonBodyParser (request-parsing.ts)
+ * adds them to every such route.
  */
 export const bodyErrorResponses = (): Record<number, TSchema> => ({
   400: ref(MessageSchema),

@@ -106,8 +106,8 @@ export function isPublicAddress(address: string): boolean {
 export type UrlVerdict = { ok: true; url: URL } | { ok: false; error: string };
 
 /**
- * Syntax of a webhook URL: http(s), at most 2,048 characters, no credentials, not port 0. The WHATWG parser
- * already turns `0x7f000001`, `2130706433`, `0177.0.0.1` and `127.1` into `127.0.0.1`.
+ * Syntax of a webhook URL: http(s), at most 2,048 characters, no credentials, not port 0. The
+ * WHATWG parser already turns `0x7f000001`, `2130706433`, `0177.0.0.1` and `127.1` into `127.0.0.1`.
  */
 export function parseWebhookUrl(raw: string): UrlVerdict {
   // Characters as the schema counts them (code points: an emoji is one), in the schema's words.

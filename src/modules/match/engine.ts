@@ -153,10 +153,14 @@ export function createMatchEngine(options: {
       if (!building) void startBuild();
       return;
     }
-    const rows = await readMatchRowsByIds(db, await readRunChangedCompanyIds(db, step.runIds));
+    const ids = await readRunChangedCompanyIds(db, step.runIds);
+    const rows = await readMatchRowsByIds(db, ids);
     // A rebuild swapped in meanwhile follows from its own cursor.
     if (loaded !== current) return;
     for (const row of rows) current.index.upsert(row);
+    // A changed company no longer stored is gone from a rebuild too.
+    const found = new Set(rows.map((r) => r.id));
+    for (const id of ids) if (!found.has(Number(id))) current.index.remove(Number(id));
     current.cursor = step.next;
     if (current.index.deltaSize > maxDelta && !building) void startBuild();
   }

@@ -9,7 +9,10 @@ import { allowedTypos, editDistanceWithin } from './normalize.ts';
  * binary search and no map of a million entries.
  *
  * On-demand imports arrive as a delta (`upsert`): the company's old entry is marked dead and its
- * new state kept in a small list scanned beside the arrays; a rebuild folds the delta in.
+ * new state kept in a small list scanned beside the arrays; a rebuild folds the delta in. The
+ * delta is answered as a rebuild would answer it: its words have posting lists of their own
+ * (`extrasHolding`), are found as misspellings by the same trigram rule as the vocabulary's, and
+ * every word's document frequency counts the companies live now (dead entries out, the delta in).
  */
 
 /** A company as the scorer sees it. */
@@ -85,7 +88,14 @@ export class MatchIndex {
   private deadCount = 0;
   /** Imported since the build, by companies.id. */
   private readonly extras = new Map<number, MatchRow>();
-  private readonly extraByKey = new Map<number, number>();
+  /** The delta's companies (companies.id) by identifier key. */
+  private readonly extraByKey = new Map<number, number[]>();
+  /** Change of each word's document frequency since the build: dead entries' words -1, the delta's +1. */
+  private readonly dfChange = new Map<string, number>();
+  /** The delta by slot, and each of its words' slots (built on first use after a change). */
+  private extraRows: MatchRow[] | null = null;
+  private extraPostings: Map<string, number[]> | null = null;
+  private extraWords: { word: string; grams: string[] }[] | null = null;
   private readonly counter: Uint16Array;
   private readonly touched: number[] = [];
   private readonly variantCache = new Map<string, TokenVariant[]>();
@@ -127,8 +137,7 @@ export class MatchIndex {
 
   /** Inverse document frequency of a word: rare words weigh more. Unknown words weigh as the rarest. */
   weightOf(token: string): number {
-    const id = this.p.vocabIds.get(token);
-    const df = id === undefined ? 1 : Math.max(1, this.p.df[id]!);
+    const df = Math.max(1, this.frequencyOf(token));
     return Math.log(1 + Math.max(1, this.companies) / df);
   }
 
@@ -136,8 +145,20 @@ export class MatchIndex {
     return this.p.vocabIds.get(token) ?? -1;
   }
 
+  /** Live companies holding the word: built ones not replaced, plus the delta's (as a rebuild would count them). */
+  frequencyOf(token: string): number {
+    const id = this.p.vocabIds.get(token);
+    return (id === undefined ? 0 : this.p.df[id]!) + (this.dfChange.get(token) ?? 0);
+  }
+
+  /** frequencyOf the vocabulary's word `id`. */
   documentFrequency(id: number): number {
-    return this.p.df[id]!;
+    return this.p.df[id]! + (this.dfChange.size === 0 ? 0 : (this.dfChange.get(this.p.vocab[id]!) ?? 0));
+  }
+
+  /** companies.id of a built company. */
+  idOf(index: number): number {
+    return this.p.ids[index]!;
   }
 
   /** Built companies holding the word (indexes into the arrays; dead ones included, filter with isLive). */
@@ -168,9 +189,10 @@ export class MatchIndex {
   }
 
   /**
-   * The vocabulary's words within allowedTypos of `token` (itself included when known), nearest
-   * first. Candidates come from shared trigrams: one edit changes at most three of a word's
-   * trigrams, and a transposition four, so a word `k` edits away shares at least `len - 4k` of them.
+   * The words within allowedTypos of `token` (itself included when known) that live companies
+   * hold, nearest first: the vocabulary's and the delta's, by one rule. Candidates come from
+   * shared trigrams: one edit changes at most three of a word's trigrams, and a transposition
+   * four, so a word `k` edits away shares at least `len - 4k` of them.
    */
   variantsOf(token: string): TokenVariant[] {
     const cached = this.variantCache.get(token);
@@ -178,13 +200,14 @@ export class MatchIndex {
     const p = this.p;
     const out: TokenVariant[] = [];
     const exact = p.vocabIds.get(token);
-    if (exact !== undefined) out.push({ token, id: exact, distance: 0 });
+    // A word only dead entries hold is one a rebuild would not know.
+    if (this.frequencyOf(token) > 0) out.push({ token, id: exact ?? -1, distance: 0 });
     const k = allowedTypos(token.length);
     if (k > 0) {
-      const grams = trigramsOf(token);
-      const need = Math.max(1, grams.length - 4 * k);
+      const grams = new Set(trigramsOf(token));
+      const need = Math.max(1, trigramsOf(token).length - 4 * k);
       const { counter, touched } = this;
-      for (const g of new Set(grams)) {
+      for (const g of grams) {
         const gid = p.trigramIds.get(g);
         if (gid === undefined) continue;
         for (let i = p.trigramStart[gid]!, end = p.trigramStart[gid + 1]!; i < end; i++) {
@@ -193,60 +216,78 @@ export class MatchIndex {
           if (counter[t]! < 65535) counter[t]!++;
         }
       }
+      const variant = (word: string, id: number) => {
+        const bound = Math.min(k, allowedTypos(word.length));
+        const d = editDistanceWithin(token, word, bound);
+        if (d <= bound && (this.dfChange.size === 0 || this.frequencyOf(word) > 0)) out.push({ token: word, id, distance: d });
+      };
       for (const t of touched) {
-        if (counter[t]! >= need && t !== exact) {
-          const word = p.vocab[t]!;
-          const d = editDistanceWithin(token, word, Math.min(k, allowedTypos(word.length)));
-          if (d <= k && d <= allowedTypos(word.length)) out.push({ token: word, id: t, distance: d });
-        }
+        if (counter[t]! >= need && t !== exact) variant(p.vocab[t]!, t);
         counter[t] = 0;
       }
       touched.length = 0;
-      for (const extra of this.extraWords()) {
-        if (extra === token || p.vocabIds.has(extra)) continue;
-        const d = editDistanceWithin(token, extra, Math.min(k, allowedTypos(extra.length)));
-        if (d <= k) out.push({ token: extra, id: -1, distance: d });
-      }
-      if (exact === undefined && this.extraWordSet().has(token)) out.push({ token, id: -1, distance: 0 });
+      // The delta's own words, by the vocabulary's rule: shared trigrams, then the distance.
+      if (this.extras.size > 0)
+        for (const { word, grams: its } of this.extraOnlyWords()) {
+          if (word === token || Math.abs(word.length - token.length) > k) continue;
+          let shared = 0;
+          for (const g of its) if (grams.has(g)) shared++;
+          if (shared >= need) variant(word, -1);
+        }
       out.sort((a, b) => a.distance - b.distance);
-    } else if (exact === undefined && this.extraWordSet().has(token)) {
-      out.push({ token, id: -1, distance: 0 });
     }
     if (this.variantCache.size > 50_000) this.variantCache.clear();
     this.variantCache.set(token, out);
     return out;
   }
 
-  private extraWordsCache: Set<string> | null = null;
-  private extraWordSet(): Set<string> {
-    if (this.extraWordsCache === null) {
-      this.extraWordsCache = new Set();
-      for (const r of this.extras.values()) for (const t of r.tokens) this.extraWordsCache.add(t);
+  private extraPostingLists(): Map<string, number[]> {
+    if (this.extraPostings === null) {
+      const rows = [...this.extras.values()];
+      const postings = new Map<string, number[]>();
+      rows.forEach((r, slot) => {
+        for (const t of new Set(r.tokens)) {
+          const list = postings.get(t);
+          if (list) list.push(slot);
+          else postings.set(t, [slot]);
+        }
+      });
+      this.extraRows = rows;
+      this.extraPostings = postings;
+      this.extraWords = null;
     }
-    return this.extraWordsCache;
+    return this.extraPostings;
   }
 
-  private extraWords(): Iterable<string> {
-    return this.extras.size === 0 ? [] : this.extraWordSet();
+  /** The delta's words the vocabulary does not hold, each with its distinct trigrams. */
+  private extraOnlyWords(): { word: string; grams: string[] }[] {
+    const postings = this.extraPostingLists();
+    this.extraWords ??= [...postings.keys()]
+      .filter((word) => !this.p.vocabIds.has(word))
+      .map((word) => ({ word, grams: [...new Set(trigramsOf(word))] }));
+    return this.extraWords;
+  }
+
+  /** The delta's companies holding the word, as slots for extraRow (valid until the next upsert or remove). */
+  extrasHolding(token: string): readonly number[] {
+    return this.extras.size === 0 ? [] : (this.extraPostingLists().get(token) ?? []);
+  }
+
+  /** The delta's company in a slot of extrasHolding. */
+  extraRow(slot: number): MatchRow {
+    this.extraPostingLists();
+    return this.extraRows![slot]!;
   }
 
   /** The companies holding an identifier key: built ones by index, delta ones as rows. */
   findByIdentifierKey(key: number): MatchCandidate[] {
     const out: MatchCandidate[] = [];
-    const extraId = this.extraByKey.get(key);
-    if (extraId !== undefined) out.push(this.extras.get(extraId)!);
+    for (const id of this.extraByKey.get(key) ?? []) out.push(this.extras.get(id)!);
     const keys = this.p.identifierKeys;
     for (let i = lowerBound(keys, key); i < keys.length && keys[i] === key; i++) {
       const c = this.p.identifierCompanies[i]!;
       if (this.isLive(c)) out.push(this.candidate(c));
     }
-    return out;
-  }
-
-  /** The delta's companies sharing a word with `words` (imports are few: a scan). */
-  extrasWithAnyOf(words: ReadonlySet<string>): MatchCandidate[] {
-    const out: MatchCandidate[] = [];
-    for (const r of this.extras.values()) if (r.tokens.some((t) => words.has(t))) out.push(r);
     return out;
   }
 
@@ -264,19 +305,53 @@ export class MatchIndex {
     };
   }
 
-  /** Puts a changed company's current state in (replacing what the index held for it). */
-  upsert(row: MatchRow): void {
+  private changeFrequency(tokens: Iterable<string>, by: number): void {
+    for (const t of new Set(tokens)) {
+      const n = (this.dfChange.get(t) ?? 0) + by;
+      if (n === 0) this.dfChange.delete(t);
+      else this.dfChange.set(t, n);
+    }
+  }
+
+  /** Takes what the index holds for a company out: its built entry marked dead, its delta entry dropped. */
+  private drop(id: number): void {
     const p = this.p;
-    const at = lowerBound(p.ids, row.id);
-    if (at < p.ids.length && p.ids[at] === row.id && this.dead[at] === 0) {
+    const at = lowerBound(p.ids, id);
+    if (at < p.ids.length && p.ids[at] === id && this.dead[at] === 0) {
       this.dead[at] = 1;
       this.deadCount++;
+      this.changeFrequency(this.candidate(at).tokens, -1);
     }
-    const old = this.extras.get(row.id);
-    if (old) for (const k of old.identifierKeys) if (this.extraByKey.get(k) === row.id) this.extraByKey.delete(k);
-    this.extras.set(row.id, row);
-    for (const k of row.identifierKeys) this.extraByKey.set(k, row.id);
-    this.extraWordsCache = null;
+    const old = this.extras.get(id);
+    if (old) {
+      this.extras.delete(id);
+      this.changeFrequency(old.tokens, -1);
+      for (const k of old.identifierKeys) {
+        const ids = this.extraByKey.get(k)?.filter((x) => x !== id) ?? [];
+        if (ids.length === 0) this.extraByKey.delete(k);
+        else this.extraByKey.set(k, ids);
+      }
+    }
+    this.extraRows = null;
+    this.extraPostings = null;
+    this.extraWords = null;
     this.variantCache.clear();
+  }
+
+  /** Puts a changed company's current state in (replacing what the index held for it). */
+  upsert(row: MatchRow): void {
+    this.drop(row.id);
+    this.extras.set(row.id, row);
+    this.changeFrequency(row.tokens, +1);
+    for (const k of new Set(row.identifierKeys)) {
+      const ids = this.extraByKey.get(k);
+      if (ids) ids.push(row.id);
+      else this.extraByKey.set(k, [row.id]);
+    }
+  }
+
+  /** Takes a company the registry no longer holds out of the index. */
+  remove(id: number): void {
+    this.drop(id);
   }
 }

@@ -39,16 +39,20 @@ function scratchOf(index: MatchIndex): Scratch {
   return s;
 }
 
-/** Built companies worth scoring: by the weight of the query words they hold, then a little address agreement. */
-function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWords: Set<string>): MatchCandidate[] {
+/**
+ * Companies worth scoring: by the weight of the query words they hold, then a little address
+ * agreement. The delta's companies (match-index.ts) are walked, summed, dropped and ranked with
+ * the built ones, by the same rules, so that a company is a candidate whether it came with the
+ * build or after it, as a rebuild would make it one.
+ */
+function candidatesFromPostings(index: MatchIndex, q: PreparedQuery): MatchCandidate[] {
   const groups = [...new Set(q.tokens)]
     .map((token) => {
-      let variants = index.variantsOf(token).filter((v) => v.id >= 0);
-      for (const v of variants) variantWords.add(v.token);
+      let variants = index.variantsOf(token);
       // A common word spelt as in the registry: its misspellings (often other common words,
       // `kowalski`/`kowalska`) would multiply the walk; the full score still compares them.
-      if (variants[0]?.distance === 0 && index.documentFrequency(variants[0].id) >= COMMON_WORD_DF) variants = variants.slice(0, 1);
-      const cost = variants.reduce((n, v) => n + index.documentFrequency(v.id), 0);
+      if (variants[0]?.distance === 0 && index.frequencyOf(variants[0].token) >= COMMON_WORD_DF) variants = variants.slice(0, 1);
+      const cost = variants.reduce((n, v) => n + index.frequencyOf(v.token), 0);
       return { variants, cost };
     })
     .filter((g) => g.variants.length > 0)
@@ -56,6 +60,10 @@ function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWord
   if (groups.length === 0) return [];
 
   const { acc, touched } = scratchOf(index);
+  // The delta's sums, by slot (index.extrasHolding): a delta holds at most a few thousand companies.
+  const delta = index.deltaSize;
+  const extraAcc = delta > 0 ? new Float32Array(delta) : null;
+  const extraTouched: number[] = [];
   const weights = groups.map((g) => Math.max(...g.variants.map((v) => index.weightOf(v.token) * (1 - 0.15 * v.distance))));
   let unwalked = weights.reduce((a, b) => a + b, 0);
   let n = 0;
@@ -70,13 +78,23 @@ function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWord
     unwalked -= weights[gi]!;
     for (const v of g.variants) {
       const w = index.weightOf(v.token) * (1 - 0.15 * v.distance);
-      const list = index.postingsOf(v.id);
-      for (let i = 0; i < list.length; i++) {
-        const c = list[i]!;
-        if (acc[c] === 0) touched[n++] = c;
-        const a = (acc[c]! += w);
-        if (a > max) max = a;
+      if (v.id >= 0) {
+        const list = index.postingsOf(v.id);
+        for (let i = 0; i < list.length; i++) {
+          const c = list[i]!;
+          // A replaced entry is not a company any more: it neither counts nor raises the best sum.
+          if (!index.isLive(c)) continue;
+          if (acc[c] === 0) touched[n++] = c;
+          const a = (acc[c]! += w);
+          if (a > max) max = a;
+        }
       }
+      if (extraAcc !== null)
+        for (const s of index.extrasHolding(v.token)) {
+          if (extraAcc[s] === 0) extraTouched.push(s);
+          const a = (extraAcc[s]! += w);
+          if (a > max) max = a;
+        }
     }
   }
   const top = new TopK(FULL_SCORE_LIMIT);
@@ -85,54 +103,80 @@ function candidatesFromPostings(index: MatchIndex, q: PreparedQuery, variantWord
     const c = touched[i]!;
     const a = acc[c]!;
     acc[c] = 0;
-    if (a < 0.5 * max || !index.isLive(c)) continue;
+    if (a < 0.5 * max) continue;
     let pre = a - 0.05 * index.tokenCount(c);
     if (cityId >= 0 && index.cityIdOf(c) === cityId) pre += 2;
     if (q.postal !== null && index.postalOf(c) === q.postal) pre += 2;
-    top.offer(c, pre);
+    top.offer(c, pre, index.idOf(c));
   }
-  return top.items().map((c) => index.candidate(c));
+  for (const s of extraTouched) {
+    const a = extraAcc![s]!;
+    if (a < 0.5 * max) continue;
+    const row = index.extraRow(s);
+    let pre = a - 0.05 * row.tokens.length;
+    if (q.city !== null && row.city === q.city) pre += 2;
+    if (q.postal !== null && row.postal === q.postal) pre += 2;
+    top.offer(index.size + s, pre, row.id);
+  }
+  return top.items().map((c) => (c < index.size ? index.candidate(c) : index.extraRow(c - index.size)));
 }
 
-/** The k best (item, score) pairs offered, in a min-heap on typed arrays: no object per offer. */
+/**
+ * The k best (item, score) pairs offered, in a min-heap on typed arrays: no object per offer.
+ * Equal scores are told apart by `key` (companies.id, the lower first), so which of them are kept
+ * does not depend on the order they were offered in (the build's or the delta's).
+ */
 class TopK {
   private readonly scores: Float64Array;
+  private readonly keys: Float64Array;
   private readonly items_: Int32Array;
   private n = 0;
   constructor(private readonly k: number) {
     this.scores = new Float64Array(k);
+    this.keys = new Float64Array(k);
     this.items_ = new Int32Array(k);
   }
 
-  offer(item: number, score: number): void {
-    const { scores, items_: items } = this;
+  /** Whether entry `i` ranks below (score, key). */
+  private below(i: number, score: number, key: number): boolean {
+    const s = this.scores[i]!;
+    return s < score || (s === score && this.keys[i]! > key);
+  }
+
+  private put(i: number, item: number, score: number, key: number): void {
+    this.scores[i] = score;
+    this.keys[i] = key;
+    this.items_[i] = item;
+  }
+
+  private move(to: number, from: number): void {
+    this.put(to, this.items_[from]!, this.scores[from]!, this.keys[from]!);
+  }
+
+  offer(item: number, score: number, key: number): void {
     if (this.n < this.k) {
       let i = this.n++;
       while (i > 0) {
         const parent = (i - 1) >> 1;
-        if (scores[parent]! <= score) break;
-        scores[i] = scores[parent]!;
-        items[i] = items[parent]!;
+        if (this.below(parent, score, key)) break;
+        this.move(i, parent);
         i = parent;
       }
-      scores[i] = score;
-      items[i] = item;
+      this.put(i, item, score, key);
       return;
     }
-    if (score <= scores[0]!) return;
+    if (!this.below(0, score, key)) return;
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= this.n) break;
       const r = l + 1;
-      const child = r < this.n && scores[r]! < scores[l]! ? r : l;
-      if (scores[child]! >= score) break;
-      scores[i] = scores[child]!;
-      items[i] = items[child]!;
+      const child = r < this.n && this.below(r, this.scores[l]!, this.keys[l]!) ? r : l;
+      if (!this.below(child, score, key)) break;
+      this.move(i, child);
       i = child;
     }
-    scores[i] = score;
-    items[i] = item;
+    this.put(i, item, score, key);
   }
 
   items(): number[] {
@@ -143,12 +187,7 @@ class TopK {
 export function matchQuery(index: MatchIndex, q: PreparedQuery, limit = MAX_CANDIDATES): MatchOutcome {
   const byId = new Map<number, { c: MatchCandidate; identifier: boolean }>();
   for (const key of q.identifierKeys) for (const c of index.findByIdentifierKey(key)) byId.set(c.id, { c, identifier: true });
-  const variantWords = new Set<string>(q.tokens);
-  for (const c of candidatesFromPostings(index, q, variantWords)) if (!byId.has(c.id)) byId.set(c.id, { c, identifier: false });
-  if (index.deltaSize > 0) {
-    for (const t of q.tokens) for (const v of index.variantsOf(t)) variantWords.add(v.token);
-    for (const c of index.extrasWithAnyOf(variantWords)) if (!byId.has(c.id)) byId.set(c.id, { c, identifier: false });
-  }
+  for (const c of candidatesFromPostings(index, q)) if (!byId.has(c.id)) byId.set(c.id, { c, identifier: false });
   const weightOf = (w: string) => index.weightOf(w);
   const ranked = [...byId.values()].map(({ c, identifier }) => scoreCandidate(q, c, weightOf, identifier)).sort(byScore);
   const match = chooseMatch(ranked);

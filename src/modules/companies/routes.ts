@@ -53,7 +53,7 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
           description:
             'Every filter is optional and they combine (AND). 20 results a page, ordered by `activity_start` newest first, then primary identifier; ' +
             '`total` is exact. `status` defaults to ACTIVE. Unknown parameters are ignored. ' +
-            `A page past the last one answers 200 with no results; pages beyond ${MAX_SEARCH_PAGE} are refused (422). ` +
+            `A page past the last one answers 200 with no results; a page beyond ${MAX_SEARCH_PAGE} that would hold results (past the first 10,000) is refused (422 on \`page\`). ` +
             'Just after the server starts, while its search index is built, a search runs in SQL; one that takes over 10 s answers 503. See docs/search.md.',
           querystring: SearchQuerySchema,
           response: {

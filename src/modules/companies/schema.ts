@@ -74,9 +74,9 @@ export const SearchQuerySchema = Type.Object({
   ),
   page: Type.Integer({
     minimum: 1,
-    maximum: MAX_SEARCH_PAGE,
+    maximum: 1_000_000,
     default: 1,
-    description: `Page number; pages hold 20 results. At most ${MAX_SEARCH_PAGE} (the first 10,000 results): narrow the filters to see further.`,
+    description: `Page number; pages hold 20 results. A page past the last one is empty; one beyond ${MAX_SEARCH_PAGE} that would hold results (past the first 10,000) is refused: narrow the filters to see further.`,
   }),
 });
 

@@ -17,7 +17,14 @@ import { byDisplayOrder } from '../../registry/sources/display-order.ts';
 import { findCompanyByIdentifier, type RegistryExecutor, type StoredCompany } from '../../registry/store.ts';
 import { isTokenActive } from '../tokens/authenticate.ts';
 import { chargeOutcome, priceOf, readBalance, refundCredits, type ChargeArgs, type ChargeAttempt } from '../wallet/credits.ts';
-import { parseSearchQuery, SEARCH_PAGE_SIZE, type SearchFilters, type SearchQuery } from './filters.ts';
+import {
+  MAX_SEARCH_PAGE,
+  MAX_SEARCH_RESULTS,
+  parseSearchQuery,
+  SEARCH_PAGE_SIZE,
+  type SearchFilters,
+  type SearchQuery,
+} from './filters.ts';
 import { unionOfAsked } from './index-follower.ts';
 import { createTurnBatcher } from '../../lib/turn-batcher.ts';
 import {
@@ -172,13 +179,34 @@ function searchBody(answer: SearchAnswer, page: number, results: SearchResult[])
   };
 }
 
+/**
+ * The rows a page asks the engine for. A page beyond MAX_SEARCH_PAGE asks for none (its total
+ * only): it is either past the last page (an empty page, as any page past the last) or refused
+ * (checkDeepPage), and a walk to its offset is what the limit exists to avoid.
+ */
+function pageWindow(page: number): { offset: number; limit: number } {
+  return page > MAX_SEARCH_PAGE ? { offset: 0, limit: 0 } : { offset: (page - 1) * SEARCH_PAGE_SIZE, limit: SEARCH_PAGE_SIZE };
+}
+
+/** A page beyond MAX_SEARCH_PAGE that holds results: 422 on `page` (docs/search.md, "Pages"). */
+function checkDeepPage(answer: SearchAnswer, page: number): SearchAnswer {
+  if (page > MAX_SEARCH_PAGE && answer.total > (page - 1) * SEARCH_PAGE_SIZE)
+    throw new ValidationError({
+      page: [
+        `The page field must not be greater than ${MAX_SEARCH_PAGE} while there are results beyond it: the first ${MAX_SEARCH_RESULTS.toLocaleString('en')} results are served; narrow the filters to see further.`,
+      ],
+    });
+  return answer;
+}
+
 export function createCompaniesService(deps: CompaniesServiceDeps) {
   const { db, clock } = deps;
 
   /** The engine's answer to a search (the ids of its page), after its own follow check. */
   const answerOf = async (filters: SearchFilters, page: number): Promise<SearchAnswer> => {
     try {
-      return await deps.search.search(filters, (page - 1) * SEARCH_PAGE_SIZE, SEARCH_PAGE_SIZE);
+      const w = pageWindow(page);
+      return await deps.search.search(filters, w.offset, w.limit);
     } catch (e) {
       // Only the SQL path can time out: a wide search while this process builds its index.
       if ((e as { code?: string }).code === '57014')
@@ -331,7 +359,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
      */
     async search(query: SearchQuery) {
       const { filters, page } = parseSearchQuery(query);
-      const answer = await answerOf(filters, page);
+      const answer = checkDeepPage(await answerOf(filters, page), page);
       return searchBody(answer, page, (await findResultRows(db, answer.ids)).map(searchResultOf));
     },
 
@@ -346,8 +374,9 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
       const { filters, page } = parseSearchQuery(query);
       const priced = priceOf(deps.config.prices, 'companies.search') > 0;
       // Priced: answered at once, its follow check made by the page's statement (confirm, below).
-      const unchecked = priced ? deps.search.answerUnchecked(filters, (page - 1) * SEARCH_PAGE_SIZE, SEARCH_PAGE_SIZE) : null;
-      const answer = unchecked?.answer ?? (await answerOf(filters, page));
+      const w = pageWindow(page);
+      const unchecked = priced ? deps.search.answerUnchecked(filters, w.offset, w.limit) : null;
+      const answer = checkDeepPage(unchecked?.answer ?? (await answerOf(filters, page)), page);
       const now = clock.now();
       const inactive = () => new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
       if (!priced) {

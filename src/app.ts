@@ -73,7 +73,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     if (!reply.hasHeader('cache-control') && request.url.startsWith('/api/v1/') && !request.url.startsWith('/api/v1/openapi.json'))
       reply.header('cache-control', 'no-store');
   });
-  const { notFound } = installErrorHandling(app);
+  const { notFound, shadowedMethod } = installErrorHandling(app);
   installJsonBodyParser(app);
   installTextGuard(app);
 
@@ -114,6 +114,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   // Set after the rate limit, whose hooks then cover unknown routes as well.
   limitUnrouted = app.rateLimit();
   app.setNotFoundHandler({ preHandler: limitUnrouted }, notFound);
+  app.addHook('preParsing', shadowedMethod as never);
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices, clock: parts.clock });
   installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });

@@ -41,6 +41,25 @@ test('unknown route 404, wrong method 405, non-JSON body 400, oversized body 413
   assert.equal(Number(count.n), 0);
 });
 
+test("a static path that a parameter route also matches is the static route's: GET /tokens/verify is a 405, not a token named verify", async () => {
+  const t = await createTestApp();
+  // With or without a token, as any 405; with the rate-limit headers.
+  const acct = await createAccount(t);
+  for (const headers of [{ authorization: `Bearer ${acct.master}` }, {}]) {
+    for (const method of ['GET', 'PUT', 'DELETE'] as const) {
+      const shadowed = await t.app.inject({ method, url: '/api/v1/tokens/verify', headers });
+      assert.equal(shadowed.statusCode, 405, `${method}: ${shadowed.body}`);
+      assert.equal(shadowed.headers.allow, 'POST');
+      assert.match(shadowed.json().message, /^The \w+ method is not supported for route \/api\/v1\/tokens\/verify/);
+      assert.ok(shadowed.headers['x-ratelimit-limit']);
+    }
+  }
+  assert.equal(
+    (await t.app.inject({ method: 'GET', url: '/api/v1/tokens/VERIFY', headers: { authorization: `Bearer ${acct.master}` } })).statusCode,
+    404,
+  );
+});
+
 test('an unexpected failure is 500 {message: "Server Error"} with nothing internal, logged with the request id', async () => {
   const t = await createTestApp();
   t.app.get('/api/v1/__boom', async () => {

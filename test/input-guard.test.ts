@@ -39,15 +39,32 @@ test('a NUL or an unpaired surrogate in a body or query field is a 422 on that f
   const key = await post('/api/v1/tokens', { name: 'valid name', 'x\u0000': 1 });
   assert.equal(key.statusCode, 422);
   assert.deepEqual(Object.keys(key.json().errors), ['body']);
-  // A body that is only a string (text/plain) is named `body`.
+  // A body that is only a string is named `body`; text/plain is read as JSON, as fetch sends a
+  // string body without a Content-Type.
   const plain = await t.app.inject({
     method: 'POST',
     url: '/api/v1/tokens',
     headers: { ...bearer(acct.master), 'content-type': 'text/plain' },
-    payload: 'a\u0000',
+    payload: JSON.stringify('a\u0000'),
   });
   assert.equal(plain.statusCode, 422);
   assert.deepEqual(Object.keys(plain.json().errors), ['body']);
+  const notJson = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/companies/add',
+    headers: { ...bearer(acct.master), 'content-type': 'text/plain;charset=UTF-8' },
+    payload: 'hello',
+  });
+  assert.equal(notJson.statusCode, 400);
+  assert.deepEqual(notJson.json(), { message: 'The request body is not valid JSON.' });
+  const fetchDefault = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { ...bearer(acct.master), 'content-type': 'text/plain;charset=UTF-8' },
+    payload: JSON.stringify({ name: 'sent as text' }),
+  });
+  assert.equal(fetchDefault.statusCode, 201);
+  assert.equal(fetchDefault.json().data.name, 'sent as text');
   // Form-encoded bodies (the checkout page's) go through the same guard.
   const form = await t.app.inject({
     method: 'POST',
@@ -163,7 +180,6 @@ test('a path id with a NUL, an undecodable escape or over the router limit is a 
     ['GET', '/api/v1/tokens/%'],
     ['GET', `/api/v1/tokens/${'A'.repeat(101)}`],
     ['GET', '/api/v1/webhooks/%00/deliveries'],
-    ['GET', '/api/v1/stats/day/%00'],
     ['GET', '/api/v1/watchlist/requests/%00'],
     ['GET', '/api/v1/wallet/checkout/%00'],
   ];
@@ -174,6 +190,21 @@ test('a path id with a NUL, an undecodable escape or over the router limit is a 
     // Counted against the rate limit like any unknown route (DECISIONS 7: every answer).
     assert.ok(r.headers['x-ratelimit-limit'] && r.headers['x-ratelimit-remaining'], `${method} ${url}: rate-limit headers`);
     assert.ok(r.headers['x-request-id'], `${method} ${url}: request id`);
+  }
+  // The statistics' date is the route's own check: any malformed date is its 422 (DECISIONS 6).
+  for (const url of ['/api/v1/stats/day/%00', '/api/v1/stats/range/2026-01-0%00', `/api/v1/stats/day/${'9'.repeat(40)}`]) {
+    const r = await t.app.inject({ method: 'GET', url });
+    assert.equal(r.statusCode, 422, `${url}: ${r.body}`);
+    assert.deepEqual(Object.keys(r.json().errors), ['date'], url);
+  }
+  // An empty path id names nothing: the unknown route's 404, not a 422 on its length.
+  for (const [method, url] of [
+    ['DELETE', '/api/v1/tokens/'],
+    ['GET', '/api/v1/wallet/payments/'],
+  ] as const) {
+    const r = await t.app.inject({ method, url, headers: bearer(acct.master) });
+    assert.equal(r.statusCode, 404, `${method} ${url}: ${r.body}`);
+    assert.deepEqual(r.json(), { message: `The route ${url} could not be found.` });
   }
   const anonymous = await t.app.inject({ method: 'PUT', url: '/api/v1/tokens/%00', payload: { name: 'valid name' } });
   assert.equal(anonymous.statusCode, 401);

@@ -31,7 +31,10 @@ export function routeNotFoundMessage(url: string): string {
  * caller to set once the rate limit is installed, so that unknown routes are limited and carry
  * its headers like every other answer (DECISIONS 7).
  */
-export function installErrorHandling(app: FastifyInstance): { notFound: (request: FastifyRequest, reply: FastifyReply) => void } {
+export function installErrorHandling(app: FastifyInstance): {
+  notFound: (request: FastifyRequest, reply: FastifyReply) => void;
+  shadowedMethod: (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => void;
+} {
   // A shadow router of every declared route, to tell "no such route" (404) from "no such method
   // on this route" (405) in the not-found handler.
   const shadow = findMyWay();
@@ -56,15 +59,34 @@ export function installErrorHandling(app: FastifyInstance): { notFound: (request
     const found = shadow.find('GET', path) as unknown as { store?: { url: string } } | null;
     const methods = found?.store ? methodsByRoute.get(found.store.url) : undefined;
     if (methods && !methods.has(request.method)) {
-      void reply
-        .code(405)
-        .header('allow', [...methods].join(', '))
-        .send({
-          message: `The ${request.method} method is not supported for route ${path}. Supported methods: ${[...methods].join(', ')}.`,
-        });
+      void methodNotAllowed(request, reply, path, methods);
       return;
     }
     void reply.code(404).send({ message: routeNotFoundMessage(request.url) });
+  };
+  const methodNotAllowed = (request: FastifyRequest, reply: FastifyReply, path: string, methods: Set<string>) =>
+    reply
+      .code(405)
+      .header('allow', [...methods].join(', '))
+      .send({
+        message: `The ${request.method} method is not supported for route ${path}. Supported methods: ${[...methods].join(', ')}.`,
+      });
+
+  /**
+   * A static path that a parameter route also matches (`GET /tokens/verify` would be
+   * `GET /tokens/:token_ref` with the ref `verify`) is the static route's, as with any other
+   * method it lacks: 405 with its Allow, not the parameter route's answer. A preParsing hook, set
+   * where the not-found handler is: after the rate limit (whose headers it then carries, its
+   * onRequest hooks being done) and before authentication is enforced, as for any other 405.
+   */
+  const shadowedMethod = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    const routeUrl = request.routeOptions.url;
+    if (routeUrl === undefined || !routeUrl.includes(':')) return done(null, payload);
+    const path = pathOf(request.url)!;
+    const methods = methodsByRoute.get(path);
+    if (methods === undefined || methods.has(request.method) || (request.method === 'HEAD' && methods.has('GET')))
+      return done(null, payload);
+    void methodNotAllowed(request, reply, path, methods);
   };
 
   app.setErrorHandler((error: FastifyError & { validation?: unknown[] }, request: FastifyRequest, reply: FastifyReply) => {
@@ -91,6 +113,10 @@ export function installErrorHandling(app: FastifyInstance): { notFound: (request
       return reply.code(500).send({ message: 'Server Error' });
     }
     if (error.validation) {
+      // An empty path id (`DELETE /tokens/`) names nothing: the unknown route's 404, as the
+      // collection's path with a slash is.
+      if ((error as { validationContext?: string }).validationContext === 'params')
+        return reply.code(404).send({ message: routeNotFoundMessage(request.url) });
       const errors = validationErrorsFromAjv(error.validation as never, (error as { validationContext?: string }).validationContext);
       return reply.code(422).send({ message: summarizeErrors(errors), errors });
     }
@@ -121,7 +147,7 @@ export function installErrorHandling(app: FastifyInstance): { notFound: (request
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ message: 'Server Error' });
   });
-  return { notFound };
+  return { notFound, shadowedMethod };
 }
 
 type Limiter = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

@@ -40,7 +40,7 @@ function isJson(text: string): boolean {
 }
 
 /**
- * JSON bodies: an empty body is no body (many clients send `Content-Type: application/json` on a
+ * JSON bodies (sent as `application/json` or `text/plain`): an empty body is no body (many clients send `Content-Type: application/json` on a
  * DELETE or a bodiless POST), so a route that takes none answers as without the header, and one
  * that needs one says which fields are missing (422). A body that is not UTF-8 is not JSON (400,
  * RFC 8259). Everything else goes to Fastify's own parser (prototype poisoning refused: 400 naming
@@ -54,8 +54,10 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     route.schema = { ...schema, response: { ...bodyErrorResponses(), ...(schema.response ?? {}) } };
   });
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  // `text/plain` is read as JSON too: it is what `fetch` sends a string body as when no
+  // Content-Type is set, and a body that is not JSON is the same 400 either way (DECISIONS 7).
+  app.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
     if (bytes.length === 0) {
       done(null, undefined);

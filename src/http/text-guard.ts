@@ -16,6 +16,11 @@ declare module 'fastify' {
      * only ever hashed: any malformed link is the page's own "not valid", not a 422 on a field).
      */
     guardQueryText?: boolean;
+    /**
+     * `false`: the route checks its path parameters itself (the statistics' date, whose malformed
+     * value is a 422 on `date`, DECISIONS 6, rather than the unknown id's 404).
+     */
+    guardParamText?: boolean;
   }
 }
 
@@ -33,7 +38,7 @@ export function installTextGuard(app: FastifyInstance): void {
       done();
       return;
     }
-    if (unstorableTextFields(request.params).length > 0) {
+    if (request.routeOptions.config?.guardParamText !== false && unstorableTextFields(request.params).length > 0) {
       done(new NotFoundError(routeNotFoundMessage(request.url)));
       return;
     }

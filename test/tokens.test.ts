@@ -139,12 +139,21 @@ test('validation of token bodies: name 3..255, expires_in_days 1..365', async ()
   assert.equal(blank.statusCode, 422);
   const padded = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(a.master), payload: { name: '  nightly  ' } });
   assert.equal(padded.json().data.name, 'nightly');
+  // expires_in_days null reads as absent: a token that never expires.
+  const nulled = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: bearer(a.master),
+    payload: { name: 'no expiry', expires_in_days: null },
+  });
+  assert.equal(nulled.statusCode, 201, nulled.body);
+  assert.equal(nulled.json().data.expires_at, null);
   assert.equal(padded.headers['cache-control'], 'no-store', 'an answer with a plaintext token is not cached');
   const count = await t.db.db
     .selectFrom('api_tokens')
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .executeTakeFirstOrThrow();
-  assert.equal(Number(count.n), 2, 'the Master Token and the padded one only');
+  assert.equal(Number(count.n), 3, 'the Master Token, the padded one and the one without expiry only');
 });
 
 test('401 shapes: missing, malformed, invalid, revoked, expired', async () => {

@@ -5,7 +5,18 @@ import { escapeHtml, page, wantsJson } from '../../http/html.ts';
 import { trimmedName } from '../../http/validation.ts';
 import type { AccountsService } from './service.ts';
 
-const EmailSchema = Type.String({ format: 'email', maxLength: 254, description: 'Account e-mail; stored in lower case.' });
+const EmailSchema = Type.String({
+  format: 'email',
+  maxLength: 254,
+  description: 'Account e-mail; surrounding spaces are ignored, and it is stored in lower case.',
+});
+
+/** Surrounding white space around the e-mail (a pasted address) is not part of it: trimmed before its format is checked. */
+function trimEmail(req: { body: unknown }, _reply: unknown, done: () => void): void {
+  const body = req.body as { email?: unknown } | null | undefined;
+  if (body && typeof body === 'object' && typeof body.email === 'string') body.email = body.email.trim();
+  done();
+}
 
 const RecoveryFailedBody = (reason: string) => ({ message: 'Recovery confirmation failed', errors: { email: [reason] } });
 
@@ -19,6 +30,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
       '/auth/register',
       {
         config: { auth: 'none' },
+        preValidation: trimEmail,
         schema: {
           tags: ['Account'],
           summary: 'Register an account (passwordless)',
@@ -32,7 +44,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
         },
       },
       async (req, reply) => {
-        const result = await accounts.register(req.body.email.trim().toLowerCase(), trimmedName(req.body.name, 'name', 2));
+        const result = await accounts.register(req.body.email.toLowerCase(), trimmedName(req.body.name, 'name', 2));
         return reply.code(201).send(result);
       },
     );
@@ -65,6 +77,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
       '/auth/recover',
       {
         config: { auth: 'none' },
+        preValidation: trimEmail,
         schema: {
           tags: ['Account'],
           summary: 'Request an account recovery link',
@@ -77,7 +90,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
           },
         },
       },
-      async (req) => accounts.requestRecovery(req.body.email.trim().toLowerCase()),
+      async (req) => accounts.requestRecovery(req.body.email.toLowerCase()),
     );
 
     const TokenQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200 })) });

@@ -44,8 +44,12 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
           tags: ['Tokens'],
           summary: 'Create an API token',
           security: [{ bearer: [] }],
-          description: 'The plaintext (`sk_api_…`) is returned once. Without `expires_in_days` the token never expires.',
-          body: Type.Object({ name: NameSchema, expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 })) }),
+          description: 'The plaintext (`sk_api_…`) is returned once. Without `expires_in_days` (or with it null) the token never expires.',
+          body: Type.Object({
+            name: NameSchema,
+            // null reads as absent, as many clients send an optional field they have no value for.
+            expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, nullable: true })),
+          }),
           response: {
             201: Type.Object({ success: Type.Boolean(), data: NewTokenSchema, meta: Meta }),
             ...errorResponses({ auth: 'master', validation: true }),
@@ -53,7 +57,11 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         },
       },
       async (req, reply) => {
-        const data = await tokens.create(req.auth!.accountId, trimmedName(req.body.name, 'name', NAME_MIN), req.body.expires_in_days);
+        const data = await tokens.create(
+          req.auth!.accountId,
+          trimmedName(req.body.name, 'name', NAME_MIN),
+          req.body.expires_in_days ?? undefined,
+        );
         return reply.code(201).send({ success: true, data, meta: meta() });
       },
     );

@@ -140,7 +140,11 @@ test('one problem with a nullable field is one error, not one per branch of its 
     errors: { description: ['The description field must not be greater than 500 characters.'] },
   });
   const number = await call('POST', '/webhooks', a.master, { url: 'https://1.1.1.1/', description: 7 });
-  assert.deepEqual(number.json().errors, { description: ['The selected description is invalid.'] });
+  assert.deepEqual(number.json().errors, { description: ['The description field must be a string.'] });
+  const cleared = await call('POST', '/webhooks', a.master, { url: 'https://1.1.1.1/', description: null });
+  assert.equal(cleared.statusCode, 201, cleared.body);
+  assert.equal(cleared.json().data.description, null);
+  assert.equal((await call('DELETE', `/webhooks/${cleared.json().data.id}`, a.master)).statusCode, 200);
   const two = await call('POST', '/webhooks', a.master, { url: 7, description: 'x'.repeat(501) });
   assert.match(two.json().message, / \(and 1 more error\)$/);
   assert.equal(Object.values(two.json().errors as Record<string, string[]>).flat().length, 2);
@@ -157,6 +161,14 @@ test('an unknown event type is 422 on event_types; at most 10 endpoints an accou
     message: 'The selected event types item 1 is invalid.',
     errors: { 'event_types.1': ['The selected event types item 1 is invalid.'] },
   });
+  // Kept in the order sent, at creation and at an update.
+  const ordered = ['COMPANY_PHONE_CHANGED', 'COMPANY_NAME_CHANGED'];
+  const made = await call('POST', '/webhooks', a.master, { url: 'https://hooks.example.com/o', event_types: ordered });
+  assert.deepEqual(made.json().data.event_types, ordered);
+  const reordered = await call('PATCH', `/webhooks/${made.json().data.id}`, a.master, { event_types: [...ordered].reverse() });
+  assert.deepEqual(reordered.json().data.event_types, [...ordered].reverse());
+  assert.deepEqual((await call('GET', `/webhooks/${made.json().data.id}`, a.master)).json().data.event_types, [...ordered].reverse());
+  assert.equal((await call('DELETE', `/webhooks/${made.json().data.id}`, a.master)).statusCode, 200);
   const badTest = await call('POST', `/webhooks/${epId}/test`, a.master, { event_type: 'NOPE' });
   assert.equal(badTest.statusCode, 422);
   assert.deepEqual(badTest.json().errors, { event_type: ['The selected event type is invalid.'] });

@@ -150,8 +150,13 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export type EventScope = 'identity' | 'address' | 'activities' | 'status' | 'insolvency' | 'contact' | 'persons' | 'tax';
 
+/**
+ * The feeds' `scope` groups. The specification's six groups are kept whole (its "Identity and
+ * legal form" holds the tax identity), the nine added types are placed beside them, and `tax`
+ * gathers the tax-related types: the NIP's change is in both `identity` and `tax`.
+ */
 export const EVENT_SCOPES: Record<EventScope, readonly EventType[]> = {
-  identity: ['COMPANY_NAME_CHANGED', 'COMPANY_LEGAL_FORM_CHANGED'],
+  identity: ['COMPANY_NAME_CHANGED', 'COMPANY_LEGAL_FORM_CHANGED', 'COMPANY_TAX_IDENTITY_CHANGED'],
   address: ['COMPANY_REGISTERED_ADDRESS_ADDED', 'COMPANY_REGISTERED_ADDRESS_CHANGED'],
   activities: ['COMPANY_ACTIVITIES_ADDED', 'COMPANY_ACTIVITIES_REMOVED', 'COMPANY_ACTIVITIES_CHANGED', 'COMPANY_MAIN_ACTIVITY_CHANGED'],
   status: [

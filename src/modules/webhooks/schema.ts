@@ -9,14 +9,16 @@ export const EventTypeSchema = Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)
 const EventTypesSchema = Type.Array(EventTypeSchema, {
   maxItems: EVENT_TYPES.length,
   uniqueItems: true,
-  description: 'The event types sent to this endpoint; empty or absent: all 29.',
+  description: 'The event types sent to this endpoint, kept in the order given (each at most once); empty or absent: all 29.',
 });
 const UrlSchema = Type.String({
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
   description: 'http(s), at most 2,048 characters, resolving to a public address.',
 });
-const DescriptionSchema = Type.Union([Type.String({ maxLength: 500 }), Type.Null()]);
+// `nullable` (OpenAPI 3.0, and an ajv keyword) rather than a union with null, so that a value of
+// another type is told "must be a string".
+const DescriptionSchema = Type.String({ maxLength: 500, nullable: true, description: 'At most 500 characters; null clears it.' });
 const StatusSchema = Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 

@@ -99,7 +99,8 @@ function checkEventTypes(types: readonly string[] | undefined, errors: Record<st
     if (!(EVENT_TYPES as readonly string[]).includes(t))
       (errors[`event_types.${i}`] ??= []).push(`The selected event_types.${i} is invalid.`);
   });
-  return EVENT_TYPES.filter((t) => types.includes(t));
+  // Kept in the order sent (the schema refuses a repeated type).
+  return [...types] as EventType[];
 }
 
 /**

@@ -341,8 +341,18 @@ test('dev checkout: no action means Pay; a bad action 422; unknown references 40
     assert.equal(post.statusCode, 404);
   }
 
+  // Past its expiry a dev checkout reads as expired at once, before any job or Pay has closed it.
+  const lapsed = await topup(t, a.master);
+  clock.advance(61 * 60 * 1000);
+  const read = await t.app.inject({ method: 'GET', url: `/api/v1/wallet/payments/${lapsed.payment_ref}`, headers: bearer(a.master) });
+  assert.equal(read.json().data.status, 'expired', read.body);
+  const page = await t.app.inject({ method: 'GET', url: checkoutPath(lapsed.checkout_url), headers: { accept: 'application/json' } });
+  assert.equal(page.json().data.status, 'expired');
+
   const late = await topup(t, a.master);
   clock.advance(61 * 60 * 1000);
+  const lateRead = await t.app.inject({ method: 'GET', url: checkoutPath(late.checkout_url), headers: { accept: 'application/json' } });
+  assert.equal(lateRead.json().data.status, 'expired');
   const pay = await t.app.inject({ method: 'POST', url: checkoutPath(late.checkout_url), payload: { action: 'pay' } });
   assert.equal(pay.statusCode, 409);
   assert.match(pay.json().message, /expired/);

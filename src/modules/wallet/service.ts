@@ -80,6 +80,17 @@ export function createWalletService(deps: WalletDeps) {
     return r;
   }
 
+  /**
+   * A dev checkout past its expiry reads as `expired` at once (closed now, as its expiry job would
+   * close it): nothing can pay it any more. A Stripe one stays `pending` until the job has asked
+   * Stripe, since its session may have been paid at the last moment.
+   */
+  async function closedIfLapsed(p: PaymentRow): Promise<PaymentRow> {
+    if (p.status !== 'pending' || p.provider !== 'dev' || p.expires_at > clock.now()) return p;
+    const r = await settle(p, 'expired');
+    return r.payment ?? p;
+  }
+
   return {
     async getWallet(accountId: string) {
       const w = await db
@@ -185,12 +196,13 @@ export function createWalletService(deps: WalletDeps) {
       const p = await findPaymentByRef(paymentRef);
       // Another account's payment is indistinguishable from a missing one.
       if (!p || p.account_id !== accountId) throw new NotFoundError('Payment not found');
-      return paymentView(p);
+      return paymentView(await closedIfLapsed(p));
     },
 
     /** The checkout page's view of a payment (the reference in the URL is the credential). */
     async findCheckout(paymentRef: string): Promise<PaymentRow | null> {
-      return findPaymentByRef(paymentRef);
+      const p = await findPaymentByRef(paymentRef);
+      return p && closedIfLapsed(p);
     },
 
     /**

@@ -123,12 +123,25 @@ test('malformed lines are rejected with a reason', () => {
     ['{"identity":{"identifiers":[{"type":"NIP","value":"1234567890"}]}}', /no valid identifier.*NIP/],
     ['{"identity":{"identifiers":[{"type":"PESEL","value":"1"}]}}', /no valid identifier.*unknown type/],
     ['{"identity":{"identifiers":[{"type":"KRS","value":"28860"}]},"profiles":{}}', /profiles must be an array/],
+    // Text PostgreSQL cannot store, named by its field, whatever the rest of the line holds.
+    [
+      '{"identity":{"identifiers":[{"type":"KRS","value":"28860"}]},"profiles":[{"name":"Nul \\u0000 name"}]}',
+      /^text that cannot be stored \(a NUL or an unpaired surrogate\) in profiles\.0\.name$/,
+    ],
+    ['{"identity":{"identifiers":[{"type":"KRS","value":"28860"}],"company_type":"\\ud800"}}', /cannot be stored.* identity\.company_type/],
   ];
   for (const [line, reason] of cases) {
     const result = parseSnapshotLine(line);
     assert.equal(result.ok, false, line);
     assert.match((result as { error: string }).error, reason, line);
   }
+});
+
+test('escapes of storable text (a pair, Polish letters, a quote) keep the line', () => {
+  const line =
+    '{"identity":{"identifiers":[{"type":"KRS","value":"28860"}]},"profiles":[{"name":"\\u0141\\u00f3d\\u017a \\ud83d\\ude00 \\u0022"}]}';
+  const result = parseSnapshotLine(line);
+  assert.equal(result.ok, true, JSON.stringify(result));
 });
 
 test('unusable parts of a usable line are dropped with a warning', () => {

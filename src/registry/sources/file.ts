@@ -17,6 +17,7 @@ import type {
 import { DATE_TYPES, IDENTIFIER_TYPES } from '../model-lists.ts';
 import { parseIdentifier } from '../../lib/identifiers.ts';
 import { normalizeActivityCode } from '../../lib/text.ts';
+import { unstorableTextFields } from '../../lib/storable-text.ts';
 import { pkdName } from '../dictionaries.ts';
 import type { RegistrySource } from './source.ts';
 import { MAX_BACKFILL_DAYS } from './backfill.ts';
@@ -130,6 +131,17 @@ export function parseSnapshotLine(line: string): ParsedSnapshot {
     raw = JSON.parse(line);
   } catch (err) {
     return { ok: false, error: `invalid JSON: ${(err as Error).message}` };
+  }
+  // Text PostgreSQL cannot store (a NUL, an unpaired surrogate) can only come as a `\u` escape: a
+  // raw control character is not JSON, and bytes that are not UTF-8 were read as U+FFFD. Such a
+  // line is refused whole, as the API refuses such a field, rather than stored in part.
+  if (line.includes('\\u')) {
+    const bad = unstorableTextFields(raw);
+    if (bad.length > 0)
+      return {
+        ok: false,
+        error: `text that cannot be stored (a NUL or an unpaired surrogate) in ${bad.slice(0, 3).join(', ') || 'the line'}`,
+      };
   }
   return normalizeSnapshot(raw);
 }

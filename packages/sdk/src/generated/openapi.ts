@@ -133,7 +133,7 @@ export interface paths {
                     "application/json": {
                         /**
                          * Format: email
-                         * @description Account e-mail; stored in lower case.
+                         * @description Account e-mail; surrounding spaces are ignored, and it is stored in lower case.
                          */
                         email: string;
                     };
@@ -383,7 +383,7 @@ export interface paths {
                     "application/json": {
                         /**
                          * Format: email
-                         * @description Account e-mail; stored in lower case.
+                         * @description Account e-mail; surrounding spaces are ignored, and it is stored in lower case.
                          */
                         email: string;
                         name: string;
@@ -1030,7 +1030,7 @@ export interface paths {
         };
         /**
          * Search the registry
-         * @description Every filter is optional and they combine (AND). 20 results a page, ordered by `activity_start` newest first, then primary identifier; `total` is exact. `status` defaults to ACTIVE. Unknown parameters are ignored. A page past the last one answers 200 with no results; pages beyond 500 are refused (422). Just after the server starts, while its search index is built, a search runs in SQL; one that takes over 10 s answers 503. See docs/search.md.
+         * @description Every filter is optional and they combine (AND). 20 results a page, ordered by `activity_start` newest first, then primary identifier; `total` is exact. `status` defaults to ACTIVE. Unknown parameters are ignored. A page past the last one answers 200 with no results; a page beyond 500 that would hold results (past the first 10,000) is refused (422 on `page`). Just after the server starts, while its search index is built, a search runs in SQL; one that takes over 10 s answers 503. See docs/search.md.
          *
          *     **Price:** 1 credit per successful request (`companies.search`). Nothing is charged when the request fails; too few credits: 402.
          */
@@ -1079,7 +1079,7 @@ export interface paths {
                      * @example 2020-01-01
                      */
                     open_from?: string;
-                    /** @description Page number; pages hold 20 results. At most 500 (the first 10,000 results): narrow the filters to see further. */
+                    /** @description Page number; pages hold 20 results. A page past the last one is empty; one beyond 500 that would hold results (past the first 10,000) is refused: narrow the filters to see further. */
                     page?: number;
                     /**
                      * @description Postal code, any text up to 20 characters; spaces, dashes and case do not matter (`00-950` = `00950`). A code no company has matches nothing.
@@ -2370,7 +2370,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description The plaintext (`sk_api_…`) is returned once. Without `expires_in_days` the token never expires.
+         * @description The plaintext (`sk_api_…`) is returned once. Without `expires_in_days` (or with it null) the token never expires.
          */
         post: {
             parameters: {
@@ -2382,7 +2382,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        expires_in_days?: number;
+                        expires_in_days?: number | null;
                         name: string;
                     };
                 };
@@ -4216,8 +4216,9 @@ export interface paths {
                      *     }
                      */
                     "application/json": {
+                        /** @description At most 500 characters; null clears it. */
                         description?: string | null;
-                        /** @description The event types sent to this endpoint; empty or absent: all 29. */
+                        /** @description The event types sent to this endpoint, kept in the order given (each at most once); empty or absent: all 29. */
                         event_types?: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
                         /** @description http(s), at most 2,048 characters, resolving to a public address. */
                         url: string;
@@ -4565,8 +4566,9 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description At most 500 characters; null clears it. */
                         description?: string | null;
-                        /** @description The event types sent to this endpoint; empty or absent: all 29. */
+                        /** @description The event types sent to this endpoint, kept in the order given (each at most once); empty or absent: all 29. */
                         event_types?: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
                         status?: "enabled" | "disabled";
                         /** @description http(s), at most 2,048 characters, resolving to a public address. */

@@ -115,7 +115,10 @@ export function installErrorHandling(app: FastifyInstance): {
     if (error.validation) {
       // An empty path id (`DELETE /tokens/`) names nothing: the unknown route's 404, as the
       // collection's path with a slash is.
-      if ((error as { validationContext?: string }).validationContext === 'params')
+      if (
+        (error as { validationContext?: string }).validationContext === 'params' &&
+        (error.validation as { keyword?: string }[]).every((e) => e.keyword === 'minLength')
+      )
         return reply.code(404).send({ message: routeNotFoundMessage(request.url) });
       const errors = validationErrorsFromAjv(error.validation as never, (error as { validationContext?: string }).validationContext);
       return reply.code(422).send({ message: summarizeErrors(errors), errors });

@@ -423,6 +423,21 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
   assert.ok(batch.headers.get('x-ratelimit-remaining'));
   assert.equal(await balance(), before, 'nothing was run or charged');
 
+  // A body that is not JSON is JSON-RPC's Parse error; without a token still the 401 first.
+  const garbled = await fetch(endpoint, {
+    method: 'POST',
+    body: '{"jsonrpc": "2.0", "id": 1,',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(alice.master) },
+  });
+  assert.equal(garbled.status, 400);
+  assert.deepEqual(await garbled.json(), {
+    jsonrpc: '2.0',
+    error: { code: -32700, message: 'Parse error: the request body is not valid JSON.' },
+    id: null,
+  });
+  const anonymous = await fetch(endpoint, { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } });
+  assert.equal(anonymous.status, 401);
+
   const get = await fetch(endpoint, { headers: { ...bearer(alice.master), accept: 'text/event-stream' } });
   assert.equal(get.status, 405);
 });

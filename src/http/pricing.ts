@@ -61,6 +61,7 @@ const INSUFFICIENT_BODY = (balance: number, required: number) => ({
 
 function describePrice(credits: number, operation: PriceKey, chargedBy: 'route' | 'service', perUnit: boolean): string {
   const unit = chargedBy === 'service' || perUnit ? 'per unit' : 'per successful request';
+  if (credits === 0) return `**Price:** free (\`${operation}\` is priced at 0 on this service).`;
   return `**Price:** ${credits} credit${credits === 1 ? '' : 's'} ${unit} (\`${operation}\`). Nothing is charged when the request fails; too few credits: 402.`;
 }
 

@@ -14,6 +14,13 @@ const BATCH_REFUSED = {
   id: null,
 } as const;
 
+/** A body that is not JSON: JSON-RPC's Parse error, as the transport answers one, rather than the REST 400. */
+const PARSE_ERROR = {
+  jsonrpc: '2.0',
+  error: { code: -32700, message: 'Parse error: the request body is not valid JSON.' },
+  id: null,
+} as const;
+
 function transportRequest(req: FastifyRequest): Request {
   // The answer is always one JSON body, so a client that accepts only JSON (or says nothing) is
   // served too, rather than refused with 406 for not also accepting an SSE stream it never gets.
@@ -36,9 +43,14 @@ function transportRequest(req: FastifyRequest): Request {
  */
 export function mcpRoutes(deps: { createServer: (principal: Principal, log: Log) => Server }) {
   return async (app: FastifyInstance) => {
+    const restErrors = app.errorHandler;
     app.post(
       '/mcp',
       {
+        errorHandler: (error, req, reply) => {
+          if ((error as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY') void reply.code(400).send(PARSE_ERROR);
+          else void restErrors.call(app, error, req, reply);
+        },
         // The text guard's rule applies to the tool arguments (mcp/schema.ts), answered as a tool error.
         config: { auth: 'any', guardBodyText: false },
         // JSON-RPC, not REST: described in docs/mcp.md rather than in the OpenAPI document.

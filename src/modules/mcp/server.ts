@@ -39,6 +39,7 @@ export interface McpServerDeps {
 function priceSentence(tool: Tool, prices: PriceTable): string {
   if (!tool.price) return 'Price: free.';
   const credits = priceOf(prices, tool.price.operation);
+  if (credits === 0) return `Price: free (\`${tool.price.operation}\` is priced at 0 on this service).`;
   return `Price: ${plural(credits, 'credit')} ${tool.price.unit} (\`${tool.price.operation}\`), taken only when the call succeeds; too few credits: an "Insufficient credits" error and nothing is done.`;
 }
 

@@ -265,6 +265,12 @@ test('filters on both feeds: event_type (one or a comma list), scope, from_date 
       assert.ok(res.json().errors[key], `${q}: ${res.body}`);
     }
   }
+  // A value over its limit is one error on its field (not also one on a list element `scope.0`).
+  const long = await inject('GET', `/watchlist/events?scope=${'x'.repeat(201)}`, alice.master);
+  assert.deepEqual(long.json(), {
+    message: 'The scope field must not be greater than 200 characters.',
+    errors: { scope: ['The scope field must not be greater than 200 characters.'] },
+  });
   const missing = await inject('GET', '/companies/events?identifier_type=NIP', alice.master);
   assert.equal(missing.statusCode, 422);
   assert.ok(missing.json().errors.identifier_value);

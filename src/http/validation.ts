@@ -12,7 +12,7 @@ export function fieldLabel(field: string): string {
  * A union (`anyOf`) fails in every branch, and ajv reports each branch's errors and then the union:
  * a description of 501 characters for `string | null` was "too long", "must be a null" and
  * "invalid", three errors for one problem. Each union's errors become those of the branches whose
- * type the value has (the string branch: "too long"), or the union's one sentence when it has
+ * type the value has (the first such branch: the string branch, "too long"), or the union's one sentence when it has
  * none of their types (a number for `string | null`, a word outside a union of literals), in the
  * place of the union's first error.
  */
@@ -29,8 +29,10 @@ function collapseUnions(errors: ErrorObject[]): ErrorObject[] {
         branches.set(branch, [...(branches.get(branch) ?? []), e]);
       }
     const missesType = (e: ErrorObject) => (e.keyword === 'type' || e.keyword === 'const') && e.instancePath === union.instancePath;
-    const fitting = [...branches.values()].filter((list) => !list.some(missesType)).flat();
-    const keep = fitting.length > 0 ? fitting : [union];
+    // The first branch whose type the value has explains it: a query value coerced to a list as
+    // well (`scope=<201 characters>` fits `string` and, coerced, `string[]`) is one error, not two.
+    const fitting = [...branches.values()].find((list) => !list.some(missesType));
+    const keep = fitting ?? [union];
     const at = out.findIndex(ofUnion);
     out = [...out.slice(0, at), ...keep, ...out.slice(at).filter((e) => !ofUnion(e))];
   }

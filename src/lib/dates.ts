@@ -2,12 +2,18 @@
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** A real calendar date written YYYY-MM-DD. */
+/**
+ * A real calendar date written YYYY-MM-DD, from 0001-01-01 (PostgreSQL's `date` has no year 0).
+ * setUTCFullYear rather than Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+ */
 export function isIsoDate(s: string): boolean {
   const m = ISO_DATE.exec(s);
   if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+  const [y, mo, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (y === 0) return false;
+  const d = new Date(0);
+  d.setUTCFullYear(y, mo - 1, day);
+  return d.getUTCFullYear() === y && d.getUTCMonth() === mo - 1 && d.getUTCDate() === day;
 }
 /** `date` (YYYY-MM-DD) moved by `days` (negative: back), in UTC. */
 export function addDays(date: string, days: number): string {

@@ -76,3 +76,16 @@ test('on-demand import runs do not make a day of their own', async () => {
   });
   assert.equal(await getDayStats(t.db, '2026-10-02'), null);
 });
+
+test('a back-dated run: its total counts the companies it saw that day, so it is never below its own updated', async () => {
+  const d = await createTestDatabase();
+  await runDaily(d.db, { date: '2026-10-10', source: arraySource([1, 2, 3].map((n) => companySnapshot({ n }))) });
+  const back = await runDaily(d.db, {
+    date: '2026-09-01',
+    source: arraySource([companySnapshot({ n: 1, name: 'NAZWA Z WRZEŚNIA' }), companySnapshot({ n: 9 })]),
+  });
+  assert.deepEqual({ new: back.new, updated: back.updated, total: back.total }, { new: 1, updated: 1, total: 2 });
+  assert.deepEqual((await getDayStats(d.db, '2026-09-01'))?.data, { new: 1, updated: 1, deleted: 0, total: 2 });
+  // The later day's own figures stand.
+  assert.deepEqual((await getDayStats(d.db, '2026-10-10'))?.data, { new: 3, updated: 0, deleted: 0, total: 3 });
+});

@@ -49,7 +49,11 @@ export async function createTestApp(
   const db = options.db ?? (await createTestDatabase());
   const logLines: string[] = [];
   const logger = pino(
-    { level: 'info', redact: (await import('../../src/logger.ts')).REDACT_PATHS },
+    {
+      level: 'info',
+      redact: (await import('../../src/logger.ts')).REDACT_PATHS,
+      serializers: (await import('../../src/logger.ts')).LOG_SERIALIZERS,
+    },
     {
       write: (s: string) => {
         logLines.push(s);

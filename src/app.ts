@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import { compose, type Composition, type Core, type PartOverrides } from './composition.ts';
+import { latestMigrationName } from './db/migrate.ts';
 import { validatorCompiler } from './http/ajv.ts';
 import { installAuthEnforcement, installAuthResolution } from './http/auth.ts';
 import { clientErrorHandler, createFrameworkErrors, installErrorHandling } from './http/error-handler.ts';
@@ -14,6 +15,7 @@ import { installMetrics } from './http/metrics.ts';
 import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
 import { MAX_PATH_PARAM_LENGTH, sharedSchemas } from './http/schemas.ts';
+import { finishOpenApiDocument, type OpenApiDocument } from './http/openapi-document.ts';
 import { installJsonBodyParser, parseQueryString } from './http/request-parsing.ts';
 import { installTextGuard } from './http/text-guard.ts';
 
@@ -23,22 +25,6 @@ export interface AppOptions {
 }
 
 export const API_PREFIX = '/api/v1';
-
-type OpenApiDocument = {
-  paths?: Record<string, Record<string, { parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[] }>>;
-};
-
-/**
- * A query parameter with a default (`page`, `per_page`) is filled in by validation when absent,
- * so the TypeBox property is not optional and the document would call it required: it says
- * optional, as a client may leave it out.
- */
-function optionalDefaultedParameters<T extends OpenApiDocument>(doc: T): T {
-  for (const operations of Object.values(doc.paths ?? {}))
-    for (const op of Object.values(operations))
-      for (const p of op.parameters ?? []) if (p.in === 'query' && p.schema?.default !== undefined) p.required = false;
-  return doc;
-}
 
 /**
  * The HTTP service over the parts the composition root built (src/composition.ts): the hooks
@@ -99,7 +85,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transformObject: (documentObject) =>
       'openapiObject' in documentObject
-        ? optionalDefaultedParameters(documentObject.openapiObject as OpenApiDocument)
+        ? finishOpenApiDocument(documentObject.openapiObject as OpenApiDocument)
         : documentObject.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
@@ -126,16 +112,28 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       schema: {
         tags: ['Service'],
         summary: 'Liveness and database readiness',
+        description:
+          '200 `{status: "ok"}` once the database answers and is migrated; 503 while it cannot be reached. No credential and no rate limit: for load balancers and orchestrators.',
         response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: Type.Object({ status: Type.String(), message: Type.String() }) },
       },
     },
     async (_req, reply) => {
+      let migrated: boolean;
       try {
-        await sql`SELECT 1`.execute(db);
-        return { status: 'ok' as const };
-      } catch {
-        return reply.code(503).send({ status: 'unavailable', message: 'The database is not reachable.' });
+        const latest = await latestMigrationName();
+        // A database that answers but lacks this build's schema (re-created, or never migrated) is not ready.
+        const { rows } = await sql<{ ok: boolean }>`SELECT EXISTS (SELECT 1 FROM kysely_migration WHERE name = ${latest}) AS ok`.execute(
+          db,
+        );
+        migrated = rows[0]?.ok === true;
+      } catch (e) {
+        const missingTable = (e as { code?: string }).code === '42P01';
+        return reply
+          .code(503)
+          .send({ status: 'unavailable', message: missingTable ? 'The database is not migrated.' : 'The database is not reachable.' });
       }
+      if (!migrated) return reply.code(503).send({ status: 'unavailable', message: 'The database is not migrated.' });
+      return { status: 'ok' as const };
     },
   );
 

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { createAccount, createTestApp } from './helpers/app.ts';
 
 test('unknown route 404, wrong method 405, non-JSON body 400, oversized body 413', async () => {
@@ -79,6 +80,14 @@ test('health, OpenAPI document, docs page and metrics', async () => {
   const h = await t.app.inject({ method: 'GET', url: '/health' });
   assert.equal(h.statusCode, 200);
   assert.deepEqual(h.json(), { status: 'ok' });
+  // A database that answers but lacks this build's newest migration is not ready: 503.
+  const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name DESC LIMIT 1`.execute(t.db.db);
+  await sql`UPDATE kysely_migration SET name = name || '-hidden' WHERE name = ${rows[0]!.name}`.execute(t.db.db);
+  const unmigrated = await t.app.inject({ method: 'GET', url: '/health' });
+  await sql`UPDATE kysely_migration SET name = ${rows[0]!.name} WHERE name = ${`${rows[0]!.name}-hidden`}`.execute(t.db.db);
+  assert.equal(unmigrated.statusCode, 503);
+  assert.deepEqual(unmigrated.json(), { status: 'unavailable', message: 'The database is not migrated.' });
+  assert.equal((await t.app.inject({ method: 'GET', url: '/health' })).statusCode, 200);
 
   const o = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
   assert.equal(o.statusCode, 200);
@@ -127,9 +136,14 @@ test('secrets never reach the log: Authorization header and token plaintexts are
     headers: { authorization: `Bearer ${a.master}` },
     payload: { name: 'logged?' },
   });
+  // The recovery link's GET carries its token in the query, which the request line logs.
+  const secret = 'R'.repeat(43);
+  await t.app.inject({ method: 'GET', url: `/api/v1/auth/recover/confirm?x=1&token=${secret}&y=2` });
   const all = t.logLines.join('\n');
   assert.ok(!all.includes(a.master));
   assert.ok(!all.includes(created.json().data.plaintext));
+  assert.ok(!all.includes(secret), 'the recovery token is not logged');
+  assert.match(all, /recover\/confirm\?x=1&token=\[redacted\]&y=2/);
 });
 
 test('graceful close: a request in flight when the server closes still completes; new connections are refused', async () => {

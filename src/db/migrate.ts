@@ -22,12 +22,25 @@ export async function migrateToLatest(db: Db, pool: pg.Pool): Promise<string[]> 
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');
-    throw new Error(
-      `Migration ${failed?.migrationName ?? ''} failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`,
-    );
+    const which = failed ? `Migration ${failed.migrationName}` : 'Migration';
+    throw new Error(`${which} failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`);
   }
   await runWorkerMigrations({ pgPool: pool, logger: quietWorkerLogger });
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+let latest: Promise<string> | null = null;
+
+/**
+ * The name of the newest schema migration this build has (its file name without the extension):
+ * a database whose migration table holds it is migrated for this build (the health check).
+ */
+export function latestMigrationName(): Promise<string> {
+  latest ??= fs.readdir(migrationFolder).then((files) => {
+    const names = files.filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).map((f) => f.replace(/\.(ts|js)$/, ''));
+    return names.sort().at(-1)!;
+  });
+  return latest;
 }
 
 // graphile-worker reports each of its migration steps at info; only problems matter here.

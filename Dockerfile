@@ -8,6 +8,8 @@ COPY packages/sdk/package.json ./packages/sdk/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src
+# The dictionaries (PKD, legal forms, voivodeships) the service and the daily runs read at run time.
+COPY data ./data
 ENV HOST=0.0.0.0 NODE_ENV=production
 USER node
 CMD ["node", "--no-memory-reducer", "--v8-pool-size=0", "bin/regwatch.js", "serve"]

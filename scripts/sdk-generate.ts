@@ -1,7 +1,7 @@
 /**
  * `npm run sdk:generate`: writes the SDK's types (packages/sdk/src/generated/openapi.ts) from the
  * OpenAPI document the app serves, with openapi-typescript. The file is committed;
- * test/sdk-generated.test.ts fails when it no longer matches the document.
+ * test/sdk-package.test.ts fails when it no longer matches the document.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

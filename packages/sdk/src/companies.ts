@@ -22,7 +22,7 @@ export class Companies {
     });
   }
 
-  /** The full profile of one company: `snapshot({ identifier_type: 'nip', identifier_value: '5250001090' })`. */
+  /** The full profile of one company: `snapshot({ identifier_type: 'NIP', identifier_value: '5250001090' })`. */
   snapshot(company: CompanyIdentifier, options: CallOptions = {}): Promise<Snapshot> {
     return unwrap(this.api.POST('/api/v1/companies/snapshot', { body: company, signal: options.signal }));
   }

@@ -40,6 +40,16 @@ export type FeedQuery = QueryOf<'/api/v1/watchlist/events', 'get'>;
 export type FeedPage = ResultOf<'/api/v1/watchlist/events', 'get'>;
 export type FeedEvent = FeedPage['data'][number];
 export type EventType = NonNullable<BodyOf<'/api/v1/webhooks', 'post'>['event_types']>[number];
+/**
+ * The body of a webhook message (docs/webhooks.md): the event in feed form; `data.test` is true on
+ * a message sent by `webhooks.test`, whose values are samples.
+ */
+export interface WebhookMessage {
+  type: EventType;
+  /** When the event was created (ISO 8601). */
+  timestamp: string;
+  data: FeedEvent & { test?: true };
+}
 export type CompanyEventsQuery = QueryOf<'/api/v1/companies/events', 'get'>;
 export type CompanyEvents = ResultOf<'/api/v1/companies/events', 'get'>;
 export type CompanyEvent = CompanyEvents['data']['events'][number];

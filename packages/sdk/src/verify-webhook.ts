@@ -6,6 +6,8 @@
  * after a rotation).
  */
 
+import type { WebhookMessage } from './types.ts';
+
 export class WebhookVerificationError extends Error {
   constructor(message: string) {
     super(message);
@@ -28,7 +30,7 @@ export interface VerifyWebhookOptions {
  * headers and the endpoint's secret. Throws `WebhookVerificationError` when a header is missing,
  * the timestamp is outside the tolerance or no signature matches.
  */
-export async function verifyWebhook<T = unknown>(
+export async function verifyWebhook<T = WebhookMessage>(
   body: string | Uint8Array,
   headers: WebhookHeaders,
   secret: string,

@@ -5,7 +5,7 @@ import type { ResultOf, WatchChange, WatchedCompany } from './types.ts';
 export class Watchlist {
   constructor(private readonly api: Api) {}
 
-  /** Watch companies (a credit each newly watched): `add({ identifier_type: 'krs', identifier_value: ['0000012345'] })`. Answers 202 with a `request_id`. */
+  /** Watch companies (a credit each newly watched): `add({ identifier_type: 'KRS', identifier_value: ['0000012345'] })`. Answers 202 with a `request_id`. */
   add(change: WatchChange, options: CallOptions = {}): Promise<ResultOf<'/api/v1/companies/add', 'post'>> {
     return unwrap(this.api.POST('/api/v1/companies/add', { body: change, signal: options.signal }));
   }

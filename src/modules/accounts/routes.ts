@@ -36,7 +36,10 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
           summary: 'Register an account (passwordless)',
           description:
             'E-mails a one-time initialization token valid for 24 hours. Registering again before initialization mails a fresh token and the old one stops working.',
-          body: Type.Object({ email: EmailSchema, name: Type.String({ minLength: 2, maxLength: 255 }) }),
+          body: Type.Object(
+            { email: EmailSchema, name: Type.String({ minLength: 2, maxLength: 255 }) },
+            { examples: [{ email: 'ania.kowalska@example.com', name: 'Ania Kowalska' }] },
+          ),
           response: {
             201: Type.Object({ user_ref: Type.String(), email: Type.String(), message: Type.String(), expires_at: TimestampSchema }),
             ...errorResponses({ validation: true }),
@@ -83,7 +86,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
           summary: 'Request an account recovery link',
           description:
             'The answer is identical whether or not the account exists. The e-mailed link opens a confirmation page; confirming revokes every token and shows a new Master Token once.',
-          body: Type.Object({ email: EmailSchema }),
+          body: Type.Object({ email: EmailSchema }, { examples: [{ email: 'ania.kowalska@example.com' }] }),
           response: {
             200: Type.Object({ message: Type.String(), expires_at: TimestampSchema }),
             ...errorResponses({ validation: true }),

@@ -16,14 +16,17 @@ const DataAsOfSchema = (what: string) =>
     examples: ['2026-11-24'],
   });
 
-export const SnapshotBodySchema = Type.Object({
-  identifier_type: StringEnum(['NIP', 'REGON9', 'KRS'] as const, { description: 'NIP, REGON9 or KRS.' }),
-  identifier_value: Type.String({
-    maxLength: 50,
-    description: 'NIP with or without spaces, dashes or a `PL` prefix; REGON9 with or without spaces; KRS with or without leading zeros.',
-    examples: ['PL 774-000-14-54'],
-  }),
-});
+export const SnapshotBodySchema = Type.Object(
+  {
+    identifier_type: StringEnum(['NIP', 'REGON9', 'KRS'] as const, { description: 'NIP, REGON9 or KRS.' }),
+    identifier_value: Type.String({
+      maxLength: 50,
+      description: 'NIP with or without spaces, dashes or a `PL` prefix; REGON9 with or without spaces; KRS with or without leading zeros.',
+      examples: ['PL 774-000-14-54'],
+    }),
+  },
+  { examples: [{ identifier_type: 'NIP', identifier_value: 'PL 774-000-14-54' }] },
+);
 
 export const SnapshotResponseSchema = Type.Object({
   status: Type.Literal('success'),

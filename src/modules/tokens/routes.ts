@@ -45,11 +45,14 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
           summary: 'Create an API token',
           security: [{ bearer: [] }],
           description: 'The plaintext (`sk_api_…`) is returned once. Without `expires_in_days` (or with it null) the token never expires.',
-          body: Type.Object({
-            name: NameSchema,
-            // null reads as absent, as many clients send an optional field they have no value for.
-            expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, nullable: true })),
-          }),
+          body: Type.Object(
+            {
+              name: NameSchema,
+              // null reads as absent, as many clients send an optional field they have no value for.
+              expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, nullable: true })),
+            },
+            { examples: [{ name: 'Production ETL', expires_in_days: 90 }] },
+          ),
           response: {
             201: Type.Object({ success: Type.Boolean(), data: NewTokenSchema, meta: Meta }),
             ...errorResponses({ auth: 'master', validation: true }),
@@ -73,6 +76,8 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         schema: {
           tags: ['Tokens'],
           summary: 'List the tokens of the account (Master Token included)',
+          description:
+            'Every token of the account, the Master Token included (`kind`: `master` or `api`), active, revoked or expired, without plaintexts; `meta.total` counts them.',
           security: [{ bearer: [] }],
           response: {
             200: Type.Object({
@@ -97,6 +102,8 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         schema: {
           tags: ['Tokens'],
           summary: 'Verify the token in the Authorization header',
+          description:
+            'Master or API token: its reference, name, kind, owner and lifetime. A revoked, expired or unknown token is the 401 every route gives (`Token revoked`, `Token expired`, `Invalid API token`).',
           security: [{ bearer: [] }],
           response: {
             200: Type.Object({
@@ -145,6 +152,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         schema: {
           tags: ['Tokens'],
           summary: 'Get one token',
+          description: "One token's metadata (never its plaintext). An unknown reference, or another account's: 404 `Token not found`.",
           security: [{ bearer: [] }],
           params: RefParams,
           response: {
@@ -163,9 +171,10 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         schema: {
           tags: ['Tokens'],
           summary: 'Rename a token',
+          description: 'A new name (3 to 255 characters, trimmed); the secret and the lifetime are unchanged.',
           security: [{ bearer: [] }],
           params: RefParams,
-          body: Type.Object({ name: NameSchema }),
+          body: Type.Object({ name: NameSchema }, { examples: [{ name: 'Nightly sync' }] }),
           response: {
             200: Type.Object({ success: Type.Boolean(), data: TokenSchema, meta: Meta }),
             ...errorResponses({ auth: 'master', notFound: true, validation: true }),

@@ -62,6 +62,7 @@ export function walletRoutes(deps: { wallet: WalletService }): FastifyPluginAsyn
         schema: {
           tags: ['Wallet'],
           summary: 'Balance and credits purchased to date',
+          description: 'The balance in credits and the credits bought to date. Free, with any token.',
           security: [{ bearer: [] }],
           response: { 200: Envelope(WalletSchema), ...errorResponses({ auth: 'any' }) },
         },
@@ -102,6 +103,7 @@ export function walletRoutes(deps: { wallet: WalletService }): FastifyPluginAsyn
         schema: {
           tags: ['Wallet'],
           summary: 'Credit packages that can be bought, with prices',
+          description: 'The packages `POST /wallet/topup` takes as `package_slug`, with their credits and price. Free.',
           security: [{ bearer: [] }],
           response: { 200: Envelope(Type.Array(PackageSchema)), ...errorResponses({ auth: 'any' }) },
         },
@@ -119,7 +121,10 @@ export function walletRoutes(deps: { wallet: WalletService }): FastifyPluginAsyn
           security: [{ bearer: [] }],
           description:
             'Opens a checkout and returns its URL, to open in a browser. The wallet is credited once the payment is confirmed; `GET /wallet/payments/{payment_ref}` follows it.',
-          body: Type.Object({ package_slug: Type.String({ minLength: 1, maxLength: 64, examples: ['credits-1000'] }) }),
+          body: Type.Object(
+            { package_slug: Type.String({ minLength: 1, maxLength: 64, examples: ['credits-1000'] }) },
+            { examples: [{ package_slug: 'credits-1000' }] },
+          ),
           response: {
             200: Envelope(
               Type.Object({

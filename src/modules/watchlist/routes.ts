@@ -31,7 +31,7 @@ const IdentifierListBody = Type.Object(
       Type.Array(Type.String({ maxLength: MAX_VALUE_LENGTH }), { maxItems: MAX_IDENTIFIERS, description: 'Alias of `identifier_value`.' }),
     ),
   },
-  { examples: [{ identifier_type: 'NIP', identifier_value: ['5261040828', 'PL 779-24-21-236'] }] },
+  { examples: [{ identifier_type: 'NIP', identifier_value: ['5261040828', 'PL 779-243-35-27'] }] },
 );
 
 const SuccessEnvelope = <T extends TSchema>(data: T, meta: TSchema) => Type.Object({ success: Type.Literal(true), data, meta });
@@ -209,6 +209,8 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
         schema: {
           tags: ['Watchlist'],
           summary: 'Follow an add request (extension, free)',
+          description:
+            "The progress of one add (the `request_id` of `POST /companies/add`): `queued` until every identifier was looked up, then `completed`, with each identifier's outcome and the credits charged and refunded (an identifier no source knows is refunded).",
           security: [{ bearer: [] }],
           params: Type.Object({ request_id: PathIdSchema() }),
           response: {

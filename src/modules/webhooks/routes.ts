@@ -54,6 +54,7 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           tags,
           security,
           summary: 'List webhook endpoints',
+          description: "The account's endpoints (at most 10), without their secrets.",
           response: { 200: Envelope(Type.Array(EndpointSchema)), ...errorResponses({ auth: 'any' }) },
         },
       },
@@ -68,6 +69,7 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           tags,
           security,
           summary: 'Get a webhook endpoint',
+          description: "One endpoint, without its secret. Another account's, or an unknown id: 404.",
           params: EndpointIdParams,
           response: { 200: Envelope(EndpointSchema), ...errorResponses({ auth: 'any', notFound: true }) },
         },
@@ -187,6 +189,8 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           tags,
           security,
           summary: "An endpoint's deliveries, newest first",
+          description:
+            "The endpoint's messages, newest first, each with its attempts, last answer and next attempt. `status` filters (`pending`, `delivered`, `failed`); `page` and `per_page` (1 to 100) paginate.",
           params: EndpointIdParams,
           querystring: DeliveriesQuery,
           response: {

@@ -16,92 +16,7 @@ export interface paths {
          * Exchange the initialization token for the Master Token
          * @description Returns the Master Token once and credits the 100 welcome credits.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        token: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            email: string;
-                            master_token: string;
-                            message: string;
-                            token_ref: string;
-                            user_ref: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postAuthInit"];
         delete?: never;
         options?: never;
         head?: never;
@@ -121,97 +36,7 @@ export interface paths {
          * Request an account recovery link
          * @description The answer is identical whether or not the account exists. The e-mailed link opens a confirmation page; confirming revokes every token and shows a new Master Token once.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * Format: email
-                         * @description Account e-mail; surrounding spaces are ignored, and it is stored in lower case.
-                         */
-                        email: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-21T10:00:00.000Z
-                             */
-                            expires_at: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postAuthRecover"];
         delete?: never;
         options?: never;
         head?: never;
@@ -229,129 +54,13 @@ export interface paths {
          * Recovery confirmation page (the e-mailed link)
          * @description An HTML page with one form and one button. With `Accept: application/json` a used or expired link answers 422.
          */
-        get: {
-            parameters: {
-                query?: {
-                    token?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string | {
-                            email: string;
-                            message: string;
-                        };
-                        "text/html": string | {
-                            email: string;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                        "text/html": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        get: operations["getAuthRecoverConfirm"];
         put?: never;
         /**
          * Confirm account recovery (the form submission)
          * @description Form-encoded or JSON `{token}`. Revokes every token of the account and returns a new Master Token once.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        token: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string | {
-                            email: string;
-                            master_token: string;
-                            message: string;
-                            token_ref: string;
-                            user_ref: string;
-                        };
-                        "text/html": string | {
-                            email: string;
-                            master_token: string;
-                            message: string;
-                            token_ref: string;
-                            user_ref: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                        "text/html": components["schemas"]["ValidationError"];
-                    };
-                };
-            };
-        };
+        post: operations["postAuthRecoverConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -371,100 +80,7 @@ export interface paths {
          * Register an account (passwordless)
          * @description E-mails a one-time initialization token valid for 24 hours. Registering again before initialization mails a fresh token and the old one stops working.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * Format: email
-                         * @description Account e-mail; surrounding spaces are ignored, and it is stored in lower case.
-                         */
-                        email: string;
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            email: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-21T10:00:00.000Z
-                             */
-                            expires_at: string;
-                            message: string;
-                            user_ref: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postAuthRegister"];
         delete?: never;
         options?: never;
         head?: never;
@@ -486,135 +102,7 @@ export interface paths {
          *
          *     **Price:** 1 credit per unit (`companies.add`). Nothing is charged when the request fails; too few credits: 402.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "identifier_type": "NIP",
-                     *       "identifier_value": [
-                     *         "5261040828",
-                     *         "PL 779-24-21-236"
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        identifier_type?: "NIP" | "REGON9" | "KRS";
-                        /** @description Identifier values (at most 100). NIP with or without spaces, dashes or a PL prefix; KRS with or without leading zeros. Duplicates collapse. */
-                        identifier_value?: string[];
-                        /** @description Alias of `identifier_type`. */
-                        name?: string;
-                        /** @description Alias of `identifier_value`. */
-                        value?: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            already_queued: number;
-                            already_watched: number;
-                            credits_charged: number;
-                            /** @description Values that collapsed into another (same stored form). */
-                            duplicates: number;
-                            identifier_type: "NIP" | "REGON9" | "KRS";
-                            message: string;
-                            /** @description Values newly queued: one credit each. */
-                            queued: number;
-                            /** @description Follow it with GET /watchlist/requests/{request_id}. */
-                            request_id: string;
-                            /** @description Values in the body. */
-                            submitted: number;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCredits"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postCompaniesAdd"];
         delete?: never;
         options?: never;
         head?: never;
@@ -634,139 +122,7 @@ export interface paths {
          *
          *     **Price:** 1 credit per successful request (`companies.events`). Nothing is charged when the request fails; too few credits: 402.
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description One event type or a comma list (any of): COMPANY_NAME_CHANGED, COMPANY_LEGAL_FORM_CHANGED, COMPANY_TAX_IDENTITY_CHANGED, COMPANY_REGISTERED_ADDRESS_ADDED, COMPANY_REGISTERED_ADDRESS_CHANGED, COMPANY_ACTIVITIES_ADDED, COMPANY_ACTIVITIES_REMOVED, COMPANY_ACTIVITIES_CHANGED, COMPANY_MAIN_ACTIVITY_CHANGED, COMPANY_SUSPENDED_DATE, COMPANY_RESUMPTION_DATE, COMPANY_CLOSED_DATE, COMPANY_START_DATE_CHANGE, COMPANY_STATUS_CHANGED, COMPANY_BANKRUPTCY_STARTED, COMPANY_BANKRUPTCY_ENDED, COMPANY_LIQUIDATION_STARTED, COMPANY_LIQUIDATION_ENDED, COMPANY_RESTRUCTURING_STARTED, COMPANY_RESTRUCTURING_ENDED, COMPANY_EMAIL_CHANGED, COMPANY_PHONE_CHANGED, COMPANY_WEBSITE_CHANGED, COMPANY_UNIT_OPENED, COMPANY_UNIT_CLOSED, COMPANY_PERSON_ADDED, COMPANY_PERSON_REMOVED, COMPANY_VAT_STATUS_CHANGED, COMPANY_BANK_ACCOUNTS_CHANGED. */
-                    event_type?: string | string[];
-                    /**
-                     * @description Events dated on or after (YYYY-MM-DD).
-                     * @example 2026-11-21
-                     */
-                    from_date?: string;
-                    identifier_type: "NIP" | "REGON9" | "KRS";
-                    identifier_value: string;
-                    page?: number;
-                    per_page?: number;
-                    /** @description An event group: identity, address, activities, status, insolvency, contact, persons, tax. With `event_type`, both must match. */
-                    scope?: string | string[];
-                    /**
-                     * @description Events dated on or before (YYYY-MM-DD).
-                     * @example 2026-11-21
-                     */
-                    to_date?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                company: {
-                                    identifier_type: "NIP" | "REGON9" | "KRS";
-                                    name: string;
-                                    primary_identifier: string;
-                                };
-                                events: {
-                                    /** @description YYYY-MM-DD: the date of the daily run that detected the change. */
-                                    event_date: string;
-                                    event_type: "COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED";
-                                    /** @description Extension: increases with detection order; `after_id` polls by it. */
-                                    id: number;
-                                    new_value: string | null;
-                                    old_value: string | null;
-                                    severity: "info" | "warning" | "critical";
-                                }[];
-                            };
-                            meta: {
-                                current_page: number;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                fetched_at: string;
-                                last_page: number;
-                                per_page: number;
-                                total: number;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCredits"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getCompaniesEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -790,231 +146,7 @@ export interface paths {
          *
          *     **Price:** 1 credit per unit (`companies.match`). Nothing is charged when the request fails; too few credits: 402.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "queries": [
-                     *         {
-                     *           "name": "orlen sa",
-                     *           "city": "Plock"
-                     *         },
-                     *         {
-                     *           "name": "Kowalski Budownictwo sp. z o.o.",
-                     *           "postal_code": "00-950",
-                     *           "street": "ul. Prosta 12"
-                     *         },
-                     *         {
-                     *           "nip": "PL 774-000-14-54"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description 1 to 100 queries; each costs a credit. */
-                        queries: {
-                            /**
-                             * @description City, ignoring case and diacritics (`Łódź` = `Lodz`).
-                             * @example Płock
-                             */
-                            city?: string;
-                            /**
-                             * @description KRS number, with or without leading zeros.
-                             * @example 28860
-                             */
-                            krs?: string;
-                            /**
-                             * @description The company name as written: case, Polish diacritics, punctuation, quotes, word order and legal-form words (`sp. z o.o.`, `S.A.`, `s.c.`) do not matter; a typo or two in a longer name is forgiven.
-                             * @example Orlen S.A.
-                             */
-                            name?: string;
-                            /**
-                             * @description NIP, with or without spaces, dashes or a `PL` prefix. A NIP that names a company wins outright.
-                             * @example PL 774-000-14-54
-                             */
-                            nip?: string;
-                            /**
-                             * @description Postal code, with or without the dash.
-                             * @example 09-411
-                             */
-                            postal_code?: string;
-                            /**
-                             * @description REGON (9 digits), with or without spaces.
-                             * @example 610188201
-                             */
-                            regon?: string;
-                            /**
-                             * @description Street, with or without `ul.`/`al.` and the building number.
-                             * @example ul. Chemików 7
-                             */
-                            street?: string;
-                        }[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "status": "success",
-                         *       "data": [
-                         *         {
-                         *           "query_index": 0,
-                         *           "candidates": [
-                         *             {
-                         *               "identifiers": [
-                         *                 {
-                         *                   "type": "NIP",
-                         *                   "value": "7740001454"
-                         *                 },
-                         *                 {
-                         *                   "type": "REGON9",
-                         *                   "value": "610188201"
-                         *                 },
-                         *                 {
-                         *                   "type": "KRS",
-                         *                   "value": "0000028860"
-                         *                 }
-                         *               ],
-                         *               "name": "ORLEN SPÓŁKA AKCYJNA",
-                         *               "city": "Płock",
-                         *               "postal_code": "09-411",
-                         *               "status": "ACTIVE",
-                         *               "score": 1,
-                         *               "match": true,
-                         *               "features": [
-                         *                 "name",
-                         *                 "city"
-                         *               ]
-                         *             }
-                         *           ]
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            data: {
-                                /** @description Up to five, best first; empty when nothing resembles the query. */
-                                candidates: {
-                                    city: string | null;
-                                    /** @description What agreed: `identifier`, `name`, `city`, `postal_code`, `street`. */
-                                    features: ("identifier" | "name" | "city" | "postal_code" | "street")[];
-                                    identifiers: {
-                                        type: "NIP" | "REGON9" | "KRS";
-                                        value: string;
-                                    }[];
-                                    /** @description True for the one candidate the service bets on; at most one a query. */
-                                    match: boolean;
-                                    name: string;
-                                    postal_code: string | null;
-                                    /** @description How well the company fits the query, from 0 to 1 (docs/match.md). */
-                                    score: number;
-                                    /** @enum {string} */
-                                    status: "ACTIVE" | "SUSPENDED" | "DELETED";
-                                }[];
-                                /** @description Index of the query in `queries`. */
-                                query_index: number;
-                            }[];
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCredits"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postCompaniesMatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1034,182 +166,7 @@ export interface paths {
          *
          *     **Price:** 1 credit per successful request (`companies.search`). Nothing is charged when the request fails; too few credits: 402.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /**
-                     * @description Alias of `activity_code`: a comma list of codes, any of which matches.
-                     * @example 6201Z,6202Z
-                     */
-                    activities?: string;
-                    /**
-                     * @description An activity (PKD) code, with or without dots (`62.01.Z` = `6201Z`); any of the company's activities matches. A comma list means any of them.
-                     * @example 62.01.Z
-                     */
-                    activity_code?: string;
-                    /**
-                     * @description The start of an activity code (`62`, `62.0`, `6201`); any of the company's activities matches.
-                     * @example 62
-                     */
-                    activity_prefix?: string;
-                    /**
-                     * @description Activity start date, lower bound (inclusive), YYYY-MM-DD.
-                     * @example 2020-01-01
-                     */
-                    activity_start_from?: string;
-                    /**
-                     * @description Activity start date, upper bound (inclusive), YYYY-MM-DD.
-                     * @example 2020-01-01
-                     */
-                    activity_start_to?: string;
-                    /**
-                     * @description City name, ignoring case and Polish diacritics (`Łódź` = `LODZ`).
-                     * @example Warszawa
-                     */
-                    city?: string;
-                    /** @description Only companies with a contact of this type: `phone`, `email` or `fax`. */
-                    has_contact?: string;
-                    /**
-                     * @description Legal form slug (GET /api/v1/dictionaries/legal-forms), e.g. `sp-z-oo`.
-                     * @example sp-z-oo
-                     */
-                    legal_form?: string;
-                    /**
-                     * @description Alias of `activity_start_from`.
-                     * @example 2020-01-01
-                     */
-                    open_from?: string;
-                    /** @description Page number; pages hold 20 results. A page past the last one is empty; one beyond 500 that would hold results (past the first 10,000) is refused: narrow the filters to see further. */
-                    page?: number;
-                    /**
-                     * @description Postal code, any text up to 20 characters; spaces, dashes and case do not matter (`00-950` = `00950`). A code no company has matches nothing.
-                     * @example 00-950
-                     */
-                    postal_code?: string;
-                    /**
-                     * @description Extension: words the name must contain, each as the start of a word, ignoring case, diacritics and legal-form words (`sp. z o.o.`, `spółka akcyjna`, `S.A.`).
-                     * @example orlen
-                     */
-                    q?: string;
-                    /** @description `ACTIVE` (default), `SUSPENDED` or `DELETED`. */
-                    status?: string;
-                    /**
-                     * @description Voivodeship name, ignoring case and Polish diacritics (`Łódzkie` = `lodzkie`); a TERYT code or `województwo …` works too.
-                     * @example mazowieckie
-                     */
-                    voivodeship?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                current_page: number;
-                                /**
-                                 * @description The date (YYYY-MM-DD) of the latest completed daily run this answer (every result and the total) reflects; null before the first run completed. See docs/search.md, "Freshness".
-                                 * @example 2026-11-24
-                                 */
-                                data_as_of: string | (never | null);
-                                last_page: number;
-                                per_page: number;
-                                results: {
-                                    /** @description Main activity (PKD) code without dots. */
-                                    activity_main: string | null;
-                                    /**
-                                     * Format: date
-                                     * @example 2026-11-21
-                                     */
-                                    activity_start: string | null;
-                                    city: string | null;
-                                    contacts: {
-                                        /**
-                                         * @description `phone`, `email` or `fax`.
-                                         * @enum {string}
-                                         */
-                                        type: "phone" | "email" | "fax";
-                                        value: string;
-                                    }[];
-                                    identifiers: {
-                                        type: "NIP" | "REGON9" | "KRS";
-                                        value: string;
-                                    }[];
-                                    name: string;
-                                    status: "ACTIVE" | "SUSPENDED" | "DELETED";
-                                    voivodeship: string | null;
-                                }[];
-                                /** @description Exact number of companies matching the filters. */
-                                total: number;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCredits"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getCompaniesSearch"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1233,237 +190,7 @@ export interface paths {
          *
          *     **Price:** 1 credit per successful request (`companies.snapshot`). Nothing is charged when the request fails; too few credits: 402.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description NIP, REGON9 or KRS.
-                         * @enum {string}
-                         */
-                        identifier_type: "NIP" | "REGON9" | "KRS";
-                        /**
-                         * @description NIP with or without spaces, dashes or a `PL` prefix; REGON9 with or without spaces; KRS with or without leading zeros.
-                         * @example PL 774-000-14-54
-                         */
-                        identifier_value: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                identity: {
-                                    company_type: string;
-                                    country_code: string;
-                                    identifiers: {
-                                        type: "NIP" | "REGON9" | "KRS";
-                                        value: string;
-                                    }[];
-                                };
-                                persons: {
-                                    full_name: string;
-                                    role: string;
-                                }[];
-                                profiles: {
-                                    activities: {
-                                        /** @description PKD code without dots, e.g. `6201Z`. */
-                                        code: string;
-                                        is_primary: boolean;
-                                        name: string;
-                                    }[];
-                                    address: {
-                                        apartment: string;
-                                        building: string;
-                                        city: string;
-                                        country_code: string;
-                                        postal_code: string;
-                                        street: string;
-                                        voivodeship: string;
-                                    } | null;
-                                    bank_accounts: string[];
-                                    contacts: {
-                                        /**
-                                         * @description `phone`, `email` or `fax`.
-                                         * @enum {string}
-                                         */
-                                        type: "phone" | "email" | "fax";
-                                        value: string;
-                                    }[];
-                                    dates: {
-                                        /** @description YYYY-MM-DD */
-                                        date: string;
-                                        /**
-                                         * @description registration, activity_start, suspension, resumption, closure, deletion, bankruptcy_start, bankruptcy_end, liquidation_start, liquidation_end, restructuring_start, restructuring_end.
-                                         * @enum {string}
-                                         */
-                                        type: "registration" | "activity_start" | "suspension" | "resumption" | "closure" | "deletion" | "bankruptcy_start" | "bankruptcy_end" | "liquidation_start" | "liquidation_end" | "restructuring_start" | "restructuring_end";
-                                    }[];
-                                    /** @description Registry-language label. */
-                                    legal_form: string;
-                                    name: string;
-                                    /**
-                                     * @description The registry this profile comes from: `krs`, `bir`, `ceidg`, `vat`, `synthetic` or `file`.
-                                     * @enum {string}
-                                     */
-                                    source: "krs" | "bir" | "ceidg" | "vat" | "synthetic" | "file";
-                                    /** @description Registry-language label, e.g. `aktywny`, `zawieszony`, `wykreślony`. */
-                                    status: string;
-                                    units: {
-                                        address: {
-                                            apartment: string;
-                                            building: string;
-                                            city: string;
-                                            country_code: string;
-                                            postal_code: string;
-                                            street: string;
-                                            voivodeship: string;
-                                        } | null;
-                                        /** @description A unit closes by disappearing from `units[]` or by gaining a `closure` date. */
-                                        dates: {
-                                            /** @description YYYY-MM-DD */
-                                            date: string;
-                                            /**
-                                             * @description registration, activity_start, suspension, resumption, closure, deletion, bankruptcy_start, bankruptcy_end, liquidation_start, liquidation_end, restructuring_start, restructuring_end.
-                                             * @enum {string}
-                                             */
-                                            type: "registration" | "activity_start" | "suspension" | "resumption" | "closure" | "deletion" | "bankruptcy_start" | "bankruptcy_end" | "liquidation_start" | "liquidation_end" | "restructuring_start" | "restructuring_end";
-                                        }[];
-                                        /** @description REGON14 of the local unit (or another stable identifier the source gives). */
-                                        identifier: string;
-                                        name: string;
-                                    }[];
-                                    /** @description VAT white-list status label; null when the source does not say. */
-                                    vat_status: string | null;
-                                    /** @description URL strings. */
-                                    websites: string[];
-                                }[];
-                            };
-                            meta: {
-                                /**
-                                 * @description The date (YYYY-MM-DD) of the latest completed daily run this snapshot reflects; null before the first run completed. See docs/search.md, "Freshness".
-                                 * @example 2026-11-24
-                                 */
-                                data_as_of: string | (never | null);
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                fetched_at: string;
-                                /** @description Extension: the day the service first stored the company (YYYY-MM-DD). */
-                                first_seen_date: string;
-                                /** @description Extension: the day of the last detected change (YYYY-MM-DD); null when none was. */
-                                last_changed_date: string | null;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCredits"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postCompaniesSnapshot"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1481,212 +208,14 @@ export interface paths {
          * The watched companies, newest watch first (free)
          * @description `events_count` and `last_event_at` (the date of the latest event) count what the feed shows for the company: its events from the day it was watched.
          */
-        get: {
-            parameters: {
-                query?: {
-                    page?: number;
-                    per_page?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                events_count: number;
-                                /** @description YYYY-MM-DD */
-                                last_event_at: string | null;
-                                name: string;
-                                primary_identifier: string;
-                                /** @description YYYY-MM-DD (UTC). */
-                                watched_since: string;
-                            }[];
-                            meta: {
-                                current_page: number;
-                                last_page: number;
-                                per_page: number;
-                                total: number;
-                            };
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getCompaniesWatched"];
         put?: never;
         post?: never;
         /**
          * Remove companies from the watchlist
          * @description Same body as the add. Monitoring stops at once: the feed no longer shows the companies. Each value ends in `removed`, `not_watched` (a known company not on the list) or `not_found` (no such company), in its stored form. A value still queued by an add request that has not settled it is cancelled (never watched, refunded) and answers `removed`.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "identifier_type": "NIP",
-                     *       "identifier_value": [
-                     *         "5261040828",
-                     *         "PL 779-24-21-236"
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        identifier_type?: "NIP" | "REGON9" | "KRS";
-                        /** @description Identifier values (at most 100). NIP with or without spaces, dashes or a PL prefix; KRS with or without leading zeros. Duplicates collapse. */
-                        identifier_value?: string[];
-                        /** @description Alias of `identifier_type`. */
-                        name?: string;
-                        /** @description Alias of `identifier_value`. */
-                        value?: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                not_found: string[];
-                                not_watched: string[];
-                                removed: string[];
-                            };
-                            meta: {
-                                not_found: number;
-                                not_watched: number;
-                                removed: number;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                removed_at: string;
-                                total: number;
-                            };
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteCompaniesWatched"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1703,91 +232,7 @@ export interface paths {
          * PKD activity codes and names
          * @description Free. PKD 2025 subclasses by default (the codes companies register); `version=2007` for the previous classification, which registries still carry; `level=all` adds sections, divisions, groups and classes. `prefix` keeps codes starting with it (dots ignored); `q` keeps entries whose name has words starting with each word of q (case and diacritics ignored) or whose code starts with q. Code order.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `subclass` or `all` levels. */
-                    level?: "subclass" | "all";
-                    page?: number;
-                    per_page?: number;
-                    /** @example 62 */
-                    prefix?: string;
-                    /** @example oprogramowanie */
-                    q?: string;
-                    /** @description PKD version. */
-                    version?: "2025" | "2007";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description Without dots, as the search filters take it. */
-                                code: string;
-                                /** @description As PKD writes it, e.g. `62.01.Z`. */
-                                dotted: string;
-                                /** @description `section`, `division`, `group`, `class` or `subclass`. */
-                                level: string;
-                                name: string;
-                            }[];
-                            meta: {
-                                current_page: number;
-                                last_page: number;
-                                per_page: number;
-                                total: number;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getDictionariesActivities"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1807,62 +252,7 @@ export interface paths {
          * Legal forms: the slugs the search filter `legal_form` takes
          * @description Free. `label` is the registry-language name; `register` says where such entities are registered (`krs`, `ceidg`, `regon`, `other`).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                abbreviation: string | null;
-                                label: string;
-                                register: string;
-                                slug: string;
-                            }[];
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getDictionariesLegalForms"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1882,62 +272,7 @@ export interface paths {
          * Voivodeships: the values the search filter `voivodeship` takes
          * @description Free. The filter accepts the name (any case, with or without diacritics), the slug or the TERYT code.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description TERYT code */
-                                code: string;
-                                name: string;
-                                slug: string;
-                            }[];
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getDictionariesVoivodeships"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1957,123 +292,7 @@ export interface paths {
          * Freshness and health of each registry source
          * @description Per source (krs, bir, ceidg, vat, and synthetic or file when configured or when they ran): whether the scheduler runs it, its health, the latest day with a completed daily run, its most recent run with counts, the due days of the last 30 without a completed run (`gaps`), and how many companies hold a profile from it. A day is due once its scheduled run (03:00 UTC the next day) has had three hours to finish. No credential; the unauthenticated per-IP rate limit applies.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "status": "success",
-                         *       "data": [
-                         *         {
-                         *           "source": "krs",
-                         *           "configured": true,
-                         *           "health": "degraded",
-                         *           "last_completed_date": "2026-11-24",
-                         *           "last_run": {
-                         *             "date": "2026-11-24",
-                         *             "status": "completed",
-                         *             "started_at": "2026-11-25T03:00:04.120Z",
-                         *             "finished_at": "2026-11-25T03:41:17.904Z",
-                         *             "new": 112,
-                         *             "updated": 2390,
-                         *             "deleted": 41,
-                         *             "events": 5122
-                         *           },
-                         *           "gaps": [
-                         *             "2026-11-20"
-                         *           ],
-                         *           "companies": 812345
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            data: {
-                                /** @description Companies holding a profile from this source. */
-                                companies: number;
-                                /** @description Named in REGISTRY_SOURCES: the scheduler runs it every day. */
-                                configured: boolean;
-                                /** @description Due days of the last 30 without a completed run, oldest first (configured sources only). */
-                                gaps: string[];
-                                /** @description `ok`; `degraded`: the last run failed or a day of the last 7 has no completed run; `down`: configured, and none of the last 3 due days completed; `unconfigured`: not in REGISTRY_SOURCES. */
-                                health: "ok" | "degraded" | "down" | "unconfigured";
-                                /**
-                                 * Format: date
-                                 * @description The latest day with a completed daily run.
-                                 * @example 2026-11-21
-                                 */
-                                last_completed_date: string | null;
-                                /** @description The most recent daily run: one running now, else the one that finished last. */
-                                last_run: {
-                                    /**
-                                     * Format: date
-                                     * @description The day the run is for (its events' `event_date`).
-                                     * @example 2026-11-24
-                                     */
-                                    date: string;
-                                    /** @description Companies that became deleted. */
-                                    deleted: number;
-                                    /** @description Events detected. */
-                                    events: number;
-                                    /**
-                                     * Format: date-time
-                                     * @example 2026-11-21T10:00:00.000Z
-                                     */
-                                    finished_at: string | null;
-                                    /** @description Companies first seen. */
-                                    new: number;
-                                    /**
-                                     * Format: date-time
-                                     * @example 2026-11-21T10:00:00.000Z
-                                     */
-                                    started_at: string;
-                                    status: "running" | "completed" | "failed";
-                                    /** @description Companies with at least one event. */
-                                    updated: number;
-                                } | null;
-                                /**
-                                 * @description krs, bir, ceidg, vat; synthetic or file when configured or when they ran.
-                                 * @example krs
-                                 */
-                                source: string;
-                            }[];
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getSources"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2093,79 +312,7 @@ export interface paths {
          * Registry activity of one day
          * @description From the daily run of that date: companies first seen (`new`), companies with at least one event (`updated`), companies that became deleted (`deleted`), companies known at the end of the day (`total`). A day without a run: 404.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description YYYY-MM-DD */
-                    date: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                deleted: number;
-                                new: number;
-                                total: number;
-                                updated: number;
-                            };
-                            meta: {
-                                date: string;
-                                description: string;
-                                source: string;
-                                /** @enum {string} */
-                                type: "daily_snapshot";
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getStatsDayByDate"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2185,78 +332,7 @@ export interface paths {
          * Registry activity of the 30 days ending at a date
          * @description Clamped to the days that have runs: `from_date`/`to_date` are the first and last such days; counts are summed and `total` is that of `to_date`. No run in the window: 404.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description YYYY-MM-DD */
-                    date: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                deleted: number;
-                                new: number;
-                                total: number;
-                                updated: number;
-                            };
-                            meta: {
-                                description: string;
-                                from_date: string;
-                                source: string;
-                                to_date: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getStatsRangeByDate"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2272,232 +348,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the tokens of the account (Master Token included) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string | null;
-                                is_active: boolean;
-                                kind: "master" | "api";
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                last_used_at: string | null;
-                                last_used_ip: string | null;
-                                name: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                revoked_at: string | null;
-                                token_ref: string;
-                                usage_count: number;
-                            }[];
-                            meta: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                timestamp: string;
-                                total: number;
-                            };
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * List the tokens of the account (Master Token included)
+         * @description Every token of the account, the Master Token included (`kind`: `master` or `api`), active, revoked or expired, without plaintexts; `meta.total` counts them.
+         */
+        get: operations["getTokens"];
         put?: never;
         /**
          * Create an API token
          * @description The plaintext (`sk_api_…`) is returned once. Without `expires_in_days` (or with it null) the token never expires.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        expires_in_days?: number | null;
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string | null;
-                                is_active: boolean;
-                                kind: "master" | "api";
-                                name: string;
-                                plaintext: string;
-                                token_ref: string;
-                                warning: string;
-                            };
-                            meta: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                timestamp: string;
-                            };
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postTokens"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2511,349 +372,22 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one token */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token_ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string | null;
-                                is_active: boolean;
-                                kind: "master" | "api";
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                last_used_at: string | null;
-                                last_used_ip: string | null;
-                                name: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                revoked_at: string | null;
-                                token_ref: string;
-                                usage_count: number;
-                            };
-                            meta: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                timestamp: string;
-                            };
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
-        /** Rename a token */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token_ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string | null;
-                                is_active: boolean;
-                                kind: "master" | "api";
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                last_used_at: string | null;
-                                last_used_ip: string | null;
-                                name: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                revoked_at: string | null;
-                                token_ref: string;
-                                usage_count: number;
-                            };
-                            meta: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                timestamp: string;
-                            };
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * Get one token
+         * @description One token's metadata (never its plaintext). An unknown reference, or another account's: 404 `Token not found`.
+         */
+        get: operations["getTokensByTokenRef"];
+        /**
+         * Rename a token
+         * @description A new name (3 to 255 characters, trimmed); the secret and the lifetime are unchanged.
+         */
+        put: operations["putTokensByTokenRef"];
         post?: never;
         /**
          * Revoke an API token (irreversible)
          * @description The Master Token cannot be revoked (422): rotate it or recover the account. Revoking an already revoked token answers 200 with its original revoked_at.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token_ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            message: string;
-                            meta: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                revoked_at: string;
-                            };
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteTokensByTokenRef"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2872,121 +406,7 @@ export interface paths {
          * Rotate a token
          * @description Revokes the token and creates a new one named `<name> (rotated)` with the same lifetime counted from now. The Master Token can be rotated too. Only an active token rotates: a revoked or expired one is 422 (`errors.token_ref`), and nothing changes.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    token_ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                new_token: {
-                                    /**
-                                     * Format: date-time
-                                     * @example 2026-11-21T10:00:00.000Z
-                                     */
-                                    created_at: string;
-                                    /**
-                                     * Format: date-time
-                                     * @example 2026-11-21T10:00:00.000Z
-                                     */
-                                    expires_at: string | null;
-                                    is_active: boolean;
-                                    kind: "master" | "api";
-                                    name: string;
-                                    plaintext: string;
-                                    token_ref: string;
-                                    warning: string;
-                                };
-                                old_token: {
-                                    is_active: boolean;
-                                    name: string;
-                                    /**
-                                     * Format: date-time
-                                     * @example 2026-11-21T10:00:00.000Z
-                                     */
-                                    revoked_at: string;
-                                    token_ref: string;
-                                };
-                            };
-                            meta: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                timestamp: string;
-                            };
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postTokensByTokenRefRotate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3002,82 +422,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify the token in the Authorization header */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string | null;
-                                is_active: boolean;
-                                kind: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                last_used_at: string | null;
-                                token_name: string;
-                                token_ref: string;
-                                user_name: string;
-                                user_ref: string;
-                                valid: boolean;
-                            };
-                            meta: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                timestamp: string;
-                            };
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * Verify the token in the Authorization header
+         * @description Master or API token: its reference, name, kind, owner and lifetime. A revoked, expired or unknown token is the 401 every route gives (`Token revoked`, `Token expired`, `Invalid API token`).
+         */
+        post: operations["postTokensVerify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3091,63 +440,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Balance and credits purchased to date */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description Current credits. */
-                                balance: number;
-                                /** @description Credits purchased to date. */
-                                total_purchased: number;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * Balance and credits purchased to date
+         * @description The balance in credits and the credits bought to date. Free, with any token.
+         */
+        get: operations["getWallet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3167,255 +464,13 @@ export interface paths {
          * Checkout page of a top-up (open `checkout_url` in a browser)
          * @description With the dev provider: a form with `Pay` and `Cancel`. Otherwise the page the payment provider returns to, showing the payment state. With `Accept: application/json`: the payment.
          */
-        get: {
-            parameters: {
-                query?: {
-                    result?: string;
-                };
-                header?: never;
-                path: {
-                    payment_ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string | {
-                            data: {
-                                /** @description While pending: where to pay. */
-                                checkout_url: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                completed_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                credits: number;
-                                currency: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string;
-                                package: string;
-                                payment_ref: string;
-                                price: string;
-                                provider: string;
-                                status: "pending" | "confirmed" | "failed" | "expired";
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                        "text/html": string | {
-                            data: {
-                                /** @description While pending: where to pay. */
-                                checkout_url: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                completed_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                credits: number;
-                                currency: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string;
-                                package: string;
-                                payment_ref: string;
-                                price: string;
-                                provider: string;
-                                status: "pending" | "confirmed" | "failed" | "expired";
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getWalletCheckoutByPaymentRef"];
         put?: never;
         /**
          * Dev checkout: Pay or Cancel (the form submission)
          * @description Form-encoded or JSON `{action: "pay" | "cancel"}`; without `action`, Pay (the form's default button). Paying again after paying credits nothing more. The page answers with a redirect to the checkout page; JSON callers get the payment (409 when the action can no longer apply).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    payment_ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description While pending: where to pay. */
-                                checkout_url: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                completed_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                credits: number;
-                                currency: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string;
-                                package: string;
-                                payment_ref: string;
-                                price: string;
-                                provider: string;
-                                status: "pending" | "confirmed" | "failed" | "expired";
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                        "text/html": {
-                            data: {
-                                /** @description While pending: where to pay. */
-                                checkout_url: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                completed_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                credits: number;
-                                currency: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string;
-                                package: string;
-                                payment_ref: string;
-                                price: string;
-                                provider: string;
-                                status: "pending" | "confirmed" | "failed" | "expired";
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                        "text/html": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                        "text/html": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postWalletCheckoutByPaymentRef"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3429,68 +484,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Credit packages that can be bought, with prices */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                credits: number;
-                                /** @example PLN */
-                                currency: string;
-                                /**
-                                 * @description Price as a decimal string in `currency`.
-                                 * @example 49.00
-                                 */
-                                price: string;
-                                slug: string;
-                            }[];
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * Credit packages that can be bought, with prices
+         * @description The packages `POST /wallet/topup` takes as `package_slug`, with their credits and price. Free.
+         */
+        get: operations["getWalletPackages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3510,102 +508,7 @@ export interface paths {
          * One top-up payment and its state
          * @description States: `pending`, then `confirmed` (credited once), `failed` or `expired`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    payment_ref: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description While pending: where to pay. */
-                                checkout_url: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                completed_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                credits: number;
-                                currency: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string;
-                                package: string;
-                                payment_ref: string;
-                                price: string;
-                                provider: string;
-                                status: "pending" | "confirmed" | "failed" | "expired";
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getWalletPaymentsByPaymentRef"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3627,124 +530,7 @@ export interface paths {
          * Start buying a credit package
          * @description Opens a checkout and returns its URL, to open in a browser. The wallet is credited once the payment is confirmed; `GET /wallet/payments/{payment_ref}` follows it.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @example credits-1000 */
-                        package_slug: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description Open in a browser to pay. */
-                                checkout_url: string;
-                                credits: number;
-                                currency: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                expires_at: string;
-                                package: string;
-                                payment_ref: string;
-                                price: string;
-                                /** @enum {string} */
-                                status: "pending";
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postWalletTopup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3762,96 +548,7 @@ export interface paths {
          * The ledger: every change of the balance, newest first
          * @description Types: `start` (welcome bonus), `deposit` (top-up), `usage` (negative; the description names the operation), `refund`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    page?: number;
-                    per_page?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * @description Credits, negative for usage.
-                                 * @example -1.00
-                                 */
-                                amount: string;
-                                /**
-                                 * @description Balance after the transaction.
-                                 * @example -1.00
-                                 */
-                                balance_after: string;
-                                /**
-                                 * @description UTC, with microseconds.
-                                 * @example 2026-11-21T10:00:00.123456Z
-                                 */
-                                created_at: string;
-                                /** @description What the transaction was for: the operation (e.g. `companies.search`), the top-up or the bonus. */
-                                description: string;
-                                type: "start" | "deposit" | "usage" | "refund";
-                            }[];
-                            meta: {
-                                current_page: number;
-                                last_page: number;
-                                next_page: number | null;
-                                per_page: number;
-                                prev_page: number | null;
-                                total: number;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getWalletTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3873,137 +570,7 @@ export interface paths {
          *
          *     **Price:** 1 credit per successful request (`watchlist.events`). Nothing is charged when the request fails; too few credits: 402.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Polling mode: events with a greater id, oldest first. */
-                    after_id?: number;
-                    /** @description One event type or a comma list (any of): COMPANY_NAME_CHANGED, COMPANY_LEGAL_FORM_CHANGED, COMPANY_TAX_IDENTITY_CHANGED, COMPANY_REGISTERED_ADDRESS_ADDED, COMPANY_REGISTERED_ADDRESS_CHANGED, COMPANY_ACTIVITIES_ADDED, COMPANY_ACTIVITIES_REMOVED, COMPANY_ACTIVITIES_CHANGED, COMPANY_MAIN_ACTIVITY_CHANGED, COMPANY_SUSPENDED_DATE, COMPANY_RESUMPTION_DATE, COMPANY_CLOSED_DATE, COMPANY_START_DATE_CHANGE, COMPANY_STATUS_CHANGED, COMPANY_BANKRUPTCY_STARTED, COMPANY_BANKRUPTCY_ENDED, COMPANY_LIQUIDATION_STARTED, COMPANY_LIQUIDATION_ENDED, COMPANY_RESTRUCTURING_STARTED, COMPANY_RESTRUCTURING_ENDED, COMPANY_EMAIL_CHANGED, COMPANY_PHONE_CHANGED, COMPANY_WEBSITE_CHANGED, COMPANY_UNIT_OPENED, COMPANY_UNIT_CLOSED, COMPANY_PERSON_ADDED, COMPANY_PERSON_REMOVED, COMPANY_VAT_STATUS_CHANGED, COMPANY_BANK_ACCOUNTS_CHANGED. */
-                    event_type?: string | string[];
-                    /**
-                     * @description Events dated on or after (YYYY-MM-DD).
-                     * @example 2026-11-21
-                     */
-                    from_date?: string;
-                    page?: number;
-                    per_page?: number;
-                    /** @description An event group: identity, address, activities, status, insolvency, contact, persons, tax. With `event_type`, both must match. */
-                    scope?: string | string[];
-                    /**
-                     * @description Events dated on or before (YYYY-MM-DD).
-                     * @example 2026-11-21
-                     */
-                    to_date?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                company_name: string;
-                                /** @description YYYY-MM-DD: the date of the daily run that detected the change. */
-                                event_date: string;
-                                event_type: "COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED";
-                                /** @description Extension: increases with detection order; `after_id` polls by it. */
-                                id: number;
-                                identifier_type: "NIP" | "REGON9" | "KRS";
-                                new_value: string | null;
-                                old_value: string | null;
-                                primary_identifier: string;
-                                severity: "info" | "warning" | "critical";
-                            }[];
-                            meta: {
-                                current_page: number;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                fetched_at: string;
-                                last_page: number;
-                                per_page: number;
-                                total: number;
-                            } | {
-                                after_id: number;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                fetched_at: string;
-                                has_more: boolean;
-                                /** @description Pass as `after_id` to continue: the last id returned (or `after_id` when none was). */
-                                next_after_id: number;
-                                per_page: number;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                402: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["InsufficientCredits"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        get: operations["getWatchlistEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4019,93 +586,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Follow an add request (extension, free) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    request_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                completed_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                credits_charged: number;
-                                credits_refunded: number;
-                                identifier_type: "NIP" | "REGON9" | "KRS";
-                                items: {
-                                    identifier_value: string;
-                                    name: string | null;
-                                    primary_identifier: string | null;
-                                    status: "queued" | "watched" | "already_watched" | "already_queued" | "not_found" | "removed";
-                                }[];
-                                queued: number;
-                                request_id: string;
-                                status: "queued" | "completed";
-                                submitted: number;
-                            };
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * Follow an add request (extension, free)
+         * @description The progress of one add (the `request_id` of `POST /companies/add`): `queued` until every identifier was looked up, then `completed`, with each identifier's outcome and the credits charged and refunded (an identifier no source knows is refunded).
+         */
+        get: operations["getWatchlistRequestsByRequestId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4121,234 +606,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                description: string | null;
-                                /** @description Why the service disabled it (410 Gone, 5 days of failures) or "by the account". */
-                                disabled_reason: string | null;
-                                event_types: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
-                                id: string;
-                                status: "enabled" | "disabled";
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                updated_at: string;
-                                url: string;
-                            }[];
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * List webhook endpoints
+         * @description The account's endpoints (at most 10), without their secrets.
+         */
+        get: operations["getWebhooks"];
         put?: never;
         /**
          * Create a webhook endpoint
          * @description At most 10 endpoints an account. The `secret` (`whsec_…`) signs every message (Standard Webhooks) and is shown only here and at rotation. A URL that resolves to a loopback, private, link-local or otherwise non-public address is refused (422 on `url`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "url": "https://example.com/hooks/regwatch",
-                     *       "event_types": [
-                     *         "COMPANY_BANKRUPTCY_STARTED",
-                     *         "COMPANY_NAME_CHANGED"
-                     *       ],
-                     *       "description": "CRM sync"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description At most 500 characters; null clears it. */
-                        description?: string | null;
-                        /** @description The event types sent to this endpoint, kept in the order given (each at most once); empty or absent: all 29. */
-                        event_types?: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
-                        /** @description http(s), at most 2,048 characters, resolving to a public address. */
-                        url: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @example {
-                             *       "id": "ep_12",
-                             *       "url": "https://example.com/hooks/regwatch",
-                             *       "description": "CRM sync",
-                             *       "event_types": [
-                             *         "COMPANY_BANKRUPTCY_STARTED",
-                             *         "COMPANY_NAME_CHANGED"
-                             *       ],
-                             *       "status": "enabled",
-                             *       "disabled_reason": null,
-                             *       "created_at": "2026-11-21T10:00:00.000Z",
-                             *       "updated_at": "2026-11-21T10:00:00.000Z",
-                             *       "secret": "whsec_oFScPtb7SuAkMWW9nWk27k9mIDn9qsUrQzxkasNv5X4="
-                             *     }
-                             */
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                description: string | null;
-                                /** @description Why the service disabled it (410 Gone, 5 days of failures) or "by the account". */
-                                disabled_reason: string | null;
-                                event_types: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
-                                id: string;
-                                /** @description whsec_ + base64 of 32 random bytes: shown here and at rotation only. */
-                                secret: string;
-                                status: "enabled" | "disabled";
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                updated_at: string;
-                                url: string;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postWebhooks"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4362,350 +630,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook endpoint */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example ep_12 */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @example {
-                             *       "id": "ep_12",
-                             *       "url": "https://example.com/hooks/regwatch",
-                             *       "description": "CRM sync",
-                             *       "event_types": [
-                             *         "COMPANY_BANKRUPTCY_STARTED",
-                             *         "COMPANY_NAME_CHANGED"
-                             *       ],
-                             *       "status": "enabled",
-                             *       "disabled_reason": null,
-                             *       "created_at": "2026-11-21T10:00:00.000Z",
-                             *       "updated_at": "2026-11-21T10:00:00.000Z"
-                             *     }
-                             */
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                description: string | null;
-                                /** @description Why the service disabled it (410 Gone, 5 days of failures) or "by the account". */
-                                disabled_reason: string | null;
-                                event_types: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
-                                id: string;
-                                status: "enabled" | "disabled";
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                updated_at: string;
-                                url: string;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint, without its secret. Another account's, or an unknown id: 404.
+         */
+        get: operations["getWebhooksById"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
          * @description Nothing more is sent to it; its delivery log goes with it.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example ep_12 */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @example {
-                             *       "id": "ep_12",
-                             *       "deleted": true
-                             *     }
-                             */
-                            data: {
-                                /** @enum {boolean} */
-                                deleted: true;
-                                id: string;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteWebhooksById"];
         options?: never;
         head?: never;
         /**
          * Update a webhook endpoint
          * @description Enabling a disabled endpoint sends the messages held while it was disabled (those still within their retry schedule).
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example ep_12 */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description At most 500 characters; null clears it. */
-                        description?: string | null;
-                        /** @description The event types sent to this endpoint, kept in the order given (each at most once); empty or absent: all 29. */
-                        event_types?: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
-                        status?: "enabled" | "disabled";
-                        /** @description http(s), at most 2,048 characters, resolving to a public address. */
-                        url?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @example {
-                             *       "id": "ep_12",
-                             *       "url": "https://example.com/hooks/regwatch",
-                             *       "description": "CRM sync",
-                             *       "event_types": [
-                             *         "COMPANY_BANKRUPTCY_STARTED",
-                             *         "COMPANY_NAME_CHANGED"
-                             *       ],
-                             *       "status": "enabled",
-                             *       "disabled_reason": null,
-                             *       "created_at": "2026-11-21T10:00:00.000Z",
-                             *       "updated_at": "2026-11-21T10:00:00.000Z"
-                             *     }
-                             */
-                            data: {
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                description: string | null;
-                                /** @description Why the service disabled it (410 Gone, 5 days of failures) or "by the account". */
-                                disabled_reason: string | null;
-                                event_types: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
-                                id: string;
-                                status: "enabled" | "disabled";
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                updated_at: string;
-                                url: string;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        patch: operations["patchWebhooksById"];
         trace?: never;
     };
     "/api/v1/webhooks/{id}/deliveries": {
@@ -4715,119 +658,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint's deliveries, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    page?: number;
-                    per_page?: number;
-                    status?: "pending" | "delivered" | "failed";
-                };
-                header?: never;
-                path: {
-                    /** @example ep_12 */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                attempts: number;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                created_at: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                delivered_at: string | null;
-                                /** @description Null for a test message. */
-                                event_id: number | null;
-                                event_type: "COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED";
-                                /** @description The message id: the webhook-id header, the same on every attempt. */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                last_attempt_at: string | null;
-                                last_error: string | null;
-                                last_response_status: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-21T10:00:00.000Z
-                                 */
-                                next_attempt_at: string | null;
-                                status: "pending" | "delivered" | "failed";
-                            }[];
-                            meta: {
-                                current_page: number;
-                                last_page: number;
-                                per_page: number;
-                                total: number;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        /**
+         * An endpoint's deliveries, newest first
+         * @description The endpoint's messages, newest first, each with its attempts, last answer and next attempt. `status` filters (`pending`, `delivered`, `failed`); `page` and `per_page` (1 to 100) paginate.
+         */
+        get: operations["getWebhooksByIdDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4849,78 +684,7 @@ export interface paths {
          * Send one delivery again now
          * @description With the same `webhook-id`; a failed message gets one more attempt. On a disabled endpoint the message is queued and goes out once the endpoint is enabled again (the answer says so).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example msg_3041 */
-                    delivery_id: string;
-                    /** @example ep_12 */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @example {
-                             *       "message": "The delivery is queued to be sent again now."
-                             *     }
-                             */
-                            data: {
-                                message: string;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postWebhooksByIdDeliveriesByDeliveryIdRetry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4940,124 +704,7 @@ export interface paths {
          * Send the feed again from an event id
          * @description Recovery after an outage: every event of the account's feed with an id greater than `after_id` (filtered by the endpoint's `event_types`) is sent again, each with its own message id.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example ep_12 */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "after_id": 104233
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description Every event of the feed with a greater id is sent again. */
-                        after_id: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @example {
-                             *       "queued": 42
-                             *     }
-                             */
-                            data: {
-                                queued: number;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postWebhooksByIdReplay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5077,88 +724,7 @@ export interface paths {
          * Rotate the signing secret
          * @description For 24 hours every message carries two signatures in `webhook-signature`, by the new and the previous secret (space-separated); then only the new one. A second rotation within those 24 hours keeps the first one's overlap (three signatures until it ends).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example ep_12 */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @example {
-                             *       "secret": "whsec_nmgIE4raI6RiC82uieyI+91xYslR3A/9eGjHeRo9hx0=",
-                             *       "previous_secret_expires_at": "2026-11-22T10:00:00.000Z"
-                             *     }
-                             */
-                            data: {
-                                /** Format: date-time */
-                                previous_secret_expires_at: string;
-                                secret: string;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Forbidden"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postWebhooksByIdRotateSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5178,125 +744,7 @@ export interface paths {
          * Send a test message
          * @description One message of the given type with sample values and `data.test: true`, through the ordinary delivery path (signed, retried, logged).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example ep_12 */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "event_type": "COMPANY_NAME_CHANGED"
-                     *     }
-                     */
-                    "application/json": {
-                        event_type: "COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @example {
-                             *       "message": "The test message is queued for delivery.",
-                             *       "message_id": "msg_3041"
-                             *     }
-                             */
-                            data: {
-                                message: string;
-                                message_id: string;
-                            };
-                            /** @enum {string} */
-                            status: "success";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Unauthorized"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ValidationError"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-            };
-        };
+        post: operations["postWebhooksByIdTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5310,42 +758,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and database readiness */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            message: string;
-                            status: string;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Liveness and database readiness
+         * @description 200 `{status: "ok"}` once the database answers and is migrated; 503 while it cannot be reached. No credential and no rate limit: for load balancers and orchestrators.
+         */
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5388,8 +805,5888 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Credits this request took (absent when it took none). */
+        CreditsCharged: number;
+        /** @description The balance after the charge (absent when nothing was charged). */
+        CreditsRemaining: number;
+        /** @description Requests allowed in the current minute. */
+        RateLimitLimit: number;
+        /** @description Requests left in the current minute. */
+        RateLimitRemaining: number;
+        /** @description Seconds until the current minute ends. */
+        RateLimitReset: number;
+        /** @description The request id (the one sent, if it was 1 to 64 letters, digits, `_` or `-`); quoted in logs. */
+        RequestId: string;
+        /** @description Seconds to wait before trying again. */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    postAuthInit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email: string;
+                        master_token: string;
+                        message: string;
+                        token_ref: string;
+                        user_ref: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postAuthRecover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ania.kowalska@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Account e-mail; surrounding spaces are ignored, and it is stored in lower case.
+                     */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        expires_at: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getAuthRecoverConfirm: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string | {
+                        email: string;
+                        message: string;
+                    };
+                    "text/html": string | {
+                        email: string;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                    "text/html": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    postAuthRecoverConfirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string | {
+                        email: string;
+                        master_token: string;
+                        message: string;
+                        token_ref: string;
+                        user_ref: string;
+                    };
+                    "text/html": string | {
+                        email: string;
+                        master_token: string;
+                        message: string;
+                        token_ref: string;
+                        user_ref: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                    "text/html": components["schemas"]["ValidationError"];
+                };
+            };
+        };
+    };
+    postAuthRegister: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ania.kowalska@example.com",
+                 *       "name": "Ania Kowalska"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description Account e-mail; surrounding spaces are ignored, and it is stored in lower case.
+                     */
+                    email: string;
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T10:00:00.000Z
+                         */
+                        expires_at: string;
+                        message: string;
+                        user_ref: string;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postCompaniesAdd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "identifier_type": "NIP",
+                 *       "identifier_value": [
+                 *         "5261040828",
+                 *         "PL 779-243-35-27"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    identifier_type?: "NIP" | "REGON9" | "KRS";
+                    /** @description Identifier values (at most 100). NIP with or without spaces, dashes or a PL prefix; KRS with or without leading zeros. Duplicates collapse. */
+                    identifier_value?: string[];
+                    /** @description Alias of `identifier_type`. */
+                    name?: string;
+                    /** @description Alias of `identifier_value`. */
+                    value?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the work is queued. */
+            202: {
+                headers: {
+                    "X-Credits-Charged": components["headers"]["CreditsCharged"];
+                    "X-Credits-Remaining": components["headers"]["CreditsRemaining"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        already_queued: number;
+                        already_watched: number;
+                        credits_charged: number;
+                        /** @description Values that collapsed into another (same stored form). */
+                        duplicates: number;
+                        identifier_type: "NIP" | "REGON9" | "KRS";
+                        message: string;
+                        /** @description Values newly queued: one credit each. */
+                        queued: number;
+                        /** @description Follow it with GET /watchlist/requests/{request_id}. */
+                        request_id: string;
+                        /** @description Values in the body. */
+                        submitted: number;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too few credits: `{message, code: "INSUFFICIENT_CREDITS", balance, required}`; nothing was done or charged. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCredits"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getCompaniesEvents: {
+        parameters: {
+            query: {
+                /** @description One event type or a comma list (any of): COMPANY_NAME_CHANGED, COMPANY_LEGAL_FORM_CHANGED, COMPANY_TAX_IDENTITY_CHANGED, COMPANY_REGISTERED_ADDRESS_ADDED, COMPANY_REGISTERED_ADDRESS_CHANGED, COMPANY_ACTIVITIES_ADDED, COMPANY_ACTIVITIES_REMOVED, COMPANY_ACTIVITIES_CHANGED, COMPANY_MAIN_ACTIVITY_CHANGED, COMPANY_SUSPENDED_DATE, COMPANY_RESUMPTION_DATE, COMPANY_CLOSED_DATE, COMPANY_START_DATE_CHANGE, COMPANY_STATUS_CHANGED, COMPANY_BANKRUPTCY_STARTED, COMPANY_BANKRUPTCY_ENDED, COMPANY_LIQUIDATION_STARTED, COMPANY_LIQUIDATION_ENDED, COMPANY_RESTRUCTURING_STARTED, COMPANY_RESTRUCTURING_ENDED, COMPANY_EMAIL_CHANGED, COMPANY_PHONE_CHANGED, COMPANY_WEBSITE_CHANGED, COMPANY_UNIT_OPENED, COMPANY_UNIT_CLOSED, COMPANY_PERSON_ADDED, COMPANY_PERSON_REMOVED, COMPANY_VAT_STATUS_CHANGED, COMPANY_BANK_ACCOUNTS_CHANGED. */
+                event_type?: string | string[];
+                /**
+                 * @description Events dated on or after (YYYY-MM-DD).
+                 * @example 2026-11-21
+                 */
+                from_date?: string;
+                identifier_type: "NIP" | "REGON9" | "KRS";
+                identifier_value: string;
+                page?: number;
+                per_page?: number;
+                /** @description An event group: identity, address, activities, status, insolvency, contact, persons, tax. With `event_type`, both must match. */
+                scope?: string | string[];
+                /**
+                 * @description Events dated on or before (YYYY-MM-DD).
+                 * @example 2026-11-21
+                 */
+                to_date?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Credits-Charged": components["headers"]["CreditsCharged"];
+                    "X-Credits-Remaining": components["headers"]["CreditsRemaining"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            company: {
+                                identifier_type: "NIP" | "REGON9" | "KRS";
+                                name: string;
+                                primary_identifier: string;
+                            };
+                            events: {
+                                /** @description YYYY-MM-DD: the date of the daily run that detected the change. */
+                                event_date: string;
+                                event_type: "COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED";
+                                /** @description Extension: increases with detection order; `after_id` polls by it. */
+                                id: number;
+                                new_value: string | null;
+                                old_value: string | null;
+                                severity: "info" | "warning" | "critical";
+                            }[];
+                        };
+                        meta: {
+                            current_page: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            fetched_at: string;
+                            last_page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too few credits: `{message, code: "INSUFFICIENT_CREDITS", balance, required}`; nothing was done or charged. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCredits"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Temporarily unavailable: `{message}`; try again shortly. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postCompaniesMatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "queries": [
+                 *         {
+                 *           "name": "orlen sa",
+                 *           "city": "Plock"
+                 *         },
+                 *         {
+                 *           "name": "Kowalski Budownictwo sp. z o.o.",
+                 *           "postal_code": "00-950",
+                 *           "street": "ul. Prosta 12"
+                 *         },
+                 *         {
+                 *           "nip": "PL 774-000-14-54"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1 to 100 queries; each costs a credit. */
+                    queries: {
+                        /**
+                         * @description City, ignoring case and diacritics (`Łódź` = `Lodz`).
+                         * @example Płock
+                         */
+                        city?: string;
+                        /**
+                         * @description KRS number, with or without leading zeros.
+                         * @example 28860
+                         */
+                        krs?: string;
+                        /**
+                         * @description The company name as written: case, Polish diacritics, punctuation, quotes, word order and legal-form words (`sp. z o.o.`, `S.A.`, `s.c.`) do not matter; a typo or two in a longer name is forgiven.
+                         * @example Orlen S.A.
+                         */
+                        name?: string;
+                        /**
+                         * @description NIP, with or without spaces, dashes or a `PL` prefix. A NIP that names a company wins outright.
+                         * @example PL 774-000-14-54
+                         */
+                        nip?: string;
+                        /**
+                         * @description Postal code, with or without the dash.
+                         * @example 09-411
+                         */
+                        postal_code?: string;
+                        /**
+                         * @description REGON (9 digits), with or without spaces.
+                         * @example 610188201
+                         */
+                        regon?: string;
+                        /**
+                         * @description Street, with or without `ul.`/`al.` and the building number.
+                         * @example ul. Chemików 7
+                         */
+                        street?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Credits-Charged": components["headers"]["CreditsCharged"];
+                    "X-Credits-Remaining": components["headers"]["CreditsRemaining"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "success",
+                     *       "data": [
+                     *         {
+                     *           "query_index": 0,
+                     *           "candidates": [
+                     *             {
+                     *               "identifiers": [
+                     *                 {
+                     *                   "type": "NIP",
+                     *                   "value": "7740001454"
+                     *                 },
+                     *                 {
+                     *                   "type": "REGON9",
+                     *                   "value": "610188201"
+                     *                 },
+                     *                 {
+                     *                   "type": "KRS",
+                     *                   "value": "0000028860"
+                     *                 }
+                     *               ],
+                     *               "name": "ORLEN SPÓŁKA AKCYJNA",
+                     *               "city": "Płock",
+                     *               "postal_code": "09-411",
+                     *               "status": "ACTIVE",
+                     *               "score": 1,
+                     *               "match": true,
+                     *               "features": [
+                     *                 "name",
+                     *                 "city"
+                     *               ]
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description Up to five, best first; empty when nothing resembles the query. */
+                            candidates: {
+                                city: string | null;
+                                /** @description What agreed: `identifier`, `name`, `city`, `postal_code`, `street`. */
+                                features: ("identifier" | "name" | "city" | "postal_code" | "street")[];
+                                identifiers: {
+                                    type: "NIP" | "REGON9" | "KRS";
+                                    value: string;
+                                }[];
+                                /** @description True for the one candidate the service bets on; at most one a query. */
+                                match: boolean;
+                                name: string;
+                                postal_code: string | null;
+                                /** @description How well the company fits the query, from 0 to 1 (docs/match.md). */
+                                score: number;
+                                /** @enum {string} */
+                                status: "ACTIVE" | "SUSPENDED" | "DELETED";
+                            }[];
+                            /** @description Index of the query in `queries`. */
+                            query_index: number;
+                        }[];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too few credits: `{message, code: "INSUFFICIENT_CREDITS", balance, required}`; nothing was done or charged. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCredits"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Temporarily unavailable: `{message}`; try again shortly. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getCompaniesSearch: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Alias of `activity_code`: a comma list of codes, any of which matches.
+                 * @example 6201Z,6202Z
+                 */
+                activities?: string;
+                /**
+                 * @description An activity (PKD) code, with or without dots (`62.01.Z` = `6201Z`); any of the company's activities matches. A comma list means any of them.
+                 * @example 62.01.Z
+                 */
+                activity_code?: string;
+                /**
+                 * @description The start of an activity code (`62`, `62.0`, `6201`); any of the company's activities matches.
+                 * @example 62
+                 */
+                activity_prefix?: string;
+                /**
+                 * @description Activity start date, lower bound (inclusive), YYYY-MM-DD.
+                 * @example 2020-01-01
+                 */
+                activity_start_from?: string;
+                /**
+                 * @description Activity start date, upper bound (inclusive), YYYY-MM-DD.
+                 * @example 2020-01-01
+                 */
+                activity_start_to?: string;
+                /**
+                 * @description City name, ignoring case and Polish diacritics (`Łódź` = `LODZ`).
+                 * @example Warszawa
+                 */
+                city?: string;
+                /** @description Only companies with a contact of this type: `phone`, `email` or `fax`. */
+                has_contact?: string;
+                /**
+                 * @description Legal form slug (GET /api/v1/dictionaries/legal-forms), e.g. `sp-z-oo`.
+                 * @example sp-z-oo
+                 */
+                legal_form?: string;
+                /**
+                 * @description Alias of `activity_start_from`.
+                 * @example 2020-01-01
+                 */
+                open_from?: string;
+                /** @description Page number; pages hold 20 results. A page past the last one is empty; one beyond 500 that would hold results (past the first 10,000) is refused: narrow the filters to see further. */
+                page?: number;
+                /**
+                 * @description Postal code, any text up to 20 characters; spaces, dashes and case do not matter (`00-950` = `00950`). A code no company has matches nothing.
+                 * @example 00-950
+                 */
+                postal_code?: string;
+                /**
+                 * @description Extension: words the name must contain, each as the start of a word, ignoring case, diacritics and legal-form words (`sp. z o.o.`, `spółka akcyjna`, `S.A.`).
+                 * @example orlen
+                 */
+                q?: string;
+                /** @description `ACTIVE` (default), `SUSPENDED` or `DELETED`. */
+                status?: string;
+                /**
+                 * @description Voivodeship name, ignoring case and Polish diacritics (`Łódzkie` = `lodzkie`); a TERYT code or `województwo …` works too.
+                 * @example mazowieckie
+                 */
+                voivodeship?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Credits-Charged": components["headers"]["CreditsCharged"];
+                    "X-Credits-Remaining": components["headers"]["CreditsRemaining"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            current_page: number;
+                            /**
+                             * @description The date (YYYY-MM-DD) of the latest completed daily run this answer (every result and the total) reflects; null before the first run completed. See docs/search.md, "Freshness".
+                             * @example 2026-11-24
+                             */
+                            data_as_of: string | (never | null);
+                            last_page: number;
+                            per_page: number;
+                            results: {
+                                /** @description Main activity (PKD) code without dots. */
+                                activity_main: string | null;
+                                /**
+                                 * Format: date
+                                 * @example 2026-11-21
+                                 */
+                                activity_start: string | null;
+                                city: string | null;
+                                contacts: {
+                                    /**
+                                     * @description `phone`, `email` or `fax`.
+                                     * @enum {string}
+                                     */
+                                    type: "phone" | "email" | "fax";
+                                    value: string;
+                                }[];
+                                identifiers: {
+                                    type: "NIP" | "REGON9" | "KRS";
+                                    value: string;
+                                }[];
+                                name: string;
+                                status: "ACTIVE" | "SUSPENDED" | "DELETED";
+                                voivodeship: string | null;
+                            }[];
+                            /** @description Exact number of companies matching the filters. */
+                            total: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too few credits: `{message, code: "INSUFFICIENT_CREDITS", balance, required}`; nothing was done or charged. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCredits"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Temporarily unavailable: `{message}`; try again shortly. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postCompaniesSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "identifier_type": "NIP",
+                 *       "identifier_value": "PL 774-000-14-54"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description NIP, REGON9 or KRS.
+                     * @enum {string}
+                     */
+                    identifier_type: "NIP" | "REGON9" | "KRS";
+                    /**
+                     * @description NIP with or without spaces, dashes or a `PL` prefix; REGON9 with or without spaces; KRS with or without leading zeros.
+                     * @example PL 774-000-14-54
+                     */
+                    identifier_value: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Credits-Charged": components["headers"]["CreditsCharged"];
+                    "X-Credits-Remaining": components["headers"]["CreditsRemaining"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            identity: {
+                                company_type: string;
+                                country_code: string;
+                                identifiers: {
+                                    type: "NIP" | "REGON9" | "KRS";
+                                    value: string;
+                                }[];
+                            };
+                            persons: {
+                                full_name: string;
+                                role: string;
+                            }[];
+                            profiles: {
+                                activities: {
+                                    /** @description PKD code without dots, e.g. `6201Z`. */
+                                    code: string;
+                                    is_primary: boolean;
+                                    name: string;
+                                }[];
+                                address: {
+                                    apartment: string;
+                                    building: string;
+                                    city: string;
+                                    country_code: string;
+                                    postal_code: string;
+                                    street: string;
+                                    voivodeship: string;
+                                } | null;
+                                bank_accounts: string[];
+                                contacts: {
+                                    /**
+                                     * @description `phone`, `email` or `fax`.
+                                     * @enum {string}
+                                     */
+                                    type: "phone" | "email" | "fax";
+                                    value: string;
+                                }[];
+                                dates: {
+                                    /** @description YYYY-MM-DD */
+                                    date: string;
+                                    /**
+                                     * @description registration, activity_start, suspension, resumption, closure, deletion, bankruptcy_start, bankruptcy_end, liquidation_start, liquidation_end, restructuring_start, restructuring_end.
+                                     * @enum {string}
+                                     */
+                                    type: "registration" | "activity_start" | "suspension" | "resumption" | "closure" | "deletion" | "bankruptcy_start" | "bankruptcy_end" | "liquidation_start" | "liquidation_end" | "restructuring_start" | "restructuring_end";
+                                }[];
+                                /** @description Registry-language label. */
+                                legal_form: string;
+                                name: string;
+                                /**
+                                 * @description The registry this profile comes from: `krs`, `bir`, `ceidg`, `vat`, `synthetic` or `file`.
+                                 * @enum {string}
+                                 */
+                                source: "krs" | "bir" | "ceidg" | "vat" | "synthetic" | "file";
+                                /** @description Registry-language label, e.g. `aktywny`, `zawieszony`, `wykreślony`. */
+                                status: string;
+                                units: {
+                                    address: {
+                                        apartment: string;
+                                        building: string;
+                                        city: string;
+                                        country_code: string;
+                                        postal_code: string;
+                                        street: string;
+                                        voivodeship: string;
+                                    } | null;
+                                    /** @description A unit closes by disappearing from `units[]` or by gaining a `closure` date. */
+                                    dates: {
+                                        /** @description YYYY-MM-DD */
+                                        date: string;
+                                        /**
+                                         * @description registration, activity_start, suspension, resumption, closure, deletion, bankruptcy_start, bankruptcy_end, liquidation_start, liquidation_end, restructuring_start, restructuring_end.
+                                         * @enum {string}
+                                         */
+                                        type: "registration" | "activity_start" | "suspension" | "resumption" | "closure" | "deletion" | "bankruptcy_start" | "bankruptcy_end" | "liquidation_start" | "liquidation_end" | "restructuring_start" | "restructuring_end";
+                                    }[];
+                                    /** @description REGON14 of the local unit (or another stable identifier the source gives). */
+                                    identifier: string;
+                                    name: string;
+                                }[];
+                                /** @description VAT white-list status label; null when the source does not say. */
+                                vat_status: string | null;
+                                /** @description URL strings. */
+                                websites: string[];
+                            }[];
+                        };
+                        meta: {
+                            /**
+                             * @description The date (YYYY-MM-DD) of the latest completed daily run this snapshot reflects; null before the first run completed. See docs/search.md, "Freshness".
+                             * @example 2026-11-24
+                             */
+                            data_as_of: string | (never | null);
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            fetched_at: string;
+                            /** @description Extension: the day the service first stored the company (YYYY-MM-DD). */
+                            first_seen_date: string;
+                            /** @description Extension: the day of the last detected change (YYYY-MM-DD); null when none was. */
+                            last_changed_date: string | null;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too few credits: `{message, code: "INSUFFICIENT_CREDITS", balance, required}`; nothing was done or charged. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCredits"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Temporarily unavailable: `{message}`; try again shortly. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getCompaniesWatched: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            events_count: number;
+                            /** @description YYYY-MM-DD */
+                            last_event_at: string | null;
+                            name: string;
+                            primary_identifier: string;
+                            /** @description YYYY-MM-DD (UTC). */
+                            watched_since: string;
+                        }[];
+                        meta: {
+                            current_page: number;
+                            last_page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    deleteCompaniesWatched: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "identifier_type": "NIP",
+                 *       "identifier_value": [
+                 *         "5261040828",
+                 *         "PL 779-243-35-27"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    identifier_type?: "NIP" | "REGON9" | "KRS";
+                    /** @description Identifier values (at most 100). NIP with or without spaces, dashes or a PL prefix; KRS with or without leading zeros. Duplicates collapse. */
+                    identifier_value?: string[];
+                    /** @description Alias of `identifier_type`. */
+                    name?: string;
+                    /** @description Alias of `identifier_value`. */
+                    value?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            not_found: string[];
+                            not_watched: string[];
+                            removed: string[];
+                        };
+                        meta: {
+                            not_found: number;
+                            not_watched: number;
+                            removed: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            removed_at: string;
+                            total: number;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getDictionariesActivities: {
+        parameters: {
+            query?: {
+                /** @description `subclass` or `all` levels. */
+                level?: "subclass" | "all";
+                page?: number;
+                per_page?: number;
+                /** @example 62 */
+                prefix?: string;
+                /** @example oprogramowanie */
+                q?: string;
+                /** @description PKD version. */
+                version?: "2025" | "2007";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Without dots, as the search filters take it. */
+                            code: string;
+                            /** @description As PKD writes it, e.g. `62.01.Z`. */
+                            dotted: string;
+                            /** @description `section`, `division`, `group`, `class` or `subclass`. */
+                            level: string;
+                            name: string;
+                        }[];
+                        meta: {
+                            current_page: number;
+                            last_page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getDictionariesLegalForms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            abbreviation: string | null;
+                            label: string;
+                            register: string;
+                            slug: string;
+                        }[];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getDictionariesVoivodeships: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description TERYT code */
+                            code: string;
+                            name: string;
+                            slug: string;
+                        }[];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getSources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "success",
+                     *       "data": [
+                     *         {
+                     *           "source": "krs",
+                     *           "configured": true,
+                     *           "health": "degraded",
+                     *           "last_completed_date": "2026-11-24",
+                     *           "last_run": {
+                     *             "date": "2026-11-24",
+                     *             "status": "completed",
+                     *             "started_at": "2026-11-25T03:00:04.120Z",
+                     *             "finished_at": "2026-11-25T03:41:17.904Z",
+                     *             "new": 112,
+                     *             "updated": 2390,
+                     *             "deleted": 41,
+                     *             "events": 5122
+                     *           },
+                     *           "gaps": [
+                     *             "2026-11-20"
+                     *           ],
+                     *           "companies": 812345
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description Companies holding a profile from this source. */
+                            companies: number;
+                            /** @description Named in REGISTRY_SOURCES: the scheduler runs it every day. */
+                            configured: boolean;
+                            /** @description Due days of the last 30 without a completed run, oldest first (configured sources only). */
+                            gaps: string[];
+                            /** @description `ok`; `degraded`: the last run failed or a day of the last 7 has no completed run; `down`: configured, and none of the last 3 due days completed; `unconfigured`: not in REGISTRY_SOURCES. */
+                            health: "ok" | "degraded" | "down" | "unconfigured";
+                            /**
+                             * Format: date
+                             * @description The latest day with a completed daily run.
+                             * @example 2026-11-21
+                             */
+                            last_completed_date: string | null;
+                            /** @description The most recent daily run: one running now, else the one that finished last. */
+                            last_run: {
+                                /**
+                                 * Format: date
+                                 * @description The day the run is for (its events' `event_date`).
+                                 * @example 2026-11-24
+                                 */
+                                date: string;
+                                /** @description Companies that became deleted. */
+                                deleted: number;
+                                /** @description Events detected. */
+                                events: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                finished_at: string | null;
+                                /** @description Companies first seen. */
+                                new: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                started_at: string;
+                                status: "running" | "completed" | "failed";
+                                /** @description Companies with at least one event. */
+                                updated: number;
+                            } | null;
+                            /**
+                             * @description krs, bir, ceidg, vat; synthetic or file when configured or when they ran.
+                             * @example krs
+                             */
+                            source: string;
+                        }[];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getStatsDayByDate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description YYYY-MM-DD */
+                date: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deleted: number;
+                            new: number;
+                            total: number;
+                            updated: number;
+                        };
+                        meta: {
+                            date: string;
+                            description: string;
+                            source: string;
+                            /** @enum {string} */
+                            type: "daily_snapshot";
+                        };
+                    };
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getStatsRangeByDate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description YYYY-MM-DD */
+                date: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deleted: number;
+                            new: number;
+                            total: number;
+                            updated: number;
+                        };
+                        meta: {
+                            description: string;
+                            from_date: string;
+                            source: string;
+                            to_date: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string | null;
+                            is_active: boolean;
+                            kind: "master" | "api";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            last_used_at: string | null;
+                            last_used_ip: string | null;
+                            name: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            revoked_at: string | null;
+                            token_ref: string;
+                            usage_count: number;
+                        }[];
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            timestamp: string;
+                            total: number;
+                        };
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Production ETL",
+                 *       "expires_in_days": 90
+                 *     }
+                 */
+                "application/json": {
+                    expires_in_days?: number | null;
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string | null;
+                            is_active: boolean;
+                            kind: "master" | "api";
+                            name: string;
+                            plaintext: string;
+                            token_ref: string;
+                            warning: string;
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            timestamp: string;
+                        };
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getTokensByTokenRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string | null;
+                            is_active: boolean;
+                            kind: "master" | "api";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            last_used_at: string | null;
+                            last_used_ip: string | null;
+                            name: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            revoked_at: string | null;
+                            token_ref: string;
+                            usage_count: number;
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            timestamp: string;
+                        };
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    putTokensByTokenRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Nightly sync"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string | null;
+                            is_active: boolean;
+                            kind: "master" | "api";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            last_used_at: string | null;
+                            last_used_ip: string | null;
+                            name: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            revoked_at: string | null;
+                            token_ref: string;
+                            usage_count: number;
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            timestamp: string;
+                        };
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    deleteTokensByTokenRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            revoked_at: string;
+                        };
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postTokensByTokenRefRotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            new_token: {
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                expires_at: string | null;
+                                is_active: boolean;
+                                kind: "master" | "api";
+                                name: string;
+                                plaintext: string;
+                                token_ref: string;
+                                warning: string;
+                            };
+                            old_token: {
+                                is_active: boolean;
+                                name: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T10:00:00.000Z
+                                 */
+                                revoked_at: string;
+                                token_ref: string;
+                            };
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            timestamp: string;
+                        };
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postTokensVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string | null;
+                            is_active: boolean;
+                            kind: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            last_used_at: string | null;
+                            token_name: string;
+                            token_ref: string;
+                            user_name: string;
+                            user_ref: string;
+                            valid: boolean;
+                        };
+                        meta: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            timestamp: string;
+                        };
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Current credits. */
+                            balance: number;
+                            /** @description Credits purchased to date. */
+                            total_purchased: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWalletCheckoutByPaymentRef: {
+        parameters: {
+            query?: {
+                result?: string;
+            };
+            header?: never;
+            path: {
+                payment_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string | {
+                        data: {
+                            /** @description While pending: where to pay. */
+                            checkout_url: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            completed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            credits: number;
+                            currency: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string;
+                            package: string;
+                            payment_ref: string;
+                            price: string;
+                            provider: string;
+                            status: "pending" | "confirmed" | "failed" | "expired";
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                    "text/html": string | {
+                        data: {
+                            /** @description While pending: where to pay. */
+                            checkout_url: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            completed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            credits: number;
+                            currency: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string;
+                            package: string;
+                            payment_ref: string;
+                            price: string;
+                            provider: string;
+                            status: "pending" | "confirmed" | "failed" | "expired";
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postWalletCheckoutByPaymentRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                payment_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description While pending: where to pay. */
+                            checkout_url: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            completed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            credits: number;
+                            currency: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string;
+                            package: string;
+                            payment_ref: string;
+                            price: string;
+                            provider: string;
+                            status: "pending" | "confirmed" | "failed" | "expired";
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                    "text/html": {
+                        data: {
+                            /** @description While pending: where to pay. */
+                            checkout_url: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            completed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            credits: number;
+                            currency: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string;
+                            package: string;
+                            payment_ref: string;
+                            price: string;
+                            provider: string;
+                            status: "pending" | "confirmed" | "failed" | "expired";
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+            /** @description The resource is not in a state that allows this: `{message}`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                    "text/html": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                    "text/html": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWalletPackages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            credits: number;
+                            /** @example PLN */
+                            currency: string;
+                            /**
+                             * @description Price as a decimal string in `currency`.
+                             * @example 49.00
+                             */
+                            price: string;
+                            slug: string;
+                        }[];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWalletPaymentsByPaymentRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                payment_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description While pending: where to pay. */
+                            checkout_url: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            completed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            credits: number;
+                            currency: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string;
+                            package: string;
+                            payment_ref: string;
+                            price: string;
+                            provider: string;
+                            status: "pending" | "confirmed" | "failed" | "expired";
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postWalletTopup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "package_slug": "credits-1000"
+                 *     }
+                 */
+                "application/json": {
+                    /** @example credits-1000 */
+                    package_slug: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Open in a browser to pay. */
+                            checkout_url: string;
+                            credits: number;
+                            currency: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string;
+                            package: string;
+                            payment_ref: string;
+                            price: string;
+                            /** @enum {string} */
+                            status: "pending";
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description A registry could not be reached: `{message}`. */
+            502: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWalletTransactions: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description Credits, negative for usage.
+                             * @example -1.00
+                             */
+                            amount: string;
+                            /**
+                             * @description Balance after the transaction.
+                             * @example -1.00
+                             */
+                            balance_after: string;
+                            /**
+                             * @description UTC, with microseconds.
+                             * @example 2026-11-21T10:00:00.123456Z
+                             */
+                            created_at: string;
+                            /** @description What the transaction was for: the operation (e.g. `companies.search`), the top-up or the bonus. */
+                            description: string;
+                            type: "start" | "deposit" | "usage" | "refund";
+                        }[];
+                        meta: {
+                            current_page: number;
+                            last_page: number;
+                            next_page: number | null;
+                            per_page: number;
+                            prev_page: number | null;
+                            total: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWatchlistEvents: {
+        parameters: {
+            query?: {
+                /** @description Polling mode: events with a greater id, oldest first. */
+                after_id?: number;
+                /** @description One event type or a comma list (any of): COMPANY_NAME_CHANGED, COMPANY_LEGAL_FORM_CHANGED, COMPANY_TAX_IDENTITY_CHANGED, COMPANY_REGISTERED_ADDRESS_ADDED, COMPANY_REGISTERED_ADDRESS_CHANGED, COMPANY_ACTIVITIES_ADDED, COMPANY_ACTIVITIES_REMOVED, COMPANY_ACTIVITIES_CHANGED, COMPANY_MAIN_ACTIVITY_CHANGED, COMPANY_SUSPENDED_DATE, COMPANY_RESUMPTION_DATE, COMPANY_CLOSED_DATE, COMPANY_START_DATE_CHANGE, COMPANY_STATUS_CHANGED, COMPANY_BANKRUPTCY_STARTED, COMPANY_BANKRUPTCY_ENDED, COMPANY_LIQUIDATION_STARTED, COMPANY_LIQUIDATION_ENDED, COMPANY_RESTRUCTURING_STARTED, COMPANY_RESTRUCTURING_ENDED, COMPANY_EMAIL_CHANGED, COMPANY_PHONE_CHANGED, COMPANY_WEBSITE_CHANGED, COMPANY_UNIT_OPENED, COMPANY_UNIT_CLOSED, COMPANY_PERSON_ADDED, COMPANY_PERSON_REMOVED, COMPANY_VAT_STATUS_CHANGED, COMPANY_BANK_ACCOUNTS_CHANGED. */
+                event_type?: string | string[];
+                /**
+                 * @description Events dated on or after (YYYY-MM-DD).
+                 * @example 2026-11-21
+                 */
+                from_date?: string;
+                page?: number;
+                per_page?: number;
+                /** @description An event group: identity, address, activities, status, insolvency, contact, persons, tax. With `event_type`, both must match. */
+                scope?: string | string[];
+                /**
+                 * @description Events dated on or before (YYYY-MM-DD).
+                 * @example 2026-11-21
+                 */
+                to_date?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-Credits-Charged": components["headers"]["CreditsCharged"];
+                    "X-Credits-Remaining": components["headers"]["CreditsRemaining"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            company_name: string;
+                            /** @description YYYY-MM-DD: the date of the daily run that detected the change. */
+                            event_date: string;
+                            event_type: "COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED";
+                            /** @description Extension: increases with detection order; `after_id` polls by it. */
+                            id: number;
+                            identifier_type: "NIP" | "REGON9" | "KRS";
+                            new_value: string | null;
+                            old_value: string | null;
+                            primary_identifier: string;
+                            severity: "info" | "warning" | "critical";
+                        }[];
+                        meta: {
+                            current_page: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            fetched_at: string;
+                            last_page: number;
+                            per_page: number;
+                            total: number;
+                        } | {
+                            after_id: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            fetched_at: string;
+                            has_more: boolean;
+                            /** @description Pass as `after_id` to continue: the last id returned (or `after_id` when none was). */
+                            next_after_id: number;
+                            per_page: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too few credits: `{message, code: "INSUFFICIENT_CREDITS", balance, required}`; nothing was done or charged. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientCredits"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Temporarily unavailable: `{message}`; try again shortly. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWatchlistRequestsByRequestId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            completed_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            credits_charged: number;
+                            credits_refunded: number;
+                            identifier_type: "NIP" | "REGON9" | "KRS";
+                            items: {
+                                identifier_value: string;
+                                name: string | null;
+                                primary_identifier: string | null;
+                                status: "queued" | "watched" | "already_watched" | "already_queued" | "not_found" | "removed";
+                            }[];
+                            queued: number;
+                            request_id: string;
+                            status: "queued" | "completed";
+                            submitted: number;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            description: string | null;
+                            /** @description Why the service disabled it (410 Gone, 5 days of failures) or "by the account". */
+                            disabled_reason: string | null;
+                            event_types: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
+                            id: string;
+                            status: "enabled" | "disabled";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                            url: string;
+                        }[];
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks/regwatch",
+                 *       "event_types": [
+                 *         "COMPANY_BANKRUPTCY_STARTED",
+                 *         "COMPANY_NAME_CHANGED"
+                 *       ],
+                 *       "description": "CRM sync"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description At most 500 characters; null clears it. */
+                    description?: string | null;
+                    /** @description The event types sent to this endpoint, kept in the order given (each at most once); empty or absent: all 29. */
+                    event_types?: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
+                    /** @description http(s), at most 2,048 characters, resolving to a public address. */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "ep_12",
+                         *       "url": "https://example.com/hooks/regwatch",
+                         *       "description": "CRM sync",
+                         *       "event_types": [
+                         *         "COMPANY_BANKRUPTCY_STARTED",
+                         *         "COMPANY_NAME_CHANGED"
+                         *       ],
+                         *       "status": "enabled",
+                         *       "disabled_reason": null,
+                         *       "created_at": "2026-11-21T10:00:00.000Z",
+                         *       "updated_at": "2026-11-21T10:00:00.000Z",
+                         *       "secret": "whsec_oFScPtb7SuAkMWW9nWk27k9mIDn9qsUrQzxkasNv5X4="
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            description: string | null;
+                            /** @description Why the service disabled it (410 Gone, 5 days of failures) or "by the account". */
+                            disabled_reason: string | null;
+                            event_types: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
+                            id: string;
+                            /** @description whsec_ + base64 of 32 random bytes: shown here and at rotation only. */
+                            secret: string;
+                            status: "enabled" | "disabled";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                            url: string;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWebhooksById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ep_12 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "ep_12",
+                         *       "url": "https://example.com/hooks/regwatch",
+                         *       "description": "CRM sync",
+                         *       "event_types": [
+                         *         "COMPANY_BANKRUPTCY_STARTED",
+                         *         "COMPANY_NAME_CHANGED"
+                         *       ],
+                         *       "status": "enabled",
+                         *       "disabled_reason": null,
+                         *       "created_at": "2026-11-21T10:00:00.000Z",
+                         *       "updated_at": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            description: string | null;
+                            /** @description Why the service disabled it (410 Gone, 5 days of failures) or "by the account". */
+                            disabled_reason: string | null;
+                            event_types: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
+                            id: string;
+                            status: "enabled" | "disabled";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                            url: string;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    deleteWebhooksById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ep_12 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "ep_12",
+                         *       "deleted": true
+                         *     }
+                         */
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                            id: string;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    patchWebhooksById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ep_12 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description At most 500 characters; null clears it. */
+                    description?: string | null;
+                    /** @description The event types sent to this endpoint, kept in the order given (each at most once); empty or absent: all 29. */
+                    event_types?: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
+                    status?: "enabled" | "disabled";
+                    /** @description http(s), at most 2,048 characters, resolving to a public address. */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "ep_12",
+                         *       "url": "https://example.com/hooks/regwatch",
+                         *       "description": "CRM sync",
+                         *       "event_types": [
+                         *         "COMPANY_BANKRUPTCY_STARTED",
+                         *         "COMPANY_NAME_CHANGED"
+                         *       ],
+                         *       "status": "enabled",
+                         *       "disabled_reason": null,
+                         *       "created_at": "2026-11-21T10:00:00.000Z",
+                         *       "updated_at": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            description: string | null;
+                            /** @description Why the service disabled it (410 Gone, 5 days of failures) or "by the account". */
+                            disabled_reason: string | null;
+                            event_types: ("COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED")[];
+                            id: string;
+                            status: "enabled" | "disabled";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                            url: string;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getWebhooksByIdDeliveries: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                status?: "pending" | "delivered" | "failed";
+            };
+            header?: never;
+            path: {
+                /** @example ep_12 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            attempts: number;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            delivered_at: string | null;
+                            /** @description Null for a test message. */
+                            event_id: number | null;
+                            event_type: "COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED";
+                            /** @description The message id: the webhook-id header, the same on every attempt. */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            last_attempt_at: string | null;
+                            last_error: string | null;
+                            last_response_status: number | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-21T10:00:00.000Z
+                             */
+                            next_attempt_at: string | null;
+                            status: "pending" | "delivered" | "failed";
+                        }[];
+                        meta: {
+                            current_page: number;
+                            last_page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postWebhooksByIdDeliveriesByDeliveryIdRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example msg_3041 */
+                delivery_id: string;
+                /** @example ep_12 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the work is queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "message": "The delivery is queued to be sent again now."
+                         *     }
+                         */
+                        data: {
+                            message: string;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postWebhooksByIdReplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ep_12 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "after_id": 104233
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Every event of the feed with a greater id is sent again. */
+                    after_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the work is queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "queued": 42
+                         *     }
+                         */
+                        data: {
+                            queued: number;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postWebhooksByIdRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ep_12 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "secret": "whsec_nmgIE4raI6RiC82uieyI+91xYslR3A/9eGjHeRo9hx0=",
+                         *       "previous_secret_expires_at": "2026-11-22T10:00:00.000Z"
+                         *     }
+                         */
+                        data: {
+                            /** Format: date-time */
+                            previous_secret_expires_at: string;
+                            secret: string;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description This operation requires the Master Token: `{error, code: "FORBIDDEN"}`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    postWebhooksByIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ep_12 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_type": "COMPANY_NAME_CHANGED"
+                 *     }
+                 */
+                "application/json": {
+                    event_type: "COMPANY_NAME_CHANGED" | "COMPANY_LEGAL_FORM_CHANGED" | "COMPANY_TAX_IDENTITY_CHANGED" | "COMPANY_REGISTERED_ADDRESS_ADDED" | "COMPANY_REGISTERED_ADDRESS_CHANGED" | "COMPANY_ACTIVITIES_ADDED" | "COMPANY_ACTIVITIES_REMOVED" | "COMPANY_ACTIVITIES_CHANGED" | "COMPANY_MAIN_ACTIVITY_CHANGED" | "COMPANY_SUSPENDED_DATE" | "COMPANY_RESUMPTION_DATE" | "COMPANY_CLOSED_DATE" | "COMPANY_START_DATE_CHANGE" | "COMPANY_STATUS_CHANGED" | "COMPANY_BANKRUPTCY_STARTED" | "COMPANY_BANKRUPTCY_ENDED" | "COMPANY_LIQUIDATION_STARTED" | "COMPANY_LIQUIDATION_ENDED" | "COMPANY_RESTRUCTURING_STARTED" | "COMPANY_RESTRUCTURING_ENDED" | "COMPANY_EMAIL_CHANGED" | "COMPANY_PHONE_CHANGED" | "COMPANY_WEBSITE_CHANGED" | "COMPANY_UNIT_OPENED" | "COMPANY_UNIT_CLOSED" | "COMPANY_PERSON_ADDED" | "COMPANY_PERSON_REMOVED" | "COMPANY_VAT_STATUS_CHANGED" | "COMPANY_BANK_ACCOUNTS_CHANGED";
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the work is queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example {
+                         *       "message": "The test message is queued for delivery.",
+                         *       "message_id": "msg_3041"
+                         *     }
+                         */
+                        data: {
+                            message: string;
+                            message_id: string;
+                        };
+                        /** @enum {string} */
+                        status: "success";
+                    };
+                };
+            };
+            /** @description The body is not valid JSON (or not UTF-8, or uses a forbidden key). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The token is missing, malformed, invalid, revoked or expired: `{error, code: "UNAUTHORIZED"}`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description Not found: `{message}`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description The body is larger than 1 MB. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unsupported Content-Type: send application/json. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Validation failed: `{message, errors: {field: [messages]}}`; nothing was changed. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Too many requests: wait for `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Unexpected failure: `{message: "Server Error"}` (the cause is logged with the request id). */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description Temporarily unavailable: `{message}`; try again shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        status: string;
+                    };
+                };
+            };
+        };
+    };
+}

@@ -346,7 +346,12 @@ test('an empty body sent as application/json is no body: routes that take none a
   const ref = created.json().data.token_ref as string;
   const revoke = await t.app.inject({ method: 'DELETE', url: `/api/v1/tokens/${ref}`, headers: json });
   assert.equal(revoke.statusCode, 200, revoke.body);
-  // A route that needs a body names what is missing.
-  const missing = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: json });
-  assert.equal(missing.statusCode, 422, missing.body);
+  // A route that needs a body names what is missing, with or without the header.
+  for (const headers of [json, bearer(acct.master)]) {
+    const missing = await t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers });
+    assert.equal(missing.statusCode, 422, missing.body);
+    assert.deepEqual(missing.json().errors, { name: ['The name field is required.'] });
+  }
+  const add = await t.app.inject({ method: 'POST', url: '/api/v1/companies/add', headers: json });
+  assert.deepEqual(Object.keys(add.json().errors).sort(), ['identifier_type', 'identifier_value']);
 });

@@ -53,6 +53,13 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     if (!schema?.body || schema.hide) return;
     route.schema = { ...schema, response: { ...bodyErrorResponses(), ...(schema.response ?? {}) } };
   });
+  // No body where the route takes an object: validated as an empty object, so that the 422 names
+  // the missing fields ("The name field is required.") rather than saying the body is not an object.
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.body === undefined && (request.routeOptions.schema as { body?: { type?: unknown } } | undefined)?.body?.type === 'object')
+      request.body = {};
+    done();
+  });
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);
   // `text/plain` is read as JSON too: it is what `fetch` sends a string body as when no

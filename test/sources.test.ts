@@ -295,7 +295,7 @@ test('public, rate limited per client IP, and described in the OpenAPI document'
   };
   const op = doc.paths['/api/v1/sources']?.get;
   assert.ok(op, 'the route is documented');
-  assert.equal(op.security, undefined, 'no credential');
+  assert.deepEqual(op.security, [], 'no credential (said explicitly)');
   const media = op.responses['200']!.content['application/json']!;
   assert.deepEqual(Object.keys(media.schema.properties), ['status', 'data']);
   assert.equal(media.example?.status, 'success', 'with an example');

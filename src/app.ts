@@ -4,14 +4,14 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
 import { compose, type Composition, type Core, type PartOverrides } from './composition.ts';
-import { latestMigrationName } from './db/migrate.ts';
+import { databaseHealth } from './http/health.ts';
 import { validatorCompiler } from './http/ajv.ts';
 import { installAuthEnforcement, installAuthResolution } from './http/auth.ts';
 import { clientErrorHandler, createFrameworkErrors, installErrorHandling } from './http/error-handler.ts';
-import { installMetrics } from './http/metrics.ts';
+import { createMetricsRegistry, installMetrics } from './http/metrics.ts';
 import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
 import { MAX_PATH_PARAM_LENGTH, sharedSchemas } from './http/schemas.ts';
@@ -22,6 +22,8 @@ import { installTextGuard } from './http/text-guard.ts';
 export interface AppOptions {
   /** Set: rate-limit counters live in Redis, shared by every API process. */
   redis?: Redis;
+  /** The process's metrics (made here when absent), and whether GET /metrics is on the API's port (default true; false with METRICS_PORT). */
+  metrics?: { registry: Registry; serve: boolean };
 }
 
 export const API_PREFIX = '/api/v1';
@@ -103,7 +105,10 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   app.addHook('preParsing', shadowedMethod as never);
   installAuthEnforcement(app, { authenticator });
   installPricing(app, { db, prices: config.prices, clock: parts.clock });
-  installMetrics(app, { db, clock: parts.clock, sources: parts.modules.sources.service });
+  installMetrics(app, {
+    registry: options.metrics?.registry ?? createMetricsRegistry({ db, clock: parts.clock, sources: parts.modules.sources.service }),
+    serve: options.metrics?.serve ?? true,
+  });
 
   app.get(
     '/health',
@@ -118,22 +123,8 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       },
     },
     async (_req, reply) => {
-      let migrated: boolean;
-      try {
-        const latest = await latestMigrationName();
-        // A database that answers but lacks this build's schema (re-created, or never migrated) is not ready.
-        const { rows } = await sql<{ ok: boolean }>`SELECT EXISTS (SELECT 1 FROM kysely_migration WHERE name = ${latest}) AS ok`.execute(
-          db,
-        );
-        migrated = rows[0]?.ok === true;
-      } catch (e) {
-        const missingTable = (e as { code?: string }).code === '42P01';
-        return reply
-          .code(503)
-          .send({ status: 'unavailable', message: missingTable ? 'The database is not migrated.' : 'The database is not reachable.' });
-      }
-      if (!migrated) return reply.code(503).send({ status: 'unavailable', message: 'The database is not migrated.' });
-      return { status: 'ok' as const };
+      const health = await databaseHealth(db);
+      return reply.code(health.code).send(health.body);
     },
   );
 

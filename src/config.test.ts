@@ -176,3 +176,13 @@ test('WORKER_IDLE_PRIORITY: only with ROLE=worker; listed with every other probl
     JSON.stringify(all),
   );
 });
+
+test('METRICS_PORT: a port of its own, any role; not the port the API listens on', () => {
+  assert.equal(loadConfig({ METRICS_PORT: '9464' }).metricsPort, 9464);
+  assert.equal(loadConfig({}).metricsPort, null);
+  assert.equal(loadConfig({ ROLE: 'worker', PORT: '9464', METRICS_PORT: '9464' }).metricsPort, 9464);
+  assert.deepEqual(problemsOf({ PORT: '9464', METRICS_PORT: '9464' }), [
+    'METRICS_PORT must differ from PORT (9464), which the API listens on',
+  ]);
+  assert.ok(problemsOf({ METRICS_PORT: '0' })[0]!.startsWith('METRICS_PORT'));
+});

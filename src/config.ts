@@ -43,6 +43,11 @@ export const DEFAULT_PACKAGES: CreditPackage[] = [
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /**
+   * Set: /metrics and /health are served on this port of HOST by every role (a worker opens no
+   * other port), and /metrics is no longer on the API's port.
+   */
+  readonly metricsPort: number | null;
   /** Unset: an embedded PostgreSQL under dataDir. */
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
@@ -115,6 +120,7 @@ const OneOf = (values: readonly string[]) =>
  */
 const EnvSchema = Type.Object({
   PORT: Type.Optional(Int(0, 65535)),
+  METRICS_PORT: Type.Optional(Int(1, 65535)),
   HOST: Type.Optional(Type.String()),
   DATABASE_URL: Type.Optional(Url(['postgres:', 'postgresql:'])),
   DATA_DIR: Type.Optional(Type.String()),
@@ -253,6 +259,9 @@ export function loadConfig(env: Env = process.env): Config {
   const int = (raw: string | undefined, fallback: number) => (raw !== undefined && /^-?[0-9]+$/.test(raw) ? Number(raw) : fallback);
 
   const port = int(e.PORT, 3000);
+  const metricsPort = e.METRICS_PORT === undefined ? null : int(e.METRICS_PORT, 0);
+  if (metricsPort !== null && metricsPort === port && env.ROLE !== 'worker')
+    problems.push(`METRICS_PORT must differ from PORT (${port}), which the API listens on`);
   const host = e.HOST ?? '127.0.0.1';
   const databaseUrl = e.DATABASE_URL;
   const paymentProvider = (e.PAYMENT_PROVIDER ?? 'dev') as PaymentProviderName;
@@ -314,6 +323,7 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     port,
     host,
+    metricsPort,
     databaseUrl,
     dataDir: resolve(e.DATA_DIR ?? './.data'),
     redisUrl: e.REDIS_URL,

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
 import { Redis } from 'ioredis';
 import { buildApp } from './app.ts';
+import { databaseHealth } from './http/health.ts';
+import { createMetricsRegistry, serveMetrics } from './http/metrics.ts';
 import type { Config } from './config.ts';
 import { compose, type Composition } from './composition.ts';
 import { startWorker } from './jobs/worker.ts';
@@ -37,6 +39,7 @@ export async function serveCommand(config: Config): Promise<number> {
   let runner: Runner | null = null;
   let redis: Redis | null = null;
   let demo: Promise<void> | null = null;
+  let metricsServer: { close: () => Promise<void> } | null = null;
 
   // Once, whoever asks first (a failed start, then close-with-grace at the process's exit).
   let stopping: Promise<void> | null = null;
@@ -45,6 +48,7 @@ export async function serveCommand(config: Config): Promise<number> {
     await app?.close();
     await demo;
     await runner?.stop();
+    await metricsServer?.close();
     await parts?.close();
     redis?.disconnect();
     await runtime.close();
@@ -70,6 +74,14 @@ export async function serveCommand(config: Config): Promise<number> {
 
   try {
     parts = compose({ config, db, logger, clock: systemClock });
+    // METRICS_PORT: /metrics and /health on a port of their own, whatever the role.
+    const registry =
+      config.metricsPort === null ? null : createMetricsRegistry({ db, clock: parts.clock, sources: parts.modules.sources.service });
+    if (registry && config.metricsPort !== null) {
+      const served = await serveMetrics(registry, { host: config.host, port: config.metricsPort, health: () => databaseHealth(db) });
+      metricsServer = served;
+      logger.info({ port: served.port }, 'metrics and health served on METRICS_PORT');
+    }
     if (config.role === 'all' || config.role === 'worker') {
       runner = await startWorker({ pool: runtime.database.pool, logger, modules: parts.jobs, recovery: config.jobRecovery });
       if (config.smtpUrl && config.workerJobs.includes('mail')) {
@@ -86,7 +98,7 @@ export async function serveCommand(config: Config): Promise<number> {
           'started without the node options of an API process: index rebuilds may pause requests for over 20 ms; start it with node --no-memory-reducer --v8-pool-size=0 (docs/deployment.md)',
         );
       if (config.redisUrl) redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
-      app = await buildApp(parts, { redis: redis ?? undefined });
+      app = await buildApp(parts, { redis: redis ?? undefined, ...(registry ? { metrics: { registry, serve: false } } : {}) });
       await app.listen({ port: config.port, host: config.host });
       logger.info(
         { url: config.publicBaseUrl, docs: `${config.publicBaseUrl}/docs`, startup_ms: Date.now() - started },

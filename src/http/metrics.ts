@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import client from 'prom-client';
 import type { Db } from '../db/database.ts';
@@ -8,27 +10,17 @@ import type { SourcesService } from '../modules/sources/service.ts';
 import { installWebhookMetrics } from '../modules/webhooks/metrics.ts';
 
 /**
- * Prometheus metrics at GET /metrics: requests by route and status, latency histograms, the job
- * queue's depth (read from graphile-worker's tables at scrape time), and the registry's daily runs
- * (read from `daily_runs` at scrape time, so every API process reports the same), and each
- * source's freshness as GET /api/v1/sources reports it.
+ * Prometheus metrics: requests by route and status, latency histograms, the job queue's depth
+ * (read from graphile-worker's tables at scrape time), the registry's daily runs (read from
+ * `daily_runs` at scrape time, so every process reports the same), each source's freshness as
+ * GET /api/v1/sources reports it, and the webhook attempts this process made. The registry is
+ * made once a process (createMetricsRegistry); an API process adds its HTTP metrics
+ * (installMetrics) and serves it at GET /metrics on its port, or, with METRICS_PORT, every
+ * process serves it on that port (serveMetrics).
  */
-export function installMetrics(app: FastifyInstance, deps: { db: Db; clock: Clock; sources: SourcesService }): client.Registry {
+export function createMetricsRegistry(deps: { db: Db; clock: Clock; sources: SourcesService }): client.Registry {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'regwatch_' });
-  const requests = new client.Counter({
-    name: 'regwatch_http_requests_total',
-    help: 'HTTP requests by method, route pattern and status code',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  });
-  const latency = new client.Histogram({
-    name: 'regwatch_http_request_duration_seconds',
-    help: 'HTTP request latency by method and route pattern',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
   new client.Gauge({
     name: 'regwatch_job_queue_depth',
     help: 'Jobs waiting in the queue, by task (not locked by a worker)',
@@ -52,6 +44,25 @@ export function installMetrics(app: FastifyInstance, deps: { db: Db; clock: Cloc
   installRegistryRunMetrics(registry, deps.db);
   installWebhookMetrics(registry, { db: deps.db, clock: deps.clock });
   installSourceMetrics(registry, deps.sources);
+  return registry;
+}
+
+/** The HTTP metrics of an API process, in `registry`; GET /metrics on the API's port unless `serve` is false. */
+export function installMetrics(app: FastifyInstance, deps: { registry: client.Registry; serve: boolean }): void {
+  const { registry } = deps;
+  const requests = new client.Counter({
+    name: 'regwatch_http_requests_total',
+    help: 'HTTP requests by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new client.Histogram({
+    name: 'regwatch_http_request_duration_seconds',
+    help: 'HTTP request latency by method and route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -59,11 +70,50 @@ export function installMetrics(app: FastifyInstance, deps: { db: Db; clock: Cloc
     latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
 
+  if (!deps.serve) return;
   app.get('/metrics', { config: { auth: 'none', rateLimitGroup: 'none' }, schema: { hide: true } }, async (_req, reply) => {
     reply.type(registry.contentType);
     return registry.metrics();
   });
-  return registry;
+}
+
+/**
+ * METRICS_PORT: GET /metrics and GET /health on a port of their own, in any role (a worker has no
+ * other port), so that an operator scrapes every process and keeps /metrics off the public port.
+ * Plain node:http: two fixed paths, nothing else to route.
+ */
+export async function serveMetrics(
+  registry: client.Registry,
+  o: { host: string; port: number; health: () => Promise<{ code: number; body: object }> },
+): Promise<{ close: () => Promise<void>; port: number }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    const send = (code: number, type: string, body: string) => {
+      res.writeHead(code, { 'content-type': type, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(405, 'application/json', JSON.stringify({ message: 'Only GET is supported.' }));
+    if (path === '/metrics')
+      return void registry.metrics().then(
+        (text) => send(200, registry.contentType, text),
+        () => send(500, 'application/json', JSON.stringify({ message: 'Server Error' })),
+      );
+    if (path === '/health') return void o.health().then((h) => send(h.code, 'application/json', JSON.stringify(h.body)));
+    send(404, 'application/json', JSON.stringify({ message: `The route ${path} could not be found.` }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 interface LastRunRow {

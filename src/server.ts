@@ -39,6 +39,8 @@ export async function serveCommand(config: Config): Promise<number> {
   let runner: Runner | null = null;
   let redis: Redis | null = null;
   let demo: Promise<void> | null = null;
+  // A stop during the demo's first load ends it at its next batch (it resumes at the next start).
+  const demoAbort = new AbortController();
   let metricsServer: { close: () => Promise<void> } | null = null;
 
   // Once, whoever asks first (a failed start, then close-with-grace at the process's exit).
@@ -46,6 +48,7 @@ export async function serveCommand(config: Config): Promise<number> {
   const shutdown = () => (stopping ??= stopAll());
   const stopAll = async () => {
     await app?.close();
+    demoAbort.abort();
     await demo;
     await runner?.stop();
     await metricsServer?.close();
@@ -107,9 +110,12 @@ export async function serveCommand(config: Config): Promise<number> {
     }
     if (runtime.embedded && config.demoCompanies > 0 && config.role !== 'api' && config.workerJobs.includes('registry')) {
       // The API answers while the demo registry loads (it is resumable, so a stop midway is harmless).
-      demo = ensureDemoData(runtime).then(
+      demo = ensureDemoData(runtime, { signal: demoAbort.signal }).then(
         () => undefined,
-        (e) => logger.error({ err: e }, 'loading demo data failed'),
+        (e) => {
+          if (demoAbort.signal.aborted) logger.info('loading demo data stopped with the server; it resumes at the next start');
+          else logger.error({ err: e }, 'loading demo data failed');
+        },
       );
     }
   } catch (e) {

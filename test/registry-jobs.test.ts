@@ -90,3 +90,44 @@ test('demo data: a synthetic registry with a few days of history, once, and only
   assert.equal((await getRangeStats(demoDb.db, '2026-11-21'))?.meta.from_date, '2026-11-16');
   assert.equal(await ensureDemoData(runtime(true), { today: '2026-11-21' }), null, 'not twice');
 });
+
+test('demo data: a load stopped midway (the server stopping, or the process killed) is resumed by the next start, whole', async () => {
+  const [stoppedDb, referenceDb] = [await createTestDatabase(), await createTestDatabase()];
+  const runtime = (d: typeof stoppedDb) =>
+    ({
+      config: config({ DEMO_COMPANIES: '6000' }),
+      logger,
+      database: d,
+      embedded: { url: d.url, adminUrl: d.url, owned: false, stop: async () => {} },
+      close: async () => {},
+    }) as unknown as Runtime;
+  const count = async (d: typeof stoppedDb) =>
+    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM companies`.execute(d.db)).rows[0]!.n;
+
+  const stop = new AbortController();
+  const loading = ensureDemoData(runtime(stoppedDb), { today: '2026-11-21', signal: stop.signal });
+  // Stopped once its first batch is in.
+  for (;;) {
+    if ((await count(stoppedDb)) > 0) break;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  stop.abort();
+  await assert.rejects(loading);
+  const partial = await count(stoppedDb);
+
+  const reference = await ensureDemoData(runtime(referenceDb), { today: '2026-11-21' });
+  const whole = await count(referenceDb);
+  assert.ok(partial > 0 && partial < whole, `stopped midway: ${partial} of ${whole}`);
+
+  // The next start, a day later: it carries on from the day the load began, not from its own today.
+  const resumed = await ensureDemoData(runtime(stoppedDb), { today: '2026-11-22' });
+  assert.ok(resumed, 'resumed');
+  assert.deepEqual(resumed.days, reference!.days);
+  assert.equal(await count(stoppedDb), whole);
+  const runs = await sql<{ status: string }>`SELECT status FROM daily_runs ORDER BY run_date`.execute(stoppedDb.db);
+  assert.deepEqual(
+    runs.rows.map((r) => r.status),
+    Array(5).fill('completed'),
+  );
+  assert.equal(await ensureDemoData(runtime(stoppedDb), { today: '2026-11-22' }), null, 'not again once whole');
+});

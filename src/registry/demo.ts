@@ -67,37 +67,66 @@ export interface DemoResult {
 }
 
 /**
+ * The demo's runs so far: the day of its first run (the load) and whether a run of the load's
+ * window (the load and its DEMO_HISTORY_DAYS) is unfinished (stopped or killed midway).
+ */
+async function demoRuns(db: RegistryExecutor, sourceKey: string): Promise<{ loadDay: string | null; unfinished: boolean }> {
+  const { rows } = await sql<{ load_day: string | null; unfinished: boolean }>`
+    WITH first AS (SELECT min(run_date) AS d FROM daily_runs WHERE source_key = ${sourceKey} AND kind = 'daily')
+    SELECT first.d::text AS load_day, EXISTS (
+      SELECT 1 FROM daily_runs r WHERE r.source_key = ${sourceKey} AND r.kind = 'daily' AND r.status <> 'completed'
+        AND r.run_date <= first.d + ${DEMO_HISTORY_DAYS}::int) AS unfinished
+    FROM first`.execute(db);
+  return { loadDay: rows[0]?.load_day ?? null, unfinished: rows[0]?.unfinished ?? false };
+}
+
+/** Nothing to do: a database with companies whose demo (if it made one) is whole. */
+async function demoIsDone(db: RegistryExecutor, sourceKey: string): Promise<boolean> {
+  const runs = await demoRuns(db, sourceKey);
+  if (runs.loadDay !== null && runs.unfinished) return false;
+  return runs.loadDay !== null || (await hasAnyCompany(db));
+}
+
+/**
  * On the embedded database with no companies: the synthetic registry (config.demoCompanies
  * companies) loaded as of DEMO_HISTORY_DAYS + 1 days ago, then one daily run of synthetic changes
  * for each later day up to yesterday. Those are the runs the scheduled `synthetic` run would have
- * made, under the same keys, so it carries on from there. Null when nothing was done.
+ * made, under the same keys, so it carries on from there. A load stopped midway (`signal`, at a
+ * stop of the server, or the process killed) is resumed by the next call, from the day it
+ * started. Null when nothing was done.
  */
-export async function ensureDemoData(runtime: Runtime, options: { today?: string } = {}): Promise<DemoResult | null> {
+export async function ensureDemoData(runtime: Runtime, options: { today?: string; signal?: AbortSignal } = {}): Promise<DemoResult | null> {
   const { config, logger } = runtime;
   const db = runtime.database.db as unknown as RegistryExecutor;
   if (!runtime.embedded || config.demoCompanies <= 0) return null;
-  if (await hasAnyCompany(db)) return null;
+  const sourceKey = `synthetic:${DEFAULT_SYNTHETIC_SEED}`;
+  if (await demoIsDone(db, sourceKey)) return null;
 
   return db.connection().execute(async (conn) => {
     // Two processes starting on one fresh database: one loads, the other goes on without waiting.
     const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(${DEMO_LOCK}::bigint) AS ok`.execute(conn);
     if (!rows[0]!.ok) return null;
     try {
-      if (await hasAnyCompany(db)) return null;
+      if (await demoIsDone(db, sourceKey)) return null;
       const started = Date.now();
       const today = options.today ?? new Date().toISOString().slice(0, 10);
       const size = syntheticRegistrySize(config);
       const registry = createSyntheticSource({ seed: DEFAULT_SYNTHETIC_SEED, size });
-      const sourceKey = `synthetic:${DEFAULT_SYNTHETIC_SEED}`;
-      const loadDay = addDays(today, -(DEMO_HISTORY_DAYS + 1));
-      logger.info({ companies: size, from: loadDay }, 'loading demo data: a synthetic registry with a few days of history');
+      const resumed = (await demoRuns(db, sourceKey)).loadDay;
+      const loadDay = resumed ?? addDays(today, -(DEMO_HISTORY_DAYS + 1));
+      logger.info(
+        { companies: size, from: loadDay },
+        resumed ? 'resuming the demo data load stopped midway' : 'loading demo data: a synthetic registry with a few days of history',
+      );
 
-      const load = await runDaily(db, { date: loadDay, source: wholeRegistry(registry), sourceKey });
+      const { signal } = options;
+      // Days already completed are no-ops (a completed run is not run again).
+      const load = await runDaily(db, { date: loadDay, source: wholeRegistry(registry), sourceKey, signal });
       const days = [loadDay];
       let events = 0;
-      for (let i = DEMO_HISTORY_DAYS; i >= 1; i--) {
-        const day = addDays(today, -i);
-        const run = await runDaily(db, { date: day, source: registry, sourceKey });
+      for (let i = 1; i <= DEMO_HISTORY_DAYS; i++) {
+        const day = addDays(loadDay, i);
+        const run = await runDaily(db, { date: day, source: registry, sourceKey, signal });
         days.push(day);
         events += run.events;
       }

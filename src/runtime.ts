@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { sql } from 'kysely';
 import type { Config } from './config.ts';
 import { createDatabase, type ConnectHook, type DatabaseHandle } from './db/database.ts';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './db/embedded.ts';
@@ -33,6 +34,9 @@ export async function openRuntime(
       const applied = await migrateToLatest(database.db, database.pool);
       if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     }
+    // A database that cannot be reached (or does not exist) is the caller's error, said once, not
+    // an index build's (commands open the runtime without migrating).
+    if (options.migrate === false) await sql`SELECT 1`.execute(database.db);
     // A first load whose process died leaves its deferred indexes unbuilt (registry/deferred-indexes.ts).
     // A failure here (say, a full disk) must not keep the process from starting: the next run tries again.
     try {

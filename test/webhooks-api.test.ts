@@ -157,10 +157,18 @@ test('an unknown event type is 422 on event_types; at most 10 endpoints an accou
   });
   assert.equal(bad.statusCode, 422);
   // One sentence for the bad item, not one per type it is not.
+  // On the list (DECISIONS 8) and on its element (DECISIONS 7): one problem, counted once.
   assert.deepEqual(bad.json(), {
     message: 'The selected event types item 1 is invalid.',
-    errors: { 'event_types.1': ['The selected event types item 1 is invalid.'] },
+    errors: {
+      event_types: ['The selected event types item 1 is invalid.'],
+      'event_types.1': ['The selected event types item 1 is invalid.'],
+    },
   });
+  const badPatch = await call('PATCH', `/webhooks/${epId}`, a.master, { event_types: ['NOPE'], status: 'sometimes' });
+  assert.equal(badPatch.statusCode, 422);
+  assert.deepEqual(Object.keys(badPatch.json().errors).sort(), ['event_types', 'event_types.0', 'status']);
+  assert.match(badPatch.json().message, /\(and 1 more error\)$/);
   // Kept in the order sent, at creation and at an update.
   const ordered = ['COMPANY_PHONE_CHANGED', 'COMPANY_NAME_CHANGED'];
   const made = await call('POST', '/webhooks', a.master, { url: 'https://hooks.example.com/o', event_types: ordered });

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../http/schemas.ts';
+import { validationErrorsFromAjv } from '../../http/validation.ts';
+import { summarizeErrors, ValidationError } from '../../lib/errors.ts';
 import {
   CreateEndpointBody,
   CreatedEndpointSchema,
@@ -18,6 +20,21 @@ import {
 } from './schema.ts';
 import type { WebhooksService } from './service.ts';
 
+/**
+ * A body's validation errors, with an unknown event type said on `event_types` itself (DECISIONS
+ * 8) besides its element (`event_types.1`, as every list's element errors are keyed, DECISIONS 7):
+ * one problem under both keys, so the message counts it once.
+ */
+function endpointBodyError(err: Error): ValidationError {
+  const { validation, validationContext } = err as Error & { validation: never; validationContext?: string };
+  const errors = validationErrorsFromAjv(validation, validationContext);
+  const message = summarizeErrors(errors);
+  const items = Object.entries(errors)
+    .filter(([key]) => /^event_types\.\d+$/.test(key))
+    .flatMap(([, texts]) => texts);
+  return new ValidationError(items.length > 0 && !errors.event_types ? { event_types: items, ...errors } : errors, message);
+}
+
 const tags = ['Webhooks'];
 const security = [{ bearer: [] }];
 const accepted = Envelope(
@@ -32,6 +49,7 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
       '/webhooks',
       {
         config: { auth: 'master' },
+        attachValidation: true,
         schema: {
           tags,
           security,
@@ -42,8 +60,10 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           response: { 201: Envelope(CreatedEndpointSchema), ...errorResponses({ auth: 'master', validation: true }) },
         },
       },
-      async (req, reply) =>
-        reply.code(201).send({ status: 'success' as const, data: await webhooks.create(req.auth!.accountId, req.body) }),
+      async (req, reply) => {
+        if (req.validationError) throw endpointBodyError(req.validationError);
+        return reply.code(201).send({ status: 'success' as const, data: await webhooks.create(req.auth!.accountId, req.body) });
+      },
     );
 
     app.get(
@@ -81,6 +101,7 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
       '/webhooks/:id',
       {
         config: { auth: 'master' },
+        attachValidation: true,
         schema: {
           tags,
           security,
@@ -92,7 +113,10 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
           response: { 200: Envelope(EndpointSchema), ...errorResponses({ auth: 'master', validation: true, notFound: true }) },
         },
       },
-      async (req) => ({ status: 'success' as const, data: await webhooks.update(req.auth!.accountId, req.params.id, req.body) }),
+      async (req) => {
+        if (req.validationError) throw endpointBodyError(req.validationError);
+        return { status: 'success' as const, data: await webhooks.update(req.auth!.accountId, req.params.id, req.body) };
+      },
     );
 
     app.delete(

@@ -80,8 +80,8 @@ export async function serveCommand(config: Config): Promise<number> {
     // METRICS_PORT: /metrics and /health on a port of their own, whatever the role.
     const registry =
       config.metricsPort === null ? null : createMetricsRegistry({ db, clock: parts.clock, sources: parts.modules.sources.service });
-    if (registry && config.metricsPort !== null) {
-      const served = await serveMetrics(registry, { host: config.host, port: config.metricsPort, health: () => databaseHealth(db) });
+    if (registry) {
+      const served = await serveMetrics(registry, { host: config.host, port: config.metricsPort!, health: () => databaseHealth(db) });
       metricsServer = served;
       logger.info({ port: served.port }, 'metrics and health served on METRICS_PORT');
     }

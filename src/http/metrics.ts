@@ -8,6 +8,7 @@ import type { Clock } from '../lib/clock.ts';
 import { installSourceMetrics } from '../modules/sources/metrics.ts';
 import type { SourcesService } from '../modules/sources/service.ts';
 import { installWebhookMetrics } from '../modules/webhooks/metrics.ts';
+import { routeNotFoundMessage } from './error-handler.ts';
 
 /**
  * Prometheus metrics: requests by route and status, latency histograms, the job queue's depth
@@ -99,7 +100,7 @@ export async function serveMetrics(
         () => send(500, 'application/json', JSON.stringify({ message: 'Server Error' })),
       );
     if (path === '/health') return void o.health().then((h) => send(h.code, 'application/json', JSON.stringify(h.body)));
-    send(404, 'application/json', JSON.stringify({ message: `The route ${path} could not be found.` }));
+    send(404, 'application/json', JSON.stringify({ message: routeNotFoundMessage(path) }));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -120,10 +120,12 @@ export function finishOpenApiDocument<T extends OpenApiDocument>(doc: T): T {
         if (response.description === undefined || response.description === 'Default Response')
           response.description = STATUS_TEXT[status] ?? response.description ?? 'Response.';
         if (!api) continue;
-        const headers: Json = { 'X-Request-Id': ref('RequestId') };
-        headers['X-RateLimit-Limit'] = ref('RateLimitLimit');
-        headers['X-RateLimit-Remaining'] = ref('RateLimitRemaining');
-        headers['X-RateLimit-Reset'] = ref('RateLimitReset');
+        const headers: Json = {
+          'X-Request-Id': ref('RequestId'),
+          'X-RateLimit-Limit': ref('RateLimitLimit'),
+          'X-RateLimit-Remaining': ref('RateLimitRemaining'),
+          'X-RateLimit-Reset': ref('RateLimitReset'),
+        };
         if (status === '429') headers['Retry-After'] = ref('RetryAfter');
         if (priced && status.startsWith('2')) {
           headers['X-Credits-Charged'] = ref('CreditsCharged');

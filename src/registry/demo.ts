@@ -80,11 +80,14 @@ async function demoRuns(db: RegistryExecutor, sourceKey: string): Promise<{ load
   return { loadDay: rows[0]?.load_day ?? null, unfinished: rows[0]?.unfinished ?? false };
 }
 
-/** Nothing to do: a database with companies whose demo (if it made one) is whole. */
-async function demoIsDone(db: RegistryExecutor, sourceKey: string): Promise<boolean> {
+/**
+ * What is left of the demo: null when nothing is (a database with companies whose demo, if it
+ * made one, is whole), else the day to resume its load from (null: a fresh load).
+ */
+async function demoToDo(db: RegistryExecutor, sourceKey: string): Promise<{ resumeFrom: string | null } | null> {
   const runs = await demoRuns(db, sourceKey);
-  if (runs.loadDay !== null && runs.unfinished) return false;
-  return runs.loadDay !== null || (await hasAnyCompany(db));
+  if (runs.loadDay !== null) return runs.unfinished ? { resumeFrom: runs.loadDay } : null;
+  return (await hasAnyCompany(db)) ? null : { resumeFrom: null };
 }
 
 /**
@@ -100,19 +103,20 @@ export async function ensureDemoData(runtime: Runtime, options: { today?: string
   const db = runtime.database.db as unknown as RegistryExecutor;
   if (!runtime.embedded || config.demoCompanies <= 0) return null;
   const sourceKey = `synthetic:${DEFAULT_SYNTHETIC_SEED}`;
-  if (await demoIsDone(db, sourceKey)) return null;
+  if ((await demoToDo(db, sourceKey)) === null) return null;
 
   return db.connection().execute(async (conn) => {
     // Two processes starting on one fresh database: one loads, the other goes on without waiting.
     const { rows } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_lock(${DEMO_LOCK}::bigint) AS ok`.execute(conn);
     if (!rows[0]!.ok) return null;
     try {
-      if (await demoIsDone(db, sourceKey)) return null;
+      const todo = await demoToDo(db, sourceKey);
+      if (todo === null) return null;
       const started = Date.now();
       const today = options.today ?? new Date().toISOString().slice(0, 10);
       const size = syntheticRegistrySize(config);
       const registry = createSyntheticSource({ seed: DEFAULT_SYNTHETIC_SEED, size });
-      const resumed = (await demoRuns(db, sourceKey)).loadDay;
+      const resumed = todo.resumeFrom;
       const loadDay = resumed ?? addDays(today, -(DEMO_HISTORY_DAYS + 1));
       logger.info(
         { companies: size, from: loadDay },

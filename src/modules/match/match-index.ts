@@ -204,8 +204,9 @@ export class MatchIndex {
     if (this.frequencyOf(token) > 0) out.push({ token, id: exact ?? -1, distance: 0 });
     const k = allowedTypos(token.length);
     if (k > 0) {
-      const grams = new Set(trigramsOf(token));
-      const need = Math.max(1, trigramsOf(token).length - 4 * k);
+      const all = trigramsOf(token);
+      const grams = new Set(all);
+      const need = Math.max(1, all.length - 4 * k);
       const { counter, touched } = this;
       for (const g of grams) {
         const gid = p.trigramIds.get(g);
@@ -313,8 +314,11 @@ export class MatchIndex {
     }
   }
 
-  /** Takes what the index holds for a company out: its built entry marked dead, its delta entry dropped. */
-  private drop(id: number): void {
+  /**
+   * Takes what the index holds for a company out (a company the registry no longer holds, or
+   * before upsert puts its new state in): its built entry marked dead, its delta entry dropped.
+   */
+  remove(id: number): void {
     const p = this.p;
     const at = lowerBound(p.ids, id);
     if (at < p.ids.length && p.ids[at] === id && this.dead[at] === 0) {
@@ -340,7 +344,7 @@ export class MatchIndex {
 
   /** Puts a changed company's current state in (replacing what the index held for it). */
   upsert(row: MatchRow): void {
-    this.drop(row.id);
+    this.remove(row.id);
     this.extras.set(row.id, row);
     this.changeFrequency(row.tokens, +1);
     for (const k of new Set(row.identifierKeys)) {
@@ -348,10 +352,5 @@ export class MatchIndex {
       if (ids) ids.push(row.id);
       else this.extraByKey.set(k, [row.id]);
     }
-  }
-
-  /** Takes a company the registry no longer holds out of the index. */
-  remove(id: number): void {
-    this.drop(id);
   }
 }

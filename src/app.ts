@@ -1,5 +1,4 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
@@ -16,7 +15,7 @@ import { installPricing } from './http/pricing.ts';
 import { installRateLimits } from './http/rate-limit.ts';
 import { MAX_PATH_PARAM_LENGTH, sharedSchemas } from './http/schemas.ts';
 import { finishOpenApiDocument, type OpenApiDocument } from './http/openapi-document.ts';
-import { installJsonBodyParser, parseQueryString } from './http/request-parsing.ts';
+import { installFormBodyParser, installJsonBodyParser, parseQueryString } from './http/request-parsing.ts';
 import { installTextGuard } from './http/text-guard.ts';
 
 export interface AppOptions {
@@ -65,7 +64,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   installJsonBodyParser(app);
   installTextGuard(app);
 
-  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  await installFormBodyParser(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

@@ -42,6 +42,35 @@ test('unknown route 404, wrong method 405, non-JSON body 400, oversized body 413
   assert.equal(Number(count.n), 0);
 });
 
+test("a form body is 415 on the JSON routes (the API takes JSON); only the two pages' forms take one", async () => {
+  const t = await createTestApp();
+  const acct = await createAccount(t);
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { ...form, authorization: `Bearer ${acct.master}` },
+    payload: 'name=abc',
+  });
+  assert.equal(created.statusCode, 415);
+  assert.deepEqual(created.json(), { message: 'Unsupported Content-Type: send application/json.' });
+  const registered = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    headers: { ...form, 'content-type': 'Application/X-WWW-Form-Urlencoded; charset=utf-8' },
+    payload: 'email=form%40example.com&name=Form+Account',
+  });
+  assert.equal(registered.statusCode, 415);
+  const tokens = await t.db.db.selectFrom('api_tokens').select('name').where('name', '=', 'abc').execute();
+  assert.deepEqual(tokens, []);
+  const accounts = await t.db.db.selectFrom('accounts').select('id').where('email', '=', 'form@example.com').execute();
+  assert.deepEqual(accounts, []);
+  // The recovery confirmation's form is read (a made-up token: the page's own failure, not a 415).
+  const confirm = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover/confirm', headers: form, payload: 'token=nothing' });
+  assert.equal(confirm.statusCode, 422);
+  assert.match(confirm.headers['content-type'] as string, /text\/html/);
+});
+
 test("a static path that a parameter route also matches is the static route's: GET /tokens/verify is a 405, not a token named verify", async () => {
   const t = await createTestApp();
   // With or without a token, as any 405; with the rate-limit headers.

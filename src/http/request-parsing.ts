@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { parse, unescape } from 'node:querystring';
+import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
 import { bodyErrorResponses } from './schemas.ts';
 
@@ -25,6 +26,35 @@ function decodeQueryComponent(value: string): string {
 /** Fastify's `querystringParser`: repeated keys as arrays, `+` as a space, no limit on keys (the URL's is 16 KB). */
 export function parseQueryString(query: string): Record<string, string | string[] | undefined> {
   return parse(query, '&', '=', { decodeURIComponent: decodeQueryComponent, maxKeys: 0 });
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * `true`: the route also takes an HTML form's body (`application/x-www-form-urlencoded`): the
+     * recovery confirmation and the dev checkout, which pages of the service submit. Every other
+     * route takes JSON only (the specification's "Content-Type: application/json"): a form body
+     * there is 415, so a cross-site form cannot drive the API.
+     */
+    formBody?: boolean;
+  }
+}
+
+/**
+ * HTML form bodies, for the routes that opt in (`config.formBody`); elsewhere refused as an
+ * unsupported media type (415, as any other type the API does not read).
+ */
+export async function installFormBodyParser(app: FastifyInstance): Promise<void> {
+  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  app.addHook('preParsing', async (request) => {
+    if (request.routeOptions.config?.formBody === true) return;
+    const type = request.headers['content-type'];
+    if (typeof type === 'string' && /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type))
+      throw Object.assign(new Error('Unsupported Content-Type: send application/json.'), {
+        code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+        statusCode: 415,
+      });
+  });
 }
 
 /** The error code of a JSON body refused for a prototype-poisoning key (error-handler.ts answers 400). */

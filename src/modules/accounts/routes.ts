@@ -154,7 +154,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
     app.post(
       '/auth/recover/confirm',
       {
-        config: { auth: 'none', guardBodyText: false },
+        config: { auth: 'none', guardBodyText: false, formBody: true },
         attachValidation: true,
         schema: {
           tags: ['Account'],

@@ -129,7 +129,7 @@ export function checkoutRoutes(deps: { wallet: WalletService; devCheckout: boole
       app.post(
         '/wallet/checkout/:payment_ref',
         {
-          config: { auth: 'none' },
+          config: { auth: 'none', formBody: true },
           schema: {
             tags: ['Wallet'],
             summary: 'Dev checkout: Pay or Cancel (the form submission)',

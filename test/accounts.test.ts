@@ -137,6 +137,26 @@ test('recover answers identically for known and unknown e-mails; only a known ac
   assert.equal(typeof bad.json().message, 'string');
 });
 
+test("the recovery link expires when the request's answer said, however late its mail job runs", async () => {
+  const clock = createManualClock('2026-11-21T10:00:00Z');
+  const t = await createTestApp({ clock });
+  await createAccount(t, 'slow-worker@example.com');
+  const asked = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'slow-worker@example.com' } });
+  assert.equal(asked.json().expires_at, '2026-11-22T10:00:00.000Z');
+  clock.advance(3 * 3600 * 1000); // the worker takes the job three hours later
+  await drainJobs(t);
+  const mail = await latestMail(t, 'slow-worker@example.com', 'recovery');
+  assert.match(mail!.text_body, /until 2026-11-22T10:00:00\.000Z/);
+  const row = await t.db.db.selectFrom('one_time_tokens').select('expires_at').where('purpose', '=', 'recover').executeTakeFirstOrThrow();
+  assert.equal(row.expires_at.toISOString(), asked.json().expires_at);
+  // A job run after the link's time is up mails nothing.
+  await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: 'slow-worker@example.com' } });
+  clock.advance(25 * 3600 * 1000);
+  await drainJobs(t);
+  const rows = await t.db.db.selectFrom('one_time_tokens').select('id').where('purpose', '=', 'recover').execute();
+  assert.equal(rows.length, 1);
+});
+
 test('recovery confirmation: revokes every token, new Master Token works once; used or expired links fail with the specified 422', async () => {
   const clock = createManualClock('2026-11-21T10:00:00Z');
   const t = await createTestApp({ clock });

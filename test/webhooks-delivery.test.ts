@@ -372,3 +372,40 @@ test('Retry-After on a 503 is honoured', async () => {
   await waitFor('the retried attempt', () => rx.on('/busy').length === 2);
   assert.equal(rx.on('/busy')[1]!.id, id);
 });
+
+test('a company watched after the run that detected its events: the events its watch brings into the feed are pushed too, once', async () => {
+  const c = await createAccount(t);
+  const cId = await accountIdOf(t, c.userRef);
+  await createEndpoint(c.master, '/c-late');
+  await createEndpoint(c.master, '/c-two', { event_types: TWO_TYPES });
+  // Company 5 changed on 2030-01-02 (the first test's run) and nobody watched it.
+  await watchNumbers(t.db.db, cId, [5], new Date());
+  const feed = await feedOf(c.master);
+  assert.ok(feed.length >= 2, `company 5's events in the feed: ${feed.length}`);
+  const two = feed.filter((e) => TWO_TYPES.includes(e.event_type));
+  assert.ok(two.length >= 1 && two.length < feed.length);
+  await waitFor('the feed pushed', () => rx.on('/c-late').length === feed.length && rx.on('/c-two').length === two.length);
+  for (const [path, want] of [
+    ['/c-late', feed],
+    ['/c-two', two],
+  ] as const) {
+    const got = rx.on(path);
+    assert.ok(
+      got.every((m) => m.verifiedBy.length === 1),
+      `${path}: verified`,
+    );
+    assert.deepEqual(
+      got.map((m) => m.json.data).sort((x, y) => Number(x.id) - Number(y.id)),
+      want,
+    );
+  }
+  // Unwatched and watched again: the feed has the events again, and no message is sent twice.
+  const { unwatchCompanies } = await import('../src/modules/watchlist/repo.ts');
+  const { rows } = await sql<{ id: string }>`SELECT company_id AS id FROM watchlist WHERE account_id = ${cId}`.execute(t.db.db);
+  await t.db.db.transaction().execute((trx) => unwatchCompanies(trx, cId, [rows[0]!.id], new Date()));
+  await watchNumbers(t.db.db, cId, [5], new Date());
+  assert.equal((await feedOf(c.master)).length, feed.length);
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.equal(rx.on('/c-late').length, feed.length);
+  assert.equal(rx.on('/c-two').length, two.length);
+});

@@ -181,3 +181,62 @@ test('a fan-out whose range has messages already (a replay first, or the job run
   assert.notEqual(after[1]!.id, first[1]!.id, 'a new message for the missing one');
   await sql`SELECT graphile_worker.remove_job(${`webhooks.fanout:${r.lo}-${r.hi}`})`.execute(db.db);
 });
+
+test("a company watched during its events' run: the watch leaves them to the run's held fan-out, which sends them when the run ends; a finished run's, the watch sends", async () => {
+  const { fanOutWatchStarted } = await import('../src/modules/webhooks/watch-fanout.ts');
+  const { fanOutEvents } = await import('../src/modules/webhooks/repo.ts');
+  const {
+    rows: [company],
+  } = await sql<{ id: string }>`
+    INSERT INTO companies (primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
+    VALUES ('KRS', '0000999002', 'WATCHED LATE SA', 'ACTIVE', '{}', '\\x00', 'watched late sa', '2030-05-01') RETURNING id`.execute(db.db);
+  const run = await startRun('2030-05-06');
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity, run_id)
+    VALUES (${company!.id}, '2030-05-06', 'COMPANY_NAME_CHANGED', 'a', 'b', 'info', ${run}) RETURNING id`.execute(db.db);
+  const eventId = Number(rows[0]!.id);
+  const messages = async () =>
+    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = ${eventId}`.execute(db.db)).rows[0]!.n;
+  // The watch, as watchCompanies makes it: the feed row, then the messages.
+  const watch = () =>
+    db.db.transaction().execute(async (trx) => {
+      await sql`
+        INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
+        VALUES (${acct!.id}, ${eventId}, '2030-05-06', ${company!.id}, 'COMPANY_NAME_CHANGED') ON CONFLICT DO NOTHING`.execute(trx);
+      return fanOutWatchStarted(trx, acct!.id, [company!.id], '2030-05-06', new Date());
+    });
+  assert.equal(await watch(), 0, 'the run is running: nothing sent before it ends');
+  assert.equal(await messages(), 0);
+  await sql`UPDATE daily_runs SET status = 'completed', finished_at = now() WHERE id = ${run}`.execute(db.db);
+  // The released job's statement over the run's range finds the watched company in the feed.
+  const fanned = await fanOutEvents(db.db, {
+    fromId: eventId,
+    toId: eventId,
+    fromDate: '2030-05-06',
+    toDate: '2030-05-06',
+    at: new Date(),
+    again: true,
+  });
+  assert.equal(fanned, 1);
+  assert.equal(await messages(), 1);
+  // Watched again once the run has ended: the message is there already, none added.
+  assert.equal(await watch(), 0);
+  await sql`DELETE FROM webhook_deliveries WHERE event_id = ${eventId}`.execute(db.db);
+  assert.equal(await watch(), 1, 'a finished run: the watch sends it');
+  assert.equal(await messages(), 1);
+});
+
+test("the queue depth counts due messages of enabled endpoints: a disabled endpoint's held messages are not waiting", async () => {
+  const { countDueDeliveries } = await import('../src/modules/webhooks/dispatch-repo.ts');
+  const {
+    rows: [ep],
+  } = await sql<{ id: string }>`
+    INSERT INTO webhook_endpoints (account_id, url) VALUES (${acct!.id}, 'http://127.0.0.1:9/depth') RETURNING id`.execute(db.db);
+  const before = await countDueDeliveries(db.db, new Date());
+  await sql`
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at)
+    SELECT ${ep!.id}, ${acct!.id}, 'COMPANY_NAME_CHANGED', '{}', now() - interval '1 second' FROM generate_series(1, 3)`.execute(db.db);
+  assert.equal(await countDueDeliveries(db.db, new Date()), before + 3);
+  await sql`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = ${ep!.id}`.execute(db.db);
+  assert.equal(await countDueDeliveries(db.db, new Date()), before);
+});

@@ -17,7 +17,11 @@ export const TASKS = {
 const DatabaseId = Type.Union([Type.String({ pattern: '^[0-9]{1,19}$' }), Type.Integer({ minimum: 1 })]);
 
 export const SendMailPayload = Type.Object({ id: DatabaseId });
-export const RecoverAccountPayload = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) });
+/** `requested_at`: when the recovery was asked for, which the link's expiry counts from (absent in jobs queued before it was added). */
+export const RecoverAccountPayload = Type.Object({
+  email: Type.String({ minLength: 3, maxLength: 254 }),
+  requested_at: Type.Optional(Type.String({ maxLength: 40 })),
+});
 export const WatchlistAddPayload = Type.Object({ request_id: DatabaseId });
 export const RegistryDailyPayload = Type.Object({
   date: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' }),

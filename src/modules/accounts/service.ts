@@ -210,11 +210,15 @@ export type AccountsService = ReturnType<typeof createAccountsService>;
 /** `auth.recover {email}`: mails a recovery link when an initialised account has that e-mail. */
 export function createAccountJobs(deps: AccountsDeps): JobModule {
   const recover: Task = async (payload) => {
-    const { email } = parseJobPayload(RECOVER_TASK, RecoverAccountPayload, payload);
+    const { email, requested_at } = parseJobPayload(RECOVER_TASK, RecoverAccountPayload, payload);
     const account = await deps.db.selectFrom('accounts').select(['id', 'status', 'name']).where('email', '=', email).executeTakeFirst();
     if (!account || account.status !== 'initialized') return;
-    const now = deps.clock.now();
-    const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
+    // The link expires when the request's answer said (`expires_at`: the request's time + 24 h),
+    // however late the job runs; one whose time has passed is not worth a mail.
+    const asked = requested_at === undefined ? Number.NaN : Date.parse(requested_at);
+    const requestedAt = Number.isNaN(asked) ? deps.clock.now() : new Date(asked);
+    const expiresAt = new Date(requestedAt.getTime() + ONE_TIME_TOKEN_TTL_MS);
+    if (expiresAt <= deps.clock.now()) return;
     const token = newOneTimeToken();
     const link = recoveryLink(deps.publicBaseUrl, token);
     await deps.db.transaction().execute(async (trx) => {

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { EventType, IdentifierType, Severity } from '../../registry/model.ts';
 import { EVENTS_WRITER_LOCK, lockEventsWriter } from '../../registry/store.ts';
+import { fanOutWatchStarted } from '../webhooks/watch-fanout.ts';
 import type { EventFilters } from './event-filters.ts';
 import { identifierKey } from '../../lib/identifiers.ts';
 import type { WatchItemStatus, WatchRequestStatus } from './tables.ts';
@@ -241,7 +242,8 @@ export async function accountEmail(db: Executor, accountId: string): Promise<str
 /**
  * Watches companies for an account from `since` (a removed one is watched again, from `since`).
  * Returns the companies this call started watching; the others were watched already. Their
- * events dated from the watch's day on enter the account's feed in the same transaction.
+ * events dated from the watch's day on enter the account's feed in the same transaction, and
+ * the account's webhook endpoints get a message for each (src/modules/webhooks/watch-fanout.ts).
  */
 export async function watchCompanies(trx: Executor, accountId: string, companyIds: readonly string[], since: Date): Promise<Set<string>> {
   if (companyIds.length === 0) return new Set();
@@ -266,6 +268,7 @@ export async function watchCompanies(trx: Executor, accountId: string, companyId
       INSERT INTO watchlist_feed_counts (account_id, event_date, event_type, n)
       SELECT ${accountId}::bigint, event_date, event_type, count(*) FROM fed GROUP BY 2, 3
       ON CONFLICT (account_id, event_date, event_type) DO UPDATE SET n = watchlist_feed_counts.n + EXCLUDED.n`.execute(trx);
+    await fanOutWatchStarted(trx, accountId, started, day, since);
   }
   return new Set(started);
 }

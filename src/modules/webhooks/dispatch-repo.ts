@@ -199,11 +199,14 @@ export async function findNextDueAt(db: Executor): Promise<Date | null> {
   return rows[0]?.at ?? null;
 }
 
-/** Pending messages already due (the metrics' queue depth). */
+/**
+ * Pending messages already due to enabled endpoints (the metrics' queue depth): those of a
+ * disabled endpoint are held, not waiting to be sent, until it is enabled again.
+ */
 export async function countDueDeliveries(db: Executor, now: Date): Promise<number> {
-  const { rows } = await sql<{
-    n: number;
-  }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now}`.execute(db);
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+    WHERE ep.status = 'enabled' AND d.status = 'pending' AND d.next_attempt_at <= ${now}`.execute(db);
   return rows[0]!.n;
 }
 

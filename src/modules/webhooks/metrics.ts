@@ -36,7 +36,7 @@ export function installWebhookMetrics(registry: client.Registry, deps: { db: Db;
   registry.registerMetric(endpointsDisabled);
   new client.Gauge({
     name: 'regwatch_webhook_queue_depth',
-    help: 'Webhook messages due for an attempt and not yet taken',
+    help: 'Webhook messages due for an attempt to an enabled endpoint (those held for a disabled one apart)',
     registers: [registry],
     async collect() {
       try {

@@ -120,7 +120,7 @@ export async function rotateSecret(trx: Executor, endpointId: string, secret: st
  * order (`to_json` of a row: no spaces, unlike json_build_object), which the dispatcher puts into
  * the body as it is.
  */
-const FEED_JSON = sql`(SELECT to_json(x) FROM (SELECT f.event_id AS id, f.event_type AS event_type, e.old_value AS old_value,
+export const FEED_JSON = sql`(SELECT to_json(x) FROM (SELECT f.event_id AS id, f.event_type AS event_type, e.old_value AS old_value,
   e.new_value AS new_value, f.event_date::text AS event_date, e.severity AS severity, c.primary_identifier AS primary_identifier,
   c.primary_identifier_type AS identifier_type, c.name AS company_name) x)`;
 

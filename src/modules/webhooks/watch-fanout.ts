@@ -1,0 +1,47 @@
+import { sql } from 'kysely';
+import { queueDispatch } from './dispatcher.ts';
+import { FEED_JSON, type Executor } from './repo.ts';
+
+/**
+ * Messages for the events a watch brings into an account's feed (DECISIONS 8: "exactly the events
+ * the account's feed shows"): a company watched after the run that detected its events of the
+ * day (the 03:00 run, a watch added at 10:00) has those events in the feed at once
+ * (src/modules/watchlist/repo.ts, watchCompanies), and they are pushed too, in the watch's own
+ * transaction, to the account's enabled endpoints whose types match. Unique per endpoint and
+ * event (ON CONFLICT DO NOTHING): a company watched again does not get a message it had.
+ *
+ * Events of a run still running are left to that run's held fan-out job (migration
+ * 20261201000100_webhook_fanout_holds), which reads the feed when the run ends and finds these
+ * rows there: the runs' rows are taken FOR SHARE, so a run's completion waits for this commit, and
+ * its released job cannot read the feed before these rows are in it.
+ */
+export async function fanOutWatchStarted(
+  trx: Executor,
+  accountId: string,
+  companyIds: readonly string[],
+  fromDate: string,
+  at: Date,
+): Promise<number> {
+  if (companyIds.length === 0) return 0;
+  const result = await sql`
+    WITH ep AS MATERIALIZED (
+      SELECT id, account_id, event_types FROM webhook_endpoints WHERE account_id = ${accountId} AND status = 'enabled' FOR KEY SHARE
+    ), f AS MATERIALIZED (
+      SELECT e.id AS event_id, e.event_type, e.event_date, e.company_id, e.run_id FROM events e
+      WHERE EXISTS (SELECT 1 FROM ep) AND e.company_id = ANY(${companyIds}::bigint[]) AND e.event_date >= ${fromDate}::date
+    ), running AS MATERIALIZED (
+      SELECT r.id, r.status FROM daily_runs r WHERE r.id IN (SELECT f.run_id FROM f) FOR SHARE
+    )
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, payload, next_attempt_at, created_at)
+    SELECT ep.id, ep.account_id, f.event_id, f.event_type, ${FEED_JSON}, ${at}, ${at}
+    FROM ep
+    JOIN f ON cardinality(ep.event_types) = 0 OR f.event_type = ANY(ep.event_types)
+    JOIN events e ON e.event_date = f.event_date AND e.id = f.event_id
+    JOIN companies c ON c.id = f.company_id
+    WHERE NOT EXISTS (SELECT 1 FROM running r WHERE r.id = f.run_id AND r.status = 'running')
+    ORDER BY f.event_id, ep.id
+    ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`.execute(trx);
+  const n = Number(result.numAffectedRows ?? 0);
+  if (n > 0) await queueDispatch(trx);
+  return n;
+}

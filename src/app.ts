@@ -45,7 +45,8 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     bodyLimit: 1024 * 1024,
     trustProxy: config.trustProxy,
     ajv: { customOptions: { allErrors: true } },
-    return503OnClosing: true,
+    // Closing is answered below, in the service's shape and with its headers.
+    return503OnClosing: false,
     frameworkErrors: createFrameworkErrors(() => limitUnrouted),
     clientErrorHandler,
     routerOptions: { querystringParser: parseQueryString, maxParamLength: MAX_PATH_PARAM_LENGTH },
@@ -100,6 +101,23 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   });
   // Set after the rate limit, whose hooks then cover unknown routes as well.
   limitUnrouted = app.rateLimit();
+  // Once the server closes (SIGTERM), a request that still arrives on a kept-alive connection is
+  // 503 `{message}`, with the headers of every answer (request id, rate limit) and
+  // `Connection: close`; requests already under way finish (docs/deployment.md).
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  // preParsing: after every onRequest hook, the route's rate limit included, so its headers are set.
+  app.addHook('preParsing', async (_request, reply) => {
+    if (!closing) return;
+    return reply
+      .code(503)
+      .header('connection', 'close')
+      .header('retry-after', '1')
+      .send({ message: 'The server is shutting down: retry the request.' });
+  });
   app.setNotFoundHandler({ preHandler: limitUnrouted }, notFound);
   app.addHook('preParsing', shadowedMethod as never);
   installAuthEnforcement(app, { authenticator });

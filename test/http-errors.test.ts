@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import { Client } from 'undici';
 import { createAccount, createTestApp } from './helpers/app.ts';
 
 test('unknown route 404, wrong method 405, non-JSON body 400, oversized body 413', async () => {
@@ -175,7 +176,7 @@ test('secrets never reach the log: Authorization header and token plaintexts are
   assert.match(all, /recover\/confirm\?x=1&token=\[redacted\]&y=2/);
 });
 
-test('graceful close: a request in flight when the server closes still completes; new connections are refused', async () => {
+test("graceful close: a request in flight when the server closes still completes; one arriving on a kept-alive connection is 503 in the service's shape; new connections are refused", async () => {
   const t = await createTestApp();
   let release!: () => void;
   const gate = new Promise<void>((r) => {
@@ -192,13 +193,23 @@ test('graceful close: a request in flight when the server closes still completes
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
-  const inFlight = fetch(`${baseUrl}/api/v1/__slow`);
+  // One connection, two requests on it: the second arrives once the server is closing.
+  const client = new Client(baseUrl, { pipelining: 2 });
+  const inFlight = client.request({ method: 'GET', path: '/api/v1/__slow' });
   await inHandler;
   const closing = t.app.close();
+  const late = client.request({ method: 'GET', path: '/api/v1/sources' });
   setTimeout(release, 300);
   const res = await inFlight;
-  assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), { done: true });
+  assert.equal(res.statusCode, 200);
+  assert.deepEqual(await res.body.json(), { done: true });
+  const refused = await late;
+  assert.equal(refused.statusCode, 503);
+  assert.deepEqual(await refused.body.json(), { message: 'The server is shutting down: retry the request.' });
+  assert.ok(refused.headers['x-request-id'], 'the request id, as every answer');
+  assert.ok(refused.headers['x-ratelimit-limit'], 'the rate limit headers, as every answer');
+  assert.equal(refused.headers['retry-after'], '1');
+  await client.close();
   await closing;
   await assert.rejects(fetch(`${baseUrl}/health`));
 });

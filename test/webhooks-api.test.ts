@@ -165,6 +165,14 @@ test('an unknown event type is 422 on event_types; at most 10 endpoints an accou
       'event_types.1': ['The selected event types item 1 is invalid.'],
     },
   });
+  // Every problem at once: a URL the schema lets through is still checked when another field fails.
+  const both = await call('POST', '/webhooks', a.master, { url: 'ftp://hooks.example.com/x', event_types: ['NOPE'] });
+  assert.equal(both.statusCode, 422);
+  assert.deepEqual(Object.keys(both.json().errors).sort(), ['event_types', 'event_types.0', 'url']);
+  assert.match(both.json().message, /^The url/);
+  assert.match(both.json().message, /\(and 1 more error\)$/);
+  const hostile = await call('PATCH', `/webhooks/${epId}`, a.master, { url: 'http://169.254.169.254/latest', description: 5 });
+  assert.deepEqual(Object.keys(hostile.json().errors).sort(), ['description', 'url']);
   const badPatch = await call('PATCH', `/webhooks/${epId}`, a.master, { event_types: ['NOPE'], status: 'sometimes' });
   assert.equal(badPatch.statusCode, 422);
   assert.deepEqual(Object.keys(badPatch.json().errors).sort(), ['event_types', 'event_types.0', 'status']);

@@ -240,3 +240,47 @@ test("the queue depth counts due messages of enabled endpoints: a disabled endpo
   await sql`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = ${ep!.id}`.execute(db.db);
   assert.equal(await countDueDeliveries(db.db, new Date()), before);
 });
+
+test('a replayed message starts again as a new one: attempts 0, its last outcome cleared, pending now', async () => {
+  const { requeueFeedAfter } = await import('../src/modules/webhooks/repo.ts');
+  const {
+    rows: [company],
+  } = await sql<{ id: string }>`
+    INSERT INTO companies (primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
+    VALUES ('KRS', '0000999003', 'REPLAYED SA', 'ACTIVE', '{}', '\\x00', 'replayed sa', '2030-05-01') RETURNING id`.execute(db.db);
+  const {
+    rows: [event],
+  } = await sql<{ id: string }>`
+    INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity)
+    VALUES (${company!.id}, '2030-05-07', 'COMPANY_NAME_CHANGED', 'a', 'b', 'info') RETURNING id`.execute(db.db);
+  const {
+    rows: [ep],
+  } = await sql<{ id: string; account_id: string }>`
+    INSERT INTO webhook_endpoints (account_id, url) VALUES (${acct!.id}, 'http://127.0.0.1:9/replayed') RETURNING id, account_id`.execute(
+    db.db,
+  );
+  await sql`
+    INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
+    VALUES (${acct!.id}, ${event!.id}, '2030-05-07', ${company!.id}, 'COMPANY_NAME_CHANGED')`.execute(db.db);
+  await sql`
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_id, event_type, payload, status, attempts, last_attempt_at, last_response_status, last_response_body, last_error)
+    VALUES (${ep!.id}, ${acct!.id}, ${event!.id}, 'COMPANY_NAME_CHANGED', '{}', 'failed', 8, now(), 500, 'oops', 'The endpoint answered 500.')`.execute(
+    db.db,
+  );
+  const at = new Date();
+  assert.equal(await requeueFeedAfter(db.db, ep!, Number(event!.id) - 1, at), 1);
+  const { rows } = await sql`
+    SELECT status, attempts, last_attempt_at, last_response_status, last_response_body, last_error, next_attempt_at
+    FROM webhook_deliveries WHERE endpoint_id = ${ep!.id}`.execute(db.db);
+  assert.deepEqual(rows, [
+    {
+      status: 'pending',
+      attempts: 0,
+      last_attempt_at: null,
+      last_response_status: null,
+      last_response_body: null,
+      last_error: null,
+      next_attempt_at: at,
+    },
+  ]);
+});

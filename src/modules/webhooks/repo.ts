@@ -181,7 +181,11 @@ export async function forgetFanOutHold(db: Executor, jobKey: string): Promise<vo
   await sql`DELETE FROM webhook_fanout_holds WHERE job_key = ${jobKey}`.execute(db);
 }
 
-/** Replay: the feed's events above `afterId` for one endpoint, queued again (or for the first time); the endpoint locked as in fanOutEvents. */
+/**
+ * Replay: the feed's events above `afterId` for one endpoint, queued again (or for the first
+ * time); the endpoint locked as in fanOutEvents. A message sent before starts again as a new one
+ * (attempts 0, its last attempt's outcome cleared, the whole retry schedule ahead), keeping its id.
+ */
 export async function requeueFeedAfter(
   db: Executor,
   endpoint: { id: string; account_id: string },
@@ -200,7 +204,8 @@ export async function requeueFeedAfter(
     ORDER BY f.event_id
     FOR KEY SHARE OF ep
     ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO UPDATE
-      SET status = 'pending', attempts = 0, next_attempt_at = ${at}, delivered_at = NULL, last_error = NULL`.execute(db);
+      SET status = 'pending', attempts = 0, next_attempt_at = ${at}, delivered_at = NULL, last_attempt_at = NULL,
+        last_response_status = NULL, last_response_body = NULL, last_error = NULL`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 

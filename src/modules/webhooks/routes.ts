@@ -21,13 +21,24 @@ import {
 import type { WebhooksService } from './service.ts';
 
 /**
+ * Every problem of a body at once (DECISIONS 7): when the schema refuses some field, a `url` the
+ * schema let through is still checked (scheme, address), so a bad URL is not left unsaid.
+ */
+async function bodyError(webhooks: WebhooksService, err: Error, body: unknown): Promise<ValidationError> {
+  const url = (body as { url?: unknown } | null | undefined)?.url;
+  const problem = typeof url === 'string' ? await webhooks.urlProblem(url) : null;
+  return endpointBodyError(err, problem === null ? undefined : [problem]);
+}
+
+/**
  * A body's validation errors, with an unknown event type said on `event_types` itself (DECISIONS
  * 8) besides its element (`event_types.1`, as every list's element errors are keyed, DECISIONS 7):
  * one problem under both keys, so the message counts it once.
  */
-function endpointBodyError(err: Error): ValidationError {
+function endpointBodyError(err: Error, url: string[] | undefined): ValidationError {
   const { validation, validationContext } = err as Error & { validation: never; validationContext?: string };
-  const errors = validationErrorsFromAjv(validation, validationContext);
+  const schemaErrors = validationErrorsFromAjv(validation, validationContext);
+  const errors = url && !schemaErrors.url ? { url, ...schemaErrors } : schemaErrors;
   const message = summarizeErrors(errors);
   const items = Object.entries(errors)
     .filter(([key]) => /^event_types\.\d+$/.test(key))
@@ -61,7 +72,7 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
         },
       },
       async (req, reply) => {
-        if (req.validationError) throw endpointBodyError(req.validationError);
+        if (req.validationError) throw await bodyError(webhooks, req.validationError, req.body);
         return reply.code(201).send({ status: 'success' as const, data: await webhooks.create(req.auth!.accountId, req.body) });
       },
     );
@@ -114,7 +125,7 @@ export function webhookRoutes(deps: { webhooks: WebhooksService }): FastifyPlugi
         },
       },
       async (req) => {
-        if (req.validationError) throw endpointBodyError(req.validationError);
+        if (req.validationError) throw await bodyError(webhooks, req.validationError, req.body);
         return { status: 'success' as const, data: await webhooks.update(req.auth!.accountId, req.params.id, req.body) };
       },
     );

@@ -30,5 +30,6 @@ test('the sample of each of the 29 types has its values in the format of real ev
     if (date.test(String(d.new_value))) assert.equal(d.new_value, '2026-12-01');
     assert.equal(d.severity, severityOf(type, d.new_value as string | null));
     assert.equal(d.test, true);
+    if (type === 'COMPANY_NAME_CHANGED') assert.equal(d.company_name, d.new_value, 'the feed names a company by its current name');
   }
 });

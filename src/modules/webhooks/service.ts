@@ -160,7 +160,8 @@ export function sampleEventData(type: EventType, at: Date): Record<string, unkno
     severity: severityOf(type, newValue ?? null),
     primary_identifier: '5261040828',
     identifier_type: 'NIP',
-    company_name: 'PRZYKŁADOWA SPÓŁKA Z O.O.',
+    // The company's name as the feed gives it, its current one: after a name change, the new name.
+    company_name: type === 'COMPANY_NAME_CHANGED' ? newValue : SAMPLE_VALUES.COMPANY_NAME_CHANGED[0],
     test: true,
   };
 }
@@ -196,6 +197,12 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
   };
 
   return {
+    /** What is wrong with a URL as an endpoint's (scheme, length, address), or null. */
+    async urlProblem(url: string): Promise<string | null> {
+      const verdict = await checkWebhookUrl(url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
+      return verdict.ok ? null : verdict.error;
+    },
+
     async create(accountId: string, input: EndpointInput): Promise<EndpointView & { secret: string }> {
       const { eventTypes } = await checkInput(input, true);
       const secret = generateSecret();

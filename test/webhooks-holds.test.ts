@@ -48,6 +48,14 @@ async function fanOutDueIn(r: { lo: number; hi: number }): Promise<number | null
   return rows[0]?.s ?? null;
 }
 
+/** A company row of its own (no registry run): what the fan-out's statement reads of it. */
+async function insertCompany(krs: string, name: string): Promise<{ id: string }> {
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO companies (primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
+    VALUES ('KRS', ${krs}, ${name}, 'ACTIVE', '{}', '\\x00', ${name.toLowerCase()}, '2030-05-01') RETURNING id`.execute(db.db);
+  return rows[0]!;
+}
+
 const holds = async (runId: string) =>
   (await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_fanout_holds WHERE run_id = ${runId}`.execute(db.db)).rows[0]!.n;
 
@@ -125,11 +133,7 @@ test('a fan-out that ran (its run still running: the process that ran it died) f
 
 test('a fan-out whose range has messages already (a replay first, or the job run again) adds only the missing ones', async () => {
   // A watched company with two events of no running run (not held), in the account's feed.
-  const {
-    rows: [company],
-  } = await sql<{ id: string }>`
-    INSERT INTO companies (primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
-    VALUES ('KRS', '0000999001', 'FANOUT SA', 'ACTIVE', '{}', '\\x00', 'fanout sa', '2030-05-01') RETURNING id`.execute(db.db);
+  const company = await insertCompany('0000999001', 'FANOUT SA');
   const { rows } = await sql<{ id: string }>`
     INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity)
     SELECT ${company!.id}::bigint, '2030-05-04', 'COMPANY_NAME_CHANGED', 'a' || g, 'b' || g, 'info' FROM generate_series(1, 2) g
@@ -185,11 +189,7 @@ test('a fan-out whose range has messages already (a replay first, or the job run
 test("a company watched during its events' run: the watch leaves them to the run's held fan-out, which sends them when the run ends; a finished run's, the watch sends", async () => {
   const { fanOutWatchStarted } = await import('../src/modules/webhooks/watch-fanout.ts');
   const { fanOutEvents } = await import('../src/modules/webhooks/repo.ts');
-  const {
-    rows: [company],
-  } = await sql<{ id: string }>`
-    INSERT INTO companies (primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
-    VALUES ('KRS', '0000999002', 'WATCHED LATE SA', 'ACTIVE', '{}', '\\x00', 'watched late sa', '2030-05-01') RETURNING id`.execute(db.db);
+  const company = await insertCompany('0000999002', 'WATCHED LATE SA');
   const run = await startRun('2030-05-06');
   const { rows } = await sql<{ id: string }>`
     INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity, run_id)
@@ -243,11 +243,7 @@ test("the queue depth counts due messages of enabled endpoints: a disabled endpo
 
 test('a replayed message starts again as a new one: attempts 0, its last outcome cleared, pending now', async () => {
   const { requeueFeedAfter } = await import('../src/modules/webhooks/repo.ts');
-  const {
-    rows: [company],
-  } = await sql<{ id: string }>`
-    INSERT INTO companies (primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
-    VALUES ('KRS', '0000999003', 'REPLAYED SA', 'ACTIVE', '{}', '\\x00', 'replayed sa', '2030-05-01') RETURNING id`.execute(db.db);
+  const company = await insertCompany('0000999003', 'REPLAYED SA');
   const {
     rows: [event],
   } = await sql<{ id: string }>`

@@ -129,6 +129,39 @@ test(
   },
 );
 
+test(
+  'two processes on one embedded cluster: the one that started it leaves first, the other keeps its database and, last, stops it',
+  { timeout: 300_000 },
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-join-'));
+    chmodSync(dataDir, 0o755);
+    defer(() => rmSync(dataDir, { recursive: true, force: true }));
+    const [portA, portB] = [await freePort(), await freePort()];
+    const a = serve(dataDir, portA);
+    await waitForHealth(portA, 90_000);
+    const b = serve(dataDir, portB);
+    await waitForHealth(portB, 90_000);
+    assert.match(b.output(), /joined the embedded PostgreSQL already running/);
+
+    a.child.kill('SIGTERM');
+    assert.equal(await a.exited, 0, a.output());
+    assert.match(a.output(), /left running for the other regwatch processes/);
+    assert.ok(existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'the cluster still runs');
+    const health = await fetch(`http://127.0.0.1:${portB}/health`);
+    assert.equal(health.status, 200, 'the process that joined keeps its database');
+    const reg = await fetch(`http://127.0.0.1:${portB}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'joined@example.com', name: 'Joined' }),
+    });
+    assert.equal(reg.status, 201);
+
+    b.child.kill('SIGTERM');
+    assert.equal(await b.exited, 0, b.output());
+    assert.ok(!existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'the last process to leave stopped the cluster');
+  },
+);
+
 test('the embedded buffer cache is a quarter of memory, between 128 MB and 2 GB', () => {
   const gb = 1024 ** 3;
   assert.equal(sharedBuffersMb(256 * 1024 ** 2), 128);

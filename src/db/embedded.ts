@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { totalmem } from 'node:os';
@@ -63,6 +63,53 @@ export function runningClusterPort(clusterDir: string): number | null {
   if (Number.isInteger(pid) && pid > 0 && isRunningPostgres(pid, clusterDir) && port > 0) return port;
   rmSync(pidFile, { force: true });
   return null;
+}
+
+/**
+ * The regwatch processes using a cluster: one file a handle under `DATA_DIR/pg-clients`, named by
+ * its process id. The last one to stop stops the cluster, whichever started it: a process that
+ * joined keeps its database when the one that started the cluster leaves first (a server that
+ * joined a cluster a `regwatch daily` started).
+ */
+function joinClients(dataDir: string): { leave: () => boolean } {
+  const dir = join(dataDir, 'pg-clients');
+  mkdirSync(dir, { recursive: true });
+  const mine = join(dir, `${process.pid}-${randomBytes(4).toString('hex')}`);
+  writeFileSync(mine, '');
+  return {
+    /** Leaves; true when no other living process is still using the cluster. */
+    leave: () => {
+      rmSync(mine, { force: true });
+      let others = 0;
+      for (const name of readdirSync(dir)) {
+        const pid = Number(name.split('-')[0]);
+        let alive = Number.isInteger(pid) && pid > 0;
+        if (alive) {
+          try {
+            process.kill(pid, 0);
+          } catch (e) {
+            alive = (e as NodeJS.ErrnoException).code === 'EPERM';
+          }
+        }
+        if (alive) others++;
+        else rmSync(join(dir, name), { force: true }); // a process that died without leaving
+      }
+      return others === 0;
+    },
+  };
+}
+
+/** Stops a running cluster by its postmaster's pid (a fast shutdown, as `pg_ctl stop`), waiting up to 30 s. */
+async function stopRunningCluster(clusterDir: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return; // not running
+  }
+  if (!(pid > 0) || !isRunningPostgres(pid, clusterDir)) return;
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; waited < 30_000 && isRunningPostgres(pid, clusterDir); waited += 100) await new Promise((r) => setTimeout(r, 100));
 }
 
 function dbUrl(c: Credentials, port: number, database: string): string {
@@ -135,11 +182,18 @@ export async function startEmbeddedDatabase(
   const existingPort = initialised ? runningClusterPort(clusterDir) : null;
   if (existingPort !== null) {
     logger?.info({ port: existingPort }, 'joined the embedded PostgreSQL already running');
+    const clients = joinClients(dataDir);
+    let left = false;
     return {
       url: dbUrl(creds, existingPort, 'regwatch'),
       adminUrl: dbUrl(creds, existingPort, 'postgres'),
       owned: false,
-      stop: async () => {},
+      stop: async () => {
+        if (left) return;
+        left = true;
+        // The last to leave stops it, though another process started it.
+        if (clients.leave()) await stopRunningCluster(clusterDir);
+      },
     };
   }
 
@@ -194,10 +248,12 @@ export async function startEmbeddedDatabase(
   const adminUrl = dbUrl(creds, port, 'postgres');
   await ensureDatabase(adminUrl, 'regwatch');
   logger?.info({ port }, 'embedded PostgreSQL started');
+  const clients = joinClients(dataDir);
   let stopped = false;
-  // If the process dies without a graceful stop, do not leave the cluster running behind it.
+  // If the process dies without a graceful stop, do not leave the cluster running behind it
+  // (unless another regwatch process still uses it).
   const killOnExit = () => {
-    if (stopped) return;
+    if (stopped || !clients.leave()) return;
     try {
       const pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
       if (pid > 0) process.kill(pid, 'SIGINT');
@@ -214,6 +270,12 @@ export async function startEmbeddedDatabase(
       if (stopped) return;
       stopped = true;
       process.removeListener('exit', killOnExit);
+      if (!clients.leave()) {
+        // Another regwatch process joined it and still runs: the cluster stays up for it, and
+        // the last of them stops it.
+        logger?.info('embedded PostgreSQL left running for the other regwatch processes using it');
+        return;
+      }
       await pg.stop();
     },
   };

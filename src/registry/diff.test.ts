@@ -363,6 +363,13 @@ describe('diffSnapshots: rules', () => {
     assert.deepEqual(diffSnapshots(prev, next), [event('COMPANY_VAT_STATUS_CHANGED', 'Czynny', 'Niezarejestrowany', 'warning')]);
   });
 
+  it("the white list's status change is its VAT status change only, not the company's status change", () => {
+    // As the VAT mapper makes its profile: the white list's one status is both its status and its VAT status.
+    const prev = snapshot({ profiles: [profile('krs'), profile('vat', { status: 'Czynny', vat_status: 'Czynny' })] });
+    const next = snapshot({ profiles: [profile('krs'), profile('vat', { status: 'Zwolniony', vat_status: 'Zwolniony' })] });
+    assert.deepEqual(diffSnapshots(prev, next), [event('COMPANY_VAT_STATUS_CHANGED', 'Czynny', 'Zwolniony', 'warning')]);
+  });
+
   it('ignores a source that appears or disappears, even with different values', () => {
     const prev = snapshot({ profiles: [profile('krs')] });
     const next = snapshot({
@@ -638,6 +645,8 @@ const MUTATIONS: Record<string, Mutation> = {
     }),
   status: (s) =>
     editFirstProfile(s, 'COMPANY_STATUS_CHANGED', (p) => {
+      // The white list's status is its VAT status (vatStatus below), not the company's.
+      if (p.source === 'vat') return false;
       p.status = `${p.status} zmieniony`;
     }),
   vatStatus: (s) =>

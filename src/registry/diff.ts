@@ -176,7 +176,9 @@ function label(s: string | null | undefined): string | null {
 function diffProfiles(prev: Profile, next: Profile, out: EventCollector): void {
   out.addIfChanged('COMPANY_NAME_CHANGED', label(prev.name), label(next.name));
   out.addIfChanged('COMPANY_LEGAL_FORM_CHANGED', label(prev.legal_form), label(next.legal_form));
-  out.addIfChanged('COMPANY_STATUS_CHANGED', label(prev.status), label(next.status));
+  // The white list's profile carries its VAT status as its status too (the only status that
+  // registry has): its change is COMPANY_VAT_STATUS_CHANGED, not a change of the company's status.
+  if (next.source !== 'vat') out.addIfChanged('COMPANY_STATUS_CHANGED', label(prev.status), label(next.status));
   out.addIfChanged('COMPANY_VAT_STATUS_CHANGED', label(prev.vat_status), label(next.vat_status));
   diffAddress(prev.address ?? null, next.address ?? null, out);
   diffActivities(prev.activities ?? [], next.activities ?? [], out);

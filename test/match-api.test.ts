@@ -170,6 +170,16 @@ describe('POST /companies/match', () => {
     assert.equal(await balance(), before, 'a refused batch costs nothing');
   });
 
+  test("422 says every problem at once: a field the schema refuses and a query with neither name nor identifier, in the items' order", async () => {
+    const mixed = await post({ queries: [{ name: 5 }, {}] });
+    assert.equal(mixed.statusCode, 422);
+    assert.deepEqual(Object.keys(mixed.json().errors), ['queries.0.name', 'queries.1']);
+    assert.match(mixed.json().message, /^The queries\.0\.name field must be a string\. \(and 1 more error\)$/);
+    const three = await post({ queries: [{}, { city: 'x' }, { name: 5 }] });
+    assert.deepEqual(Object.keys(three.json().errors), ['queries.0', 'queries.1', 'queries.2.name']);
+    assert.match(three.json().message, /^The queries item 0 must have a name or an identifier .*\(and 2 more errors\)$/);
+  });
+
   test('401 without a token', async () => {
     const res = await post({ queries: [{ name: 'Nowak' }] }, {});
     assert.equal(res.statusCode, 401);

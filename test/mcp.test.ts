@@ -183,6 +183,12 @@ test('match_companies: the REST match answer for a batch, one credit a query in 
   const badCall = await call('match_companies', { queries: [{ city: 'Gdynia' }] });
   assert.equal(badDry.isError, true, 'the dry run checks the queries as the call does');
   assert.equal(text(badDry), text(badCall));
+  // Every problem at once, as the route says it: the schema's and the name-or-identifier check's.
+  const mixed = await call('match_companies', { queries: [{ name: 5 }, {}] });
+  assert.equal(mixed.isError, true);
+  const viaRestMixed = await rest('POST', '/companies/match', { queries: [{ name: 5 }, {}] });
+  assert.deepEqual(Object.keys(structured(mixed).error.errors), Object.keys(viaRestMixed.json().errors));
+  assert.deepEqual(Object.keys(structured(mixed).error.errors), ['queries.0.name', 'queries.1']);
   const dry = await call('match_companies', { queries, dry_run: true });
   assert.deepEqual({ units: structured(dry).units, credits: structured(dry).credits }, { units: 3, credits: 3 });
   const r = await call('match_companies', { queries });

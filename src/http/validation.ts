@@ -142,3 +142,23 @@ export function trimmedName(value: string, field: string, minLength: number): st
   if (problem !== null) throw new ValidationError({ [field]: [problem] });
   return name;
 }
+
+/** Field paths in reading order: `queries.2` before `queries.10`, an item before its fields. */
+const byPath = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
+
+/**
+ * A schema's errors with the problems of checks it cannot express (a route's `bodyChecks`), so
+ * that a 422 says every problem at once (DECISIONS 7), in reading order. A check's problem with an
+ * item the schema already found wrong in one of its fields is left unsaid.
+ */
+export function withCheckErrors(errors: Record<string, string[]>, more: Record<string, string[]> | undefined): Record<string, string[]> {
+  const said = Object.keys(errors);
+  const extra = Object.entries(more ?? {}).filter(([k]) => !said.some((s) => s === k || s.startsWith(`${k}.`)));
+  if (extra.length === 0) return errors;
+  const merged = { ...Object.fromEntries(extra), ...errors };
+  return Object.fromEntries(
+    Object.keys(merged)
+      .sort(byPath)
+      .map((k) => [k, merged[k]!]),
+  );
+}

@@ -19,17 +19,33 @@ export interface MatchServiceDeps {
   waitForIndexMs?: number;
 }
 
+const text = (v: unknown) => typeof v === 'string' && v.trim() !== '';
+
+/** The item's problem the schema cannot say: neither a name nor an identifier. Takes any value. */
+function missingNameOrIdentifier(q: unknown, i: number): Record<string, string[]> {
+  if (typeof q !== 'object' || q === null || Array.isArray(q)) return {};
+  const o = q as Record<string, unknown>;
+  return text(o.name) || text(o.nip) || text(o.regon) || text(o.krs)
+    ? {}
+    : { [`queries.${i}`]: [`The queries item ${i} must have a name or an identifier (nip, regon or krs).`] };
+}
+
+/**
+ * The checks beyond the schema, on a raw body (a route's `bodyChecks`): run also when the schema
+ * refused the body, so a 422 lists every problem (src/http/error-handler.ts leaves out an item
+ * the schema already found wrong in one of its fields).
+ */
+export function matchBodyChecks(body: unknown): Record<string, string[]> {
+  const queries = (body as { queries?: unknown } | null | undefined)?.queries;
+  if (!Array.isArray(queries) || queries.length === 0 || queries.length > MAX_MATCH_QUERIES) return {};
+  return Object.assign({}, ...queries.map(missingNameOrIdentifier)) as Record<string, string[]>;
+}
+
 function checkQueries(queries: readonly MatchQueryBody[]): void {
   if (queries.length === 0) throw new ValidationError({ queries: ['The queries field must have at least 1 item.'] });
   if (queries.length > MAX_MATCH_QUERIES)
     throw new ValidationError({ queries: [`The queries field must not have more than ${MAX_MATCH_QUERIES} items.`] });
-  const errors: Record<string, string[]> = {};
-  queries.forEach((q, i) => {
-    const hasName = (q.name ?? '').trim() !== '';
-    const hasIdentifier = [q.nip, q.regon, q.krs].some((v) => (v ?? '').trim() !== '');
-    if (!hasName && !hasIdentifier)
-      errors[`queries.${i}`] = [`The queries item ${i} must have a name or an identifier (nip, regon or krs).`];
-  });
+  const errors = matchBodyChecks({ queries });
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
 }
 
@@ -39,6 +55,8 @@ export function createMatchService(deps: MatchServiceDeps) {
   return {
     /** The checks `match` makes before it looks anything up (422): for a caller that prices the batch first. */
     check: checkQueries,
+    /** The same checks on a raw body, for a 422 that lists them beside the schema's errors. */
+    bodyChecks: matchBodyChecks,
     async match(queries: readonly MatchQueryBody[]): Promise<MatchResult[]> {
       checkQueries(queries);
       const index = await engine.current(waitMs);

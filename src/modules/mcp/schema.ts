@@ -2,7 +2,7 @@ import { Type, type Static, type TObject, type TProperties } from '@sinclair/typ
 import type { ValidateFunction } from 'ajv';
 import { compileJsonValidator } from '../../http/ajv.ts';
 import { DateSchema } from '../../http/schemas.ts';
-import { fieldLabel, validationErrorsFromAjv } from '../../http/validation.ts';
+import { fieldLabel, validationErrorsFromAjv, withCheckErrors } from '../../http/validation.ts';
 import { unstorableTextFields } from '../../lib/storable-text.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { EVENT_SCOPES, EVENT_TYPES, IDENTIFIER_TYPES, StringEnum } from '../../registry/model.ts';
@@ -89,9 +89,14 @@ const validators = new WeakMap<TObject, ValidateFunction>();
 
 /**
  * Validates a tool's arguments in place; throws the 422 the REST route would (ValidationError):
- * first the text guard's (src/http/text-guard.ts: text PostgreSQL cannot store), then the schema's.
+ * first the text guard's (src/http/text-guard.ts: text PostgreSQL cannot store), then the schema's,
+ * with the tool's `checks` beside them (as a route's `bodyChecks`).
  */
-export function validateArguments<T extends TObject>(schema: T, args: unknown): Static<T> {
+export function validateArguments<T extends TObject>(
+  schema: T,
+  args: unknown,
+  checks?: (args: unknown) => Record<string, string[]>,
+): Static<T> {
   const value = args ?? {};
   const unstorable = unstorableTextFields(value);
   if (unstorable.length > 0) {
@@ -106,6 +111,6 @@ export function validateArguments<T extends TObject>(schema: T, args: unknown): 
   }
   let validate = validators.get(schema);
   if (!validate) validators.set(schema, (validate = compileJsonValidator(schema)));
-  if (!validate(value)) throw new ValidationError(validationErrorsFromAjv(validate.errors ?? [], 'body'));
+  if (!validate(value)) throw new ValidationError(withCheckErrors(validationErrorsFromAjv(validate.errors ?? [], 'body'), checks?.(value)));
   return value as Static<T>;
 }

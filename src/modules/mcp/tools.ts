@@ -33,6 +33,8 @@ import { companyLine, eventLines, matchLines, pageLine, plural, searchLines, wat
 export interface MatchService {
   /** Throws the ValidationError `match` would (a query without a name or an identifier). */
   check(queries: readonly MatchQueryInput[]): void;
+  /** The same checks on raw arguments, reported beside the schema's errors. */
+  bodyChecks?(args: unknown): Record<string, string[]>;
   match(queries: readonly MatchQueryInput[]): Promise<readonly MatchAnswer[]>;
 }
 
@@ -68,6 +70,8 @@ export interface Tool<S extends TObject = TObject> {
   /** What it does; the price sentence is appended from the configured prices. */
   readonly description: string;
   readonly input: S;
+  /** Checks beyond the input schema, reported beside its errors (a route's `bodyChecks`). */
+  readonly checks?: (args: unknown) => Record<string, string[]>;
   readonly readOnly: boolean;
   /** The operation it sells; absent: free. */
   readonly price?: ToolPrice;
@@ -287,6 +291,7 @@ export function createTools(services: McpServices): Tool[] {
       title: 'Match records to companies',
       readOnly: true,
       input: MatchCompaniesInput,
+      checks: service.bodyChecks,
       description:
         'Entity resolution: for each of up to 100 records (a name and/or NIP, REGON, KRS, with city, postal code, street), up to 5 candidate companies, best first, with a score from 0 to 1 ' +
         'and `match: true` on the one candidate the service would bet on. Names match ignoring case, diacritics, punctuation and legal-form words.',

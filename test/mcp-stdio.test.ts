@@ -69,6 +69,11 @@ test('the bridge lists the tools the HTTP endpoint lists, and says it is regwatc
   );
   defer(() => direct.close());
   assert.deepEqual((await client.listTools()).tools, (await direct.listTools()).tools);
+  // The server's JSON-RPC error relayed as it is: its code said once, as the HTTP endpoint says it.
+  const viaBridge = await client.callTool({ name: 'nosuchtool', arguments: {} }).catch((e: Error) => e.message);
+  const viaHttp = await direct.callTool({ name: 'nosuchtool', arguments: {} }).catch((e: Error) => e.message);
+  assert.equal(viaBridge, 'MCP error -32602: Unknown tool: nosuchtool');
+  assert.equal(viaBridge, viaHttp);
 });
 
 test('through the bridge: a call charged once, dry_run free, a bad argument and an exhausted wallet as tool errors', async () => {
@@ -108,7 +113,7 @@ test('through the bridge: a call charged once, dry_run free, a bad argument and 
 
 test('a bad token: tools/list fails and a call is a tool error, both with the 401 message; the bridge stays up', async () => {
   const { client: c, stderr } = await spawnBridge({ REGWATCH_URL: `${t.baseUrl}/api/v1/mcp`, REGWATCH_TOKEN: `sk_api_${'Z'.repeat(40)}` });
-  await assert.rejects(c.listTools(), /Invalid API token/);
+  await assert.rejects(c.listTools(), (e: Error) => e.message === 'MCP error -32603: Invalid API token');
   const r = await call(c, 'get_wallet');
   assert.equal(r.isError, true);
   assert.equal(text(r), 'Invalid API token');

@@ -486,5 +486,9 @@ test('an unexpected failure is a tool error saying "Server Error", uncharged, wi
     'logged with the tool name',
   );
   const unknownTool = c.callTool({ name: 'drop_database', arguments: {} });
-  await assert.rejects(unknownTool, (e: Error & { code?: number }) => e.code === -32602 && /Unknown tool: drop_database/.test(e.message));
+  // The client's McpError says its code once: the server's message is the message alone.
+  await assert.rejects(
+    unknownTool,
+    (e: Error & { code?: number }) => e.code === -32602 && e.message === 'MCP error -32602: Unknown tool: drop_database',
+  );
 });

@@ -6,6 +6,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { Readable, Writable } from 'node:stream';
 import { toolError } from './errors.ts';
 import { INSTRUCTIONS, SERVER_INFO } from './info.ts';
+import { rpcError } from './rpc-error.ts';
 
 /**
  * `regwatch mcp`: an MCP server on stdio for clients that only speak stdio, relaying `tools/list`
@@ -79,10 +80,10 @@ export async function runStdioBridge(options: BridgeOptions): Promise<number> {
     try {
       return await (await connectRemote()).listTools(request.params);
     } catch (e) {
-      if (e instanceof McpError) throw e;
+      if (e instanceof McpError) throw rpcError(e.code, e.message, e.data);
       const r = remoteError(e, endpoint);
       warn(`regwatch mcp: tools/list failed: ${r.message}`);
-      throw new McpError(ErrorCode.InternalError, r.message);
+      throw rpcError(ErrorCode.InternalError, r.message);
     }
   });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -90,7 +91,7 @@ export async function runStdioBridge(options: BridgeOptions): Promise<number> {
       return await (await connectRemote()).callTool(request.params);
     } catch (e) {
       // A JSON-RPC error of the server (an unknown tool) stays one; an HTTP failure is a tool error.
-      if (e instanceof McpError) throw e;
+      if (e instanceof McpError) throw rpcError(e.code, e.message, e.data);
       const r = remoteError(e, endpoint);
       warn(`regwatch mcp: ${request.params.name} failed: ${r.message}`);
       return toolError(r);

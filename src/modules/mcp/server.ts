@@ -4,7 +4,6 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
   type CallToolResult,
   type Tool as ToolDefinition,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -12,6 +11,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/database.ts';
 import { DomainError, InsufficientCreditsError, UnauthorizedError, ValidationError } from '../../lib/errors.ts';
 import type { Log } from '../../logger.ts';
+import { rpcError } from './rpc-error.ts';
 import { priceOf, readBalance, tryChargeCredits, type PriceTable } from '../wallet/credits.ts';
 import { toolError, toolErrorBody } from './errors.ts';
 import { INSTRUCTIONS, SERVER_INFO } from './info.ts';
@@ -175,7 +175,7 @@ export function createMcpServer(deps: McpServerDeps, definitions: readonly ToolD
   server.setRequestHandler(LooseCallToolRequest, async (raw) => {
     const request = CallToolRequestSchema.parse(raw);
     const tool = byName.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    if (!tool) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     try {
       return await callTool(deps, tool, request.params.arguments, ctx);
     } catch (e) {

@@ -15,6 +15,9 @@ test('wantsJson follows the Accept header weights; a tie, a wildcard or a browse
     ['application/json, */*', true],
     ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', false],
     ['application/json;q=0', false],
+    ['application/json; charset=utf-8', true],
+    ['application/json;charset=UTF-8;q=0.9, text/html;q=0.5', true],
+    ['text/html; charset=utf-8, application/json;q=0.5', false],
   ];
   for (const [accept, json] of cases) assert.equal(wantsJson(accept), json, String(accept));
 });

@@ -34,5 +34,15 @@ ${body}
  */
 export function wantsJson(accept: string | undefined): boolean {
   if (!accept) return false;
-  return new Negotiator({ headers: { accept } }).mediaType(['text/html', 'application/json']) === 'application/json';
+  // Media-type parameters other than the weight are dropped: Negotiator matches a range with
+  // parameters (`application/json; charset=utf-8`) only to an offer with the same ones.
+  const ranges = accept
+    .split(',')
+    .map((range) => {
+      const [type = '', ...params] = range.split(';');
+      const q = params.map((p) => p.trim()).find((p) => /^q=/i.test(p));
+      return q ? `${type.trim()};${q}` : type.trim();
+    })
+    .join(', ');
+  return new Negotiator({ headers: { accept: ranges } }).mediaType(['text/html', 'application/json']) === 'application/json';
 }

@@ -104,6 +104,16 @@ test('SMTP_URL must name a host', () => {
   assert.deepEqual(problemsOf({ SMTP_URL: 'smtp://user:pw@mail.example:587' }), []);
 });
 
+test('MAIL_FROM must be one address, bare or with a name', () => {
+  for (const ok of ['regwatch <no-reply@regwatch.example>', 'alerts@regwatch.example', '"Regwatch, alerts" <a@b.example>'])
+    assert.deepEqual(problemsOf({ MAIL_FROM: ok }), [], ok);
+  for (const bad of ['garbage', 'x <y>', 'a@b.example, c@d.example'])
+    assert.deepEqual(problemsOf({ MAIL_FROM: bad }), [
+      `MAIL_FROM must be one e-mail address, optionally with a name: "regwatch <no-reply@example.com>" (got "${bad}")`,
+    ]);
+  assert.equal(loadConfig({}).mailFrom, 'regwatch <no-reply@regwatch.local>');
+});
+
 test('JSON variables are checked against their schemas', () => {
   assert.match(problemsOf({ PRICES: 'nope' })[0]!, /^PRICES is not valid JSON/);
   assert.match(problemsOf({ PRICES: '{"companies.search":-1}' })[0]!, /^PRICES: /);

@@ -1,3 +1,4 @@
+import addressparser from 'nodemailer/lib/addressparser/index.js';
 import { resolve } from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -307,6 +308,16 @@ export function loadConfig(env: Env = process.env): Config {
     if (parts.length > 20 || parts.some((n) => !Number.isInteger(n) || n < 0 || n > 604_800)) {
       problems.push(`WEBHOOK_RETRY_SCHEDULE must be a comma list of at most 20 whole seconds from 0 to 604800 (got "${rawSchedule}")`);
     } else webhookRetrySchedule = parts;
+  }
+
+  if (e.MAIL_FROM !== undefined) {
+    // One address, bare or with a display name, as nodemailer reads it: a value it cannot read
+    // became mail with no From and an empty envelope sender, which relays refuse.
+    const parsed = addressparser(e.MAIL_FROM, { flatten: true });
+    if (parsed.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(parsed[0]!.address))
+      problems.push(
+        `MAIL_FROM must be one e-mail address, optionally with a name: "regwatch <no-reply@example.com>" (got "${e.MAIL_FROM}")`,
+      );
   }
 
   const role = (e.ROLE ?? 'all') as Role;

@@ -111,6 +111,11 @@ test('initialize names the server; tools/list: the tools with their prices, boun
   assert.match(byName.get('match_companies')!.description!, /Price: 1 credit per query \(`companies\.match`\)/);
   assert.equal(byName.get('get_wallet')!.annotations?.readOnlyHint, true);
   assert.equal(byName.get('watch_companies')!.annotations?.readOnlyHint, false);
+  // Only get_company reaches the live registries (a company the service does not hold yet).
+  assert.deepEqual(
+    [...byName.values()].filter((d) => d.annotations?.openWorldHint).map((d) => d.name),
+    ['get_company'],
+  );
 });
 
 test('search_companies: the REST search answer, one credit taken once (balance and ledger), a readable summary', async () => {
@@ -441,6 +446,22 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
     error: { code: -32700, message: 'Parse error: the request body is not valid JSON.' },
     id: null,
   });
+  // JSON that is no JSON-RPC message is an Invalid Request (-32600), not a parse error.
+  for (const body of ['{"foo":1}', '"x"', '[]', '[1]', '{"jsonrpc":"2.0"}', '{"jsonrpc":"1.0","id":1,"method":"ping"}']) {
+    const res = await fetch(endpoint, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(alice.master) },
+    });
+    assert.equal(res.status, 400, body);
+    assert.equal(((await res.json()) as { error: { code: number } }).error.code, -32600, body);
+  }
+  const ping = await fetch(endpoint, {
+    method: 'POST',
+    body: '[{"jsonrpc":"2.0","id":7,"method":"ping"}]',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...bearer(alice.master) },
+  });
+  assert.equal(ping.status, 200, 'a batch of one message is still served');
   const anonymous = await fetch(endpoint, { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } });
   assert.equal(anonymous.status, 401);
 

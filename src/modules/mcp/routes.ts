@@ -15,6 +15,19 @@ const BATCH_REFUSED = {
 } as const;
 
 /** A body that is not JSON: JSON-RPC's Parse error, as the transport answers one, rather than the REST 400. */
+/** JSON that is not a JSON-RPC 2.0 message (`{"foo":1}`, `"x"`, `[]`): Invalid Request, not a parse error. */
+const NOT_JSON_RPC = {
+  jsonrpc: '2.0',
+  error: { code: -32600, message: 'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message.' },
+  id: null,
+} as const;
+
+function isJsonRpcMessage(m: unknown): boolean {
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
+  const o = m as Record<string, unknown>;
+  return o.jsonrpc === '2.0' && (typeof o.method === 'string' || 'result' in o || 'error' in o);
+}
+
 const PARSE_ERROR = {
   jsonrpc: '2.0',
   error: { code: -32700, message: 'Parse error: the request body is not valid JSON.' },
@@ -60,6 +73,8 @@ export function mcpRoutes(deps: { createServer: (principal: Principal, log: Log)
         // A JSON-RPC batch would run up to 100 tool calls for one request of the rate limit. MCP
         // dropped batches in its 2025-06-18 revision, and no client of this endpoint needs them.
         if (Array.isArray(req.body) && req.body.length > 1) return reply.code(400).send(BATCH_REFUSED);
+        if (!(Array.isArray(req.body) ? req.body.length === 1 && isJsonRpcMessage(req.body[0]) : isJsonRpcMessage(req.body)))
+          return reply.code(400).send(NOT_JSON_RPC);
         const server = deps.createServer(req.auth!, req.log);
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         try {

@@ -56,7 +56,7 @@ export function toolDefinitions(tools: readonly Tool[], prices: PriceTable): Too
       readOnlyHint: tool.readOnly,
       destructiveHint: false,
       idempotentHint: tool.readOnly,
-      openWorldHint: false,
+      openWorldHint: tool.openWorld === true,
     },
   }));
 }

@@ -73,6 +73,8 @@ export interface Tool<S extends TObject = TObject> {
   /** Checks beyond the input schema, reported beside its errors (a route's `bodyChecks`). */
   readonly checks?: (args: unknown) => Record<string, string[]>;
   readonly readOnly: boolean;
+  /** It may reach outside the service (the live registries): MCP's `openWorldHint`. */
+  readonly openWorld?: boolean;
   /** The operation it sells; absent: free. */
   readonly price?: ToolPrice;
   /** Units a `call`-charged call takes, known from its arguments (default 1): the balance check and the charge cover them all, as the route's `unitsOf`. */
@@ -128,6 +130,7 @@ export function createTools(services: McpServices): Tool[] {
     name: 'get_company',
     title: 'Company profile',
     readOnly: true,
+    openWorld: true,
     input: GetCompanyInput,
     description:
       'The full profile of one company by NIP, REGON9 or KRS: names, identifiers, one profile per registry (status, legal form, address, activities, dates, contacts, VAT status, bank accounts) and persons. ' +

@@ -7,32 +7,21 @@ import type { Log } from '../../logger.ts';
 /** The headers the Streamable HTTP transport reads; the rest (the Bearer token first) stays out of it. */
 const TRANSPORT_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
-/** The JSON-RPC error for a batch of messages (Invalid Request), as the transport answers a malformed body. */
-const BATCH_REFUSED = {
-  jsonrpc: '2.0',
-  error: { code: -32600, message: 'Invalid Request: send one JSON-RPC message a request (batches are not supported).' },
-  id: null,
-} as const;
+/** A JSON-RPC error answer that belongs to no request (`id` null), as the transport answers a malformed body. */
+const rpcErrorBody = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null }) as const;
 
-/** A body that is not JSON: JSON-RPC's Parse error, as the transport answers one, rather than the REST 400. */
+/** A batch of messages: Invalid Request. */
+const BATCH_REFUSED = rpcErrorBody(-32600, 'Invalid Request: send one JSON-RPC message a request (batches are not supported).');
 /** JSON that is not a JSON-RPC 2.0 message (`{"foo":1}`, `"x"`, `[]`): Invalid Request, not a parse error. */
-const NOT_JSON_RPC = {
-  jsonrpc: '2.0',
-  error: { code: -32600, message: 'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message.' },
-  id: null,
-} as const;
+const NOT_JSON_RPC = rpcErrorBody(-32600, 'Invalid Request: the body is JSON but not a JSON-RPC 2.0 message.');
+/** A body that is not JSON: JSON-RPC's Parse error, rather than the REST 400. */
+const PARSE_ERROR = rpcErrorBody(-32700, 'Parse error: the request body is not valid JSON.');
 
 function isJsonRpcMessage(m: unknown): boolean {
   if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
   const o = m as Record<string, unknown>;
   return o.jsonrpc === '2.0' && (typeof o.method === 'string' || 'result' in o || 'error' in o);
 }
-
-const PARSE_ERROR = {
-  jsonrpc: '2.0',
-  error: { code: -32700, message: 'Parse error: the request body is not valid JSON.' },
-  id: null,
-} as const;
 
 function transportRequest(req: FastifyRequest): Request {
   // The answer is always one JSON body, so a client that accepts only JSON (or says nothing) is

@@ -118,6 +118,7 @@ test('a bad token: tools/list fails and a call is a tool error, both with the 40
   assert.equal(r.isError, true);
   assert.equal(text(r), 'Invalid API token');
   assert.equal(structured(r).error.status, 401);
+  assert.equal(structured(r).error.code, 'UNAUTHORIZED', "the REST body's code, as over HTTP");
   assert.match(stderr(), /Invalid API token/, 'diagnostics go to stderr');
 });
 

@@ -37,13 +37,14 @@ export function endpointOf(url: string): URL {
 }
 
 /** The REST error behind a failed HTTP exchange: its status and message (`{error}` for 401, `{message}` otherwise). */
-export function remoteError(e: unknown, endpoint: URL): { status: number; message: string } {
+export function remoteError(e: unknown, endpoint: URL): { status: number; message: string; code?: string } {
   if (e instanceof StreamableHTTPError) {
     const text = e.message.slice(e.message.indexOf('{'));
     try {
-      const body = JSON.parse(text) as { error?: unknown; message?: unknown };
+      const body = JSON.parse(text) as { error?: unknown; message?: unknown; code?: unknown };
       const message = typeof body.error === 'string' ? body.error : typeof body.message === 'string' ? body.message : null;
-      if (message) return { status: e.code ?? 502, message };
+      // The REST body's machine-readable code (UNAUTHORIZED, …) travels with it, as the HTTP endpoint's tool errors carry it.
+      if (message) return { status: e.code ?? 502, message, ...(typeof body.code === 'string' ? { code: body.code } : {}) };
     } catch {
       // Not a regwatch body (a proxy's page): fall through.
     }

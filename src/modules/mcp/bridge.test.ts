@@ -21,10 +21,11 @@ describe('endpointOf: REGWATCH_URL as the base or the endpoint itself', () => {
 describe('remoteError: the REST message behind a failed exchange', () => {
   const endpoint = new URL('http://h:1/api/v1/mcp');
   const http = (status: number, body: string) => new StreamableHTTPError(status, `Error POSTing to endpoint: ${body}`);
-  it('401 body: `error`', () =>
+  it('401 body: `error`, and its `code`', () =>
     assert.deepEqual(remoteError(http(401, '{"error":"Token revoked","code":"UNAUTHORIZED"}'), endpoint), {
       status: 401,
       message: 'Token revoked',
+      code: 'UNAUTHORIZED',
     }));
   it('429 body: `message`', () =>
     assert.deepEqual(remoteError(http(429, '{"message":"Too Many Attempts."}'), endpoint), { status: 429, message: 'Too Many Attempts.' }));

@@ -45,6 +45,14 @@ async function run(
   return r;
 }
 
+/** A DATA_DIR of its own, reachable by the postgres user (as root), removed after the test. */
+function tempDataDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  defer(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 async function waitForHealth(port: number, ms: number): Promise<number> {
   const start = Date.now();
   while (Date.now() - start < ms) {
@@ -63,9 +71,7 @@ test(
   'regwatch serve on the embedded PostgreSQL: /health, graceful SIGTERM, a stale postmaster.pid after a crash',
   { timeout: 300_000 },
   async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-serve-'));
-    chmodSync(dataDir, 0o755);
-    defer(() => rmSync(dataDir, { recursive: true, force: true }));
+    const dataDir = tempDataDir('regwatch-serve-');
     const port = await freePort();
 
     // First start: initialises the cluster, then /health answers (its time is measured by
@@ -133,9 +139,7 @@ test(
   'two processes on one embedded cluster: the one that started it leaves first, the other keeps its database and, last, stops it',
   { timeout: 300_000 },
   async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-join-'));
-    chmodSync(dataDir, 0o755);
-    defer(() => rmSync(dataDir, { recursive: true, force: true }));
+    const dataDir = tempDataDir('regwatch-join-');
     const [portA, portB] = [await freePort(), await freePort()];
     const a = serve(dataDir, portA);
     await waitForHealth(portA, 90_000);
@@ -191,8 +195,7 @@ test(
 );
 
 test('a start that fails (the port taken) exits 1, with ROLE=api as with ROLE=all, and one clean shutdown', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'regwatch-port-taken-'));
-  defer(() => rmSync(dataDir, { recursive: true, force: true }));
+  const dataDir = tempDataDir('regwatch-port-taken-');
   const blocker = createServer();
   const port = await freePort();
   await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));

@@ -32,13 +32,28 @@ async function freePort(): Promise<number> {
   });
 }
 
-function isRunningPostgres(pid: number, clusterDir: string): boolean {
+/** The process is alive; EPERM: alive but not ours to signal (a postgres owned by another user still counts). */
+function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
+    return true;
   } catch (e) {
-    // EPERM: alive but not ours to signal (a postgres owned by another user still counts).
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** The postmaster's pid from the cluster's postmaster.pid, or null when there is none. */
+function postmasterPid(clusterDir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+function isRunningPostgres(pid: number, clusterDir: string): boolean {
+  if (!isAlive(pid)) return false;
   try {
     // Our postmaster runs as `postgres -D <clusterDir> …`: another postgres (say, the system's,
     // which got the pid after a reboot) is not ours to join.
@@ -83,15 +98,7 @@ function joinClients(dataDir: string): { leave: () => boolean } {
       let others = 0;
       for (const name of readdirSync(dir)) {
         const pid = Number(name.split('-')[0]);
-        let alive = Number.isInteger(pid) && pid > 0;
-        if (alive) {
-          try {
-            process.kill(pid, 0);
-          } catch (e) {
-            alive = (e as NodeJS.ErrnoException).code === 'EPERM';
-          }
-        }
-        if (alive) others++;
+        if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) others++;
         else rmSync(join(dir, name), { force: true }); // a process that died without leaving
       }
       return others === 0;
@@ -101,13 +108,8 @@ function joinClients(dataDir: string): { leave: () => boolean } {
 
 /** Stops a running cluster by its postmaster's pid (a fast shutdown, as `pg_ctl stop`), waiting up to 30 s. */
 async function stopRunningCluster(clusterDir: string): Promise<void> {
-  let pid: number;
-  try {
-    pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  } catch {
-    return; // not running
-  }
-  if (!(pid > 0) || !isRunningPostgres(pid, clusterDir)) return;
+  const pid = postmasterPid(clusterDir);
+  if (pid === null || !isRunningPostgres(pid, clusterDir)) return;
   process.kill(pid, 'SIGINT');
   for (let waited = 0; waited < 30_000 && isRunningPostgres(pid, clusterDir); waited += 100) await new Promise((r) => setTimeout(r, 100));
 }
@@ -254,9 +256,9 @@ export async function startEmbeddedDatabase(
   // (unless another regwatch process still uses it).
   const killOnExit = () => {
     if (stopped || !clients.leave()) return;
+    const pid = postmasterPid(clusterDir);
     try {
-      const pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      if (pid > 0) process.kill(pid, 'SIGINT');
+      if (pid !== null) process.kill(pid, 'SIGINT');
     } catch {
       /* already gone */
     }

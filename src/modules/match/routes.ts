@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, MessageSchema } from '../../http/schemas.ts';
 import { MatchBodySchema, MatchResponseSchema, MAX_MATCH_QUERIES, type MatchBody } from './schema.ts';
-import { matchBodyChecks, type MatchService } from './service.ts';
+import type { MatchService } from './service.ts';
 
 export function matchRoutes(deps: { match: MatchService }): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -14,7 +14,7 @@ export function matchRoutes(deps: { match: MatchService }): FastifyPluginAsyncTy
           price: 'companies.match',
           unitsOf: (req) => (req.body as MatchBody).queries.length,
           checkInput: (req) => deps.match.check((req.body as MatchBody).queries),
-          bodyChecks: matchBodyChecks,
+          bodyChecks: deps.match.bodyChecks,
         },
         schema: {
           tags: ['Companies'],

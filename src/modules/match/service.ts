@@ -35,7 +35,7 @@ function missingNameOrIdentifier(q: unknown, i: number): Record<string, string[]
  * refused the body, so a 422 lists every problem (src/http/error-handler.ts leaves out an item
  * the schema already found wrong in one of its fields).
  */
-export function matchBodyChecks(body: unknown): Record<string, string[]> {
+function matchBodyChecks(body: unknown): Record<string, string[]> {
   const queries = (body as { queries?: unknown } | null | undefined)?.queries;
   if (!Array.isArray(queries) || queries.length === 0 || queries.length > MAX_MATCH_QUERIES) return {};
   return Object.assign({}, ...queries.map(missingNameOrIdentifier)) as Record<string, string[]>;

@@ -10,6 +10,6 @@ export function rpcError(code: number, message: string, data?: unknown): Error &
 }
 
 /** The message without McpError's `MCP error <code>: ` prefixes. */
-export function withoutRpcPrefix(message: string): string {
+function withoutRpcPrefix(message: string): string {
   return message.replace(/^(MCP error -?\d+: )+/, '');
 }

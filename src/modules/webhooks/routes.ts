@@ -21,24 +21,18 @@ import {
 import type { WebhooksService } from './service.ts';
 
 /**
- * Every problem of a body at once (DECISIONS 7): when the schema refuses some field, a `url` the
- * schema let through is still checked (scheme, address), so a bad URL is not left unsaid.
+ * A body's validation errors, every problem at once (DECISIONS 7): when the schema refuses some
+ * field, a `url` it let through is still checked (scheme, address), so a bad URL is not left
+ * unsaid. An unknown event type is said on `event_types` itself (DECISIONS 8) besides its element
+ * (`event_types.1`, as every list's element errors are keyed, DECISIONS 7): one problem under both
+ * keys, so the message counts it once.
  */
 async function bodyError(webhooks: WebhooksService, err: Error, body: unknown): Promise<ValidationError> {
-  const url = (body as { url?: unknown } | null | undefined)?.url;
-  const problem = typeof url === 'string' ? await webhooks.urlProblem(url) : null;
-  return endpointBodyError(err, problem === null ? undefined : [problem]);
-}
-
-/**
- * A body's validation errors, with an unknown event type said on `event_types` itself (DECISIONS
- * 8) besides its element (`event_types.1`, as every list's element errors are keyed, DECISIONS 7):
- * one problem under both keys, so the message counts it once.
- */
-function endpointBodyError(err: Error, url: string[] | undefined): ValidationError {
   const { validation, validationContext } = err as Error & { validation: never; validationContext?: string };
   const schemaErrors = validationErrorsFromAjv(validation, validationContext);
-  const errors = url && !schemaErrors.url ? { url, ...schemaErrors } : schemaErrors;
+  const url = (body as { url?: unknown } | null | undefined)?.url;
+  const problem = typeof url === 'string' && !schemaErrors.url ? await webhooks.urlProblem(url) : null;
+  const errors = problem === null ? schemaErrors : { url: [problem], ...schemaErrors };
   const message = summarizeErrors(errors);
   const items = Object.entries(errors)
     .filter(([key]) => /^event_types\.\d+$/.test(key))

@@ -55,3 +55,16 @@ test('every operation has a unique operationId, every response a meaning; the ra
   );
   assert.equal(operationIdOf('get', '/api/v1/dictionaries/legal-forms'), 'getDictionariesLegalForms');
 });
+
+test('every operation lists the answers every request can get: 429 and 500, and 400, 413 and 415 wherever a body can be sent', async () => {
+  const doc = (await readOpenApiDocument()) as Doc;
+  const missing: string[] = [];
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    if (!path.startsWith('/api/v1/') || path === '/api/v1/mcp') continue;
+    for (const [method, op] of Object.entries(ops)) {
+      const need = ['429', '500', ...(['post', 'put', 'patch', 'delete'].includes(method) ? ['400', '413', '415'] : [])];
+      for (const status of need) if (!op.responses[status]) missing.push(`${method} ${path} ${status}`);
+    }
+  }
+  assert.deepEqual(missing, []);
+});

@@ -150,6 +150,25 @@ test('one problem with a nullable field is one error, not one per branch of its 
   assert.equal(Object.values(two.json().errors as Record<string, string[]>).flat().length, 2);
 });
 
+test('an unknown field is 422 on it and changes nothing: a misspelt event_types does not subscribe to every type', async () => {
+  const typo = await call('POST', '/webhooks', a.master, { url: 'https://hooks.example.com/typo', event_type: ['COMPANY_NAME_CHANGED'] });
+  assert.equal(typo.statusCode, 422, typo.body);
+  assert.deepEqual(typo.json(), {
+    message: 'The event_type field is not allowed.',
+    errors: { event_type: ['The event_type field is not allowed.'] },
+  });
+  const before = (await call('GET', `/webhooks/${epId}`, a.master)).json().data;
+  const patch = await call('PATCH', `/webhooks/${epId}`, a.master, { state: 'disabled', description: 'x'.repeat(501) });
+  assert.equal(patch.statusCode, 422);
+  assert.deepEqual(Object.keys(patch.json().errors).sort(), ['description', 'state']);
+  assert.deepEqual((await call('GET', `/webhooks/${epId}`, a.master)).json().data, before);
+  const test = await call('POST', `/webhooks/${epId}/test`, a.master, { event_type: 'COMPANY_NAME_CHANGED', type: 'x' });
+  assert.deepEqual(test.json().errors, { type: ['The type field is not allowed.'] });
+  const replay = await call('POST', `/webhooks/${epId}/replay`, a.master, { after: 5 });
+  assert.deepEqual(Object.keys(replay.json().errors).sort(), ['after', 'after_id']);
+  assert.equal((await call('GET', '/webhooks', a.master)).json().data.length, 1);
+});
+
 test('an unknown event type is 422 on event_types; at most 10 endpoints an account', async () => {
   const bad = await call('POST', '/webhooks', a.master, {
     url: 'https://hooks.example.com/x',

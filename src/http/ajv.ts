@@ -4,11 +4,13 @@ import type { FastifySchemaCompiler } from 'fastify';
 
 function makeAjv(coerce: boolean) {
   // allErrors: the 422 body lists every problem at once, as the specification's
-  // "(and N more errors)" message implies.
+  // "(and N more errors)" message implies. A schema with `additionalProperties: false` (the
+  // webhook bodies) refuses an unknown field (422 on it) rather than dropping it: a misspelt
+  // `event_types` must not subscribe an endpoint to every type. Other bodies ignore unknown fields.
   const ajv = new (Ajv as unknown as typeof Ajv.default)({
     allErrors: true,
     coerceTypes: coerce ? 'array' : false,
-    removeAdditional: true,
+    removeAdditional: false,
     useDefaults: true,
     strict: false,
   });
@@ -69,7 +71,7 @@ const NOT_A_NUMBER = Object.freeze({});
 
 /**
  * A validator of a JSON value outside a route (an MCP tool's arguments) under the body rules:
- * strict types, defaults filled in, unknown properties dropped, every error listed.
+ * strict types, defaults filled in, every error listed.
  */
 export function compileJsonValidator(schema: object) {
   return bodyAjv.compile(schema);

@@ -74,13 +74,19 @@ function isJson(text: string): boolean {
  * DELETE or a bodiless POST), so a route that takes none answers as without the header, and one
  * that needs one says which fields are missing (422). A body that is not UTF-8 is not JSON (400,
  * RFC 8259). Everything else goes to Fastify's own parser (prototype poisoning refused: 400 naming
- * the key, FORBIDDEN_JSON_KEY). Every route that takes a body documents these answers (400, 413,
+ * the key, FORBIDDEN_JSON_KEY). Every route that can be sent a body documents these answers (400, 413,
  * 415) in the OpenAPI document.
  */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 export function installJsonBodyParser(app: FastifyInstance): void {
+  // Documented wherever a body is read: a route with a body schema, and every POST, PUT, PATCH or
+  // DELETE without one (a body sent to it is parsed all the same, so `{bad` is a 400 there too).
   app.addHook('onRoute', (route) => {
     const schema = route.schema as (Record<string, unknown> & { body?: unknown; hide?: boolean; response?: object }) | undefined;
-    if (!schema?.body || schema.hide) return;
+    if (!schema || schema.hide) return;
+    const methods = [route.method].flat();
+    if (!schema.body && !methods.some((m) => BODY_METHODS.has(m))) return;
     route.schema = { ...schema, response: { ...bodyErrorResponses(), ...(schema.response ?? {}) } };
   });
   // No body where the route takes an object: validated as an empty object, so that the 422 names

@@ -42,7 +42,8 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
           ),
           response: {
             201: Type.Object({ user_ref: Type.String(), email: Type.String(), message: Type.String(), expires_at: TimestampSchema }),
-            ...errorResponses({ validation: true }),
+            ...errorResponses(),
+            422: Type.Ref('ValidationError'),
           },
         },
       },
@@ -69,7 +70,8 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
               token_ref: Type.String(),
               message: Type.String(),
             }),
-            ...errorResponses({ validation: true }),
+            ...errorResponses(),
+            422: Type.Ref('ValidationError'),
           },
         },
       },
@@ -89,7 +91,8 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
           body: Type.Object({ email: EmailSchema }, { examples: [{ email: 'ania.kowalska@example.com' }] }),
           response: {
             200: Type.Object({ message: Type.String(), expires_at: TimestampSchema }),
-            ...errorResponses({ validation: true }),
+            ...errorResponses(),
+            422: Type.Ref('ValidationError'),
           },
         },
       },
@@ -114,6 +117,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
           produces: ['text/html', 'application/json'],
           response: {
             200: Type.Union([Type.String(), Type.Object({ message: Type.String(), email: Type.String() })]),
+            ...errorResponses(),
             422: Type.Ref('ValidationError'),
           },
         },
@@ -161,6 +165,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
           summary: 'Confirm account recovery (the form submission)',
           description: 'Form-encoded or JSON `{token}`. Revokes every token of the account and returns a new Master Token once.',
           body: Type.Object({ token: Type.String({ maxLength: 200 }) }),
+          consumes: ['application/x-www-form-urlencoded', 'application/json'],
           produces: ['text/html', 'application/json'],
           response: {
             200: Type.Union([
@@ -173,6 +178,7 @@ export function accountRoutes(deps: { accounts: AccountsService }): FastifyPlugi
                 message: Type.String(),
               }),
             ]),
+            ...errorResponses(),
             422: Type.Ref('ValidationError'),
           },
         },

@@ -82,7 +82,7 @@ export const GetWalletInput = tool({});
 export const MatchCompaniesInput = tool({ queries: MatchBodySchema.properties.queries });
 export type MatchQueryInput = MatchQueryBody;
 
-/** The arguments once validated: defaults filled in, unknown properties dropped. */
+/** The arguments once validated: defaults filled in (unknown properties are left alone and unused). */
 export type Args<T extends TObject> = Static<T>;
 
 const validators = new WeakMap<TObject, ValidateFunction>();

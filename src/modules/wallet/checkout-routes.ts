@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { escapeHtml, page, wantsJson } from '../../http/html.ts';
-import { ValidationError } from '../../lib/errors.ts';
 import { errorResponses, PathIdSchema } from '../../http/schemas.ts';
 import type { PaymentRow } from './payments/settle.ts';
 import { WebhookSignatureError } from './payments/stripe.ts';
@@ -136,6 +135,10 @@ export function checkoutRoutes(deps: { wallet: WalletService; devCheckout: boole
             params: PaymentRefParams,
             description:
               'Form-encoded or JSON `{action: "pay" | "cancel"}`; without `action`, Pay (the form\'s default button). Paying again after paying credits nothing more. The page answers with a redirect to the checkout page; JSON callers get the payment (409 when the action can no longer apply).',
+            body: Type.Object({
+              action: Type.Optional(Type.Union([Type.Literal('pay'), Type.Literal('cancel')], { description: 'Absent: `pay`.' })),
+            }),
+            consumes: ['application/x-www-form-urlencoded', 'application/json'],
             produces: ['text/html', 'application/json'],
             response: {
               200: Type.Object({ status: Type.Literal('success'), data: PaymentSchema }),
@@ -146,10 +149,7 @@ export function checkoutRoutes(deps: { wallet: WalletService; devCheckout: boole
         },
         async (req, reply) => {
           const json = wantsJson(req.headers.accept) || (req.headers['content-type'] ?? '').includes('application/json');
-          const raw = (req.body as { action?: unknown } | undefined | null)?.action ?? 'pay';
-          if (raw !== 'pay' && raw !== 'cancel') {
-            throw new ValidationError({ action: ['The selected action is invalid.'] });
-          }
+          const raw = req.body.action ?? 'pay';
           const existing = await wallet.findCheckout(req.params.payment_ref);
           if (!existing || existing.provider !== 'dev') return sendNotFound(reply, json);
           const { payment } = await wallet.devCheckoutAction(req.params.payment_ref, raw);

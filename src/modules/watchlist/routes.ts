@@ -13,22 +13,24 @@ const IdentifierTypeSchema = Type.Union(IDENTIFIER_TYPES.map((t) => Type.Literal
 
 /**
  * The add and remove body. Validation is the service's (every value checked, errors keyed by
- * index, aliases honoured), so the schema documents the shape and the route attaches ajv's verdict
- * instead of answering with it.
+ * index, aliases honoured), so the schema documents the shape (both fields required, as the
+ * specification marks them; a body naming them by their aliases is accepted too) and the route
+ * attaches ajv's verdict instead of answering with it.
  */
 const IdentifierListBody = Type.Object(
   {
-    identifier_type: Type.Optional(IdentifierTypeSchema),
-    identifier_value: Type.Optional(
-      Type.Array(Type.String({ maxLength: MAX_VALUE_LENGTH }), {
-        minItems: 1,
-        maxItems: MAX_IDENTIFIERS,
-        description: `Identifier values (at most ${MAX_IDENTIFIERS}). NIP with or without spaces, dashes or a PL prefix; KRS with or without leading zeros. Duplicates collapse.`,
-      }),
-    ),
-    name: Type.Optional(Type.String({ maxLength: 10, description: 'Alias of `identifier_type`.' })),
+    identifier_type: IdentifierTypeSchema,
+    identifier_value: Type.Array(Type.String({ maxLength: MAX_VALUE_LENGTH }), {
+      minItems: 1,
+      maxItems: MAX_IDENTIFIERS,
+      description: `Identifier values (at most ${MAX_IDENTIFIERS}). NIP with or without spaces, dashes or a PL prefix; KRS with or without leading zeros. Duplicates collapse.`,
+    }),
+    name: Type.Optional(Type.String({ maxLength: 10, description: 'Alias of `identifier_type` (sent instead of it).' })),
     value: Type.Optional(
-      Type.Array(Type.String({ maxLength: MAX_VALUE_LENGTH }), { maxItems: MAX_IDENTIFIERS, description: 'Alias of `identifier_value`.' }),
+      Type.Array(Type.String({ maxLength: MAX_VALUE_LENGTH }), {
+        maxItems: MAX_IDENTIFIERS,
+        description: 'Alias of `identifier_value` (sent instead of it).',
+      }),
     ),
   },
   { examples: [{ identifier_type: 'NIP', identifier_value: ['5261040828', 'PL 779-243-35-27'] }] },

@@ -240,6 +240,27 @@ test('a snapshot that cannot be used is skipped and counted; the run goes on', a
   assert.equal(await findCompanyByIdentifier(t.db, { type: 'NIP', value: nipFor(8001) }), null);
 });
 
+test('values too long for any search (a 9,000-character city, a 3,000-digit postal code, a 4,000-digit activity code) are stored but not indexed; the run completes', async () => {
+  const huge = { city: 'Ł'.repeat(9000), postalCode: '9'.repeat(3000), activities: [{ code: '7'.repeat(4000), name: 'x', is_primary: true }] };
+  const first = writeNdjson(join(dir, 'huge-1.ndjson'), [companySnapshot({ n: 8200, ...huge }), companySnapshot({ n: 8201 })]);
+  const day1 = await runDaily(t.db, { date: '2026-11-20', source: createFileSource(first), sourceKey: 'huge' });
+  assert.deepEqual({ new: day1.new, skipped: day1.skipped }, { new: 2, skipped: 0 });
+  // An existing company's update to such values, on the UPDATE path.
+  const second = writeNdjson(join(dir, 'huge-2.ndjson'), [companySnapshot({ n: 8201, ...huge, city: 'x'.repeat(3000) })]);
+  const day2 = await runDaily(t.db, { date: '2026-11-21', source: createFileSource(second), sourceKey: 'huge' });
+  assert.deepEqual({ updated: day2.updated, skipped: day2.skipped }, { updated: 1, skipped: 0 });
+  const { rows } = await sql<{ n: string; city_folded: string | null; postal_code: string | null; codes: string[]; city: string }>`
+    SELECT primary_identifier AS n, city_folded, postal_code, activity_codes AS codes, (snapshot::jsonb)->'profiles'->0->'address'->>'city' AS city
+    FROM companies WHERE primary_identifier IN (${nipFor(8200)}, ${nipFor(8201)}) ORDER BY primary_identifier`.execute(t.db);
+  assert.deepEqual(
+    rows.map((r) => ({ city_folded: r.city_folded, postal_code: r.postal_code, codes: r.codes, city: r.city.length })),
+    [
+      { city_folded: null, postal_code: null, codes: [], city: 9000 },
+      { city_folded: null, postal_code: null, codes: [], city: 3000 },
+    ],
+  );
+});
+
 test('lines of a file that cannot be used at all are counted as skipped, read on this thread or in the worker', async () => {
   const good = (n: number) => JSON.stringify(companySnapshot({ n }));
   const text =

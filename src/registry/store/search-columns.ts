@@ -55,6 +55,18 @@ function memoize<T>(fn: (s: string) => T, limit = 20_000): (s: string) => T {
   };
 }
 
+/**
+ * The longest value each indexed column keeps (companies_search_city_idx,
+ * companies_search_postal_code_idx, companies_activity_codes_idx). A B-tree or GIN entry must fit
+ * in about 2,700 bytes, and one over it fails the whole batch's transaction, every retry of the
+ * run with it; so a value longer than any search can ask for (a city filter is at most 150
+ * characters, a postal code 20, an activity code a few) is left out of its column, and the
+ * company is not found by it. The snapshot keeps it as it came.
+ */
+export const SEARCHABLE_MAX = { city: 500, postal_code: 20, activity_code: 20 } as const;
+
+const withinLimit = (value: string | null, max: number): string | null => (value !== null && value.length <= max ? value : null);
+
 const foldPlace = memoize((s: string) => foldText(s) || null);
 const slugOfLegalLabel = memoize(legalFormSlugForLabel);
 
@@ -80,6 +92,7 @@ export function deriveCompanyColumns(
     for (const a of p.activities ?? []) {
       if (!a.code) continue;
       const code = normalizeActivityCode(a.code);
+      if (code.length > SEARCHABLE_MAX.activity_code) continue;
       if (!codes.includes(code)) codes.push(code);
       if (a.is_primary && mainActivity === null) mainActivity = code;
     }
@@ -98,9 +111,9 @@ export function deriveCompanyColumns(
     name,
     status: deriveStatus(snapshot),
     name_folded: foldText(name),
-    city_folded: address?.city ? foldPlace(address.city) : null,
+    city_folded: address?.city ? withinLimit(foldPlace(address.city), SEARCHABLE_MAX.city) : null,
     voivodeship_folded: address?.voivodeship ? foldPlace(address.voivodeship) : null,
-    postal_code: address?.postal_code ? normalizePostalCode(address.postal_code) || null : null,
+    postal_code: address?.postal_code ? withinLimit(normalizePostalCode(address.postal_code) || null, SEARCHABLE_MAX.postal_code) : null,
     legal_form: legalLabel === null ? null : slugOfLegalForm(legalLabel),
     activity_codes: codes.sort(),
     main_activity: mainActivity,

@@ -56,6 +56,8 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
   readonly publicBaseUrl: string;
+  /** PUBLIC_BASE_URL was given (not the default built from HOST and PORT). */
+  readonly publicBaseUrlSet: boolean;
   readonly paymentProvider: PaymentProviderName;
   readonly stripeSecretKey: string | undefined;
   readonly stripeWebhookSecret: string | undefined;
@@ -341,6 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? 'regwatch <no-reply@regwatch.local>',
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    publicBaseUrlSet: e.PUBLIC_BASE_URL !== undefined,
     paymentProvider,
     stripeSecretKey: e.STRIPE_SECRET_KEY,
     stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,

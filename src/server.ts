@@ -92,6 +92,13 @@ export async function serveCommand(config: Config): Promise<number> {
         if (n > 0) logger.info({ count: n }, 'queued unsent mail from the outbox');
       }
       logger.info({ jobs: config.workerJobs }, 'worker started');
+      // The recovery mail's link is built where the mail job runs: in a worker without an API,
+      // HOST:PORT of this process is where no API answers.
+      if (config.role === 'worker' && !config.publicBaseUrlSet && config.workerJobs.includes('accounts'))
+        logger.warn(
+          { url: config.publicBaseUrl },
+          'PUBLIC_BASE_URL is not set: the links this worker mails (account recovery) point at its own HOST:PORT, where no API listens; set it to the API address (docs/deployment.md)',
+        );
     }
     if (config.role === 'all' || config.role === 'api') {
       const missing = missingApiNodeOptions(process.execArgv, config.nodeOptions);

@@ -70,6 +70,22 @@ test("a form body is 415 on the JSON routes (the API takes JSON); only the two p
   const confirm = await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover/confirm', headers: form, payload: 'token=nothing' });
   assert.equal(confirm.statusCode, 422);
   assert.match(confirm.headers['content-type'] as string, /text\/html/);
+  // A form with enctype="text/plain" (no CORS preflight) can spell JSON: the routes that need no
+  // token refuse it, the others still read text/plain as JSON (a form cannot send a token).
+  const plain = { 'content-type': 'text/plain' };
+  const formJson = '{"email":"plain@example.com","name":"Plain Form","pad":"=x"}\r\n';
+  for (const url of ['/api/v1/auth/register', '/api/v1/auth/recover', '/api/v1/auth/init']) {
+    const res = await t.app.inject({ method: 'POST', url, headers: plain, payload: formJson });
+    assert.equal(res.statusCode, 415, `${url}: ${res.body}`);
+  }
+  assert.deepEqual(await t.db.db.selectFrom('accounts').select('id').where('email', '=', 'plain@example.com').execute(), []);
+  const named = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { ...plain, authorization: `Bearer ${acct.master}` },
+    payload: '{"name":"plain"}',
+  });
+  assert.equal(named.statusCode, 201, named.body);
 });
 
 test("a static path that a parameter route also matches is the static route's: GET /tokens/verify is a 405, not a token named verify", async () => {

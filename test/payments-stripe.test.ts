@@ -118,6 +118,13 @@ test('a signed checkout.session.completed credits once; tampered, wrongly signed
   assert.equal(await paymentStatus(t, p.payment_ref), 'pending');
   assert.deepEqual(await wallet(t, a.master), { balance: 100, total_purchased: 0 });
 
+  // Signed, but with no session in it: acknowledged and ignored, not a 500 Stripe would retry.
+  for (const empty of ['{"type":"checkout.session.completed"}', '{"type":"checkout.session.completed","data":{}}']) {
+    const r = await deliver(t, empty, signWebhook(empty, WEBHOOK_SECRET));
+    assert.equal(r.statusCode, 200, r.body);
+  }
+  assert.equal(await paymentStatus(t, p.payment_ref), 'pending');
+
   const ok = await deliver(t, payload, signWebhook(payload, WEBHOOK_SECRET));
   assert.equal(ok.statusCode, 200, ok.body);
   assert.deepEqual(ok.json(), { received: true });

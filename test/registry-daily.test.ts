@@ -241,7 +241,11 @@ test('a snapshot that cannot be used is skipped and counted; the run goes on', a
 });
 
 test('values too long for any search (a 9,000-character city, a 3,000-digit postal code, a 4,000-digit activity code) are stored but not indexed; the run completes', async () => {
-  const huge = { city: 'Ł'.repeat(9000), postalCode: '9'.repeat(3000), activities: [{ code: '7'.repeat(4000), name: 'x', is_primary: true }] };
+  const huge = {
+    city: 'Ł'.repeat(9000),
+    postalCode: '9'.repeat(3000),
+    activities: [{ code: '7'.repeat(4000), name: 'x', is_primary: true }],
+  };
   const first = writeNdjson(join(dir, 'huge-1.ndjson'), [companySnapshot({ n: 8200, ...huge }), companySnapshot({ n: 8201 })]);
   const day1 = await runDaily(t.db, { date: '2026-11-20', source: createFileSource(first), sourceKey: 'huge' });
   assert.deepEqual({ new: day1.new, skipped: day1.skipped }, { new: 2, skipped: 0 });

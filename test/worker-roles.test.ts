@@ -99,6 +99,7 @@ test('a daily-run worker and an idle-priority delivery worker on one database', 
     LOG_LEVEL: 'debug',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     REDIS_URL: undefined,
+    PUBLIC_BASE_URL: undefined,
   };
   const delivery = serveProcess({ ...env, ROLE: 'worker', WORKER_JOBS: 'webhooks', WORKER_IDLE_PRIORITY: 'true' });
   const daily = serveProcess({ ...env, ROLE: 'worker', WORKER_JOBS: '-webhooks' });
@@ -126,6 +127,9 @@ test('a daily-run worker and an idle-priority delivery worker on one database', 
       .rows[0]!.n;
   await waitFor('both worker processes', async () => (await workers()) === 2, 30_000);
   assert.match(delivery.output(), /worker process under SCHED_IDLE/);
+  // Without PUBLIC_BASE_URL a worker that mails recovery links says where they would point.
+  assert.match(daily.output(), /PUBLIC_BASE_URL is not set/);
+  assert.doesNotMatch(delivery.output(), /PUBLIC_BASE_URL is not set/);
 
   const day2 = writeNdjson(
     join(mkdtempSync(join(tmpdir(), 'regwatch-roles-')), 'day2.ndjson'),

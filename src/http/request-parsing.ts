@@ -49,11 +49,14 @@ export async function installFormBodyParser(app: FastifyInstance): Promise<void>
   app.addHook('preParsing', async (request) => {
     if (request.routeOptions.config?.formBody === true) return;
     const type = request.headers['content-type'];
-    if (typeof type === 'string' && /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type))
-      throw Object.assign(new Error('Unsupported Content-Type: send application/json.'), {
-        code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
-        statusCode: 415,
-      });
+    if (typeof type === 'string' && /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) throw unsupportedMediaType();
+  });
+}
+
+function unsupportedMediaType(): Error {
+  return Object.assign(new Error('Unsupported Content-Type: send application/json.'), {
+    code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+    statusCode: 415,
   });
 }
 
@@ -95,6 +98,15 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     if (request.body === undefined && (request.routeOptions.schema as { body?: { type?: unknown } } | undefined)?.body?.type === 'object')
       request.body = {};
     done();
+  });
+  // `text/plain` is also what an HTML form with `enctype="text/plain"` sends, with no CORS
+  // preflight, and such a form can spell a JSON object. A route that needs a token is out of its
+  // reach (a form cannot send one); a route that needs none (registration, init, recovery) reads
+  // `application/json` only, so another site's page cannot drive it from its visitors' browsers.
+  app.addHook('preParsing', async (request) => {
+    if ((request.routeOptions.config?.auth ?? 'none') !== 'none' || !BODY_METHODS.has(request.method)) return;
+    const type = request.headers['content-type'];
+    if (typeof type === 'string' && /^\s*text\/plain\s*(;|$)/i.test(type)) throw unsupportedMediaType();
   });
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(['application/json', 'text/plain']);

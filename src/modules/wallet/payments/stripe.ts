@@ -40,6 +40,10 @@ function sessionPaymentRef(s: Stripe.Checkout.Session): string | null {
 
 /** Maps a verified Stripe event onto the payment state machine (pure, so it is tested alone). */
 export function notificationFromStripeEvent(event: Stripe.Event): PaymentNotification | null {
+  // A signed event without a session object (never sent by Stripe, but signed all the same) says
+  // nothing about a payment: ignored (200), not a 500 that Stripe would retry for days.
+  const object = (event as { data?: { object?: unknown } }).data?.object;
+  if (object === null || typeof object !== 'object' || typeof (object as { id?: unknown }).id !== 'string') return null;
   switch (event.type) {
     case 'checkout.session.completed':
     case 'checkout.session.async_payment_succeeded': {

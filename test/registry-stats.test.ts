@@ -86,6 +86,14 @@ test('a back-dated run: its total counts the companies it saw that day, so it is
   });
   assert.deepEqual({ new: back.new, updated: back.updated, total: back.total }, { new: 1, updated: 1, total: 2 });
   assert.deepEqual((await getDayStats(d.db, '2026-09-01'))?.data, { new: 1, updated: 1, deleted: 0, total: 2 });
-  // The later day's own figures stand.
-  assert.deepEqual((await getDayStats(d.db, '2026-10-10'))?.data, { new: 3, updated: 0, deleted: 0, total: 3 });
+  // The later day's counts stand; its total now counts the company first seen on 2026-09-01,
+  // which was known at its end (a total that shrank from day to day with nothing deleted would
+  // say otherwise), and the range's total is the last day's.
+  assert.deepEqual((await getDayStats(d.db, '2026-10-10'))?.data, { new: 3, updated: 0, deleted: 0, total: 4 });
+  assert.equal((await getRangeStats(d.db, '2026-10-10'))?.data.total, 4);
+  // A third run, back-dated between the two, adds to the later day's total only.
+  await runDaily(d.db, { date: '2026-09-20', source: arraySource([companySnapshot({ n: 10 })]) });
+  assert.deepEqual((await getDayStats(d.db, '2026-09-20'))?.data.new, 1);
+  assert.equal((await getDayStats(d.db, '2026-09-01'))?.data.total, 2);
+  assert.equal((await getDayStats(d.db, '2026-10-10'))?.data.total, 5);
 });

@@ -76,6 +76,8 @@ export interface DailyRunsTable {
   processed_count: Generated<BigIntColumn>;
   skipped_count: Generated<number>;
   total: BigIntColumn | null;
+  /** Of `total`: the companies the run wrote that were first seen after its date (migration 20261202000100). */
+  later_seen: BigIntColumn | null;
   attempts: Generated<number>;
   started_at: Generated<Timestamp>;
   finished_at: Timestamp | null;

@@ -105,19 +105,23 @@ export async function pruneRunChanges(db: RegistryExecutor): Promise<void> {
  * Marks the run completed with the number of companies known at the end of its day: those first
  * seen by then, and, for a run dated before some companies were first seen (a back-dated run),
  * those of them the run itself wrote, which it saw that day (else its total could be below its
- * own `updated`). The second count is only made when a later first-seen date exists (CASE is
- * evaluated lazily), so a run of the latest day never reads its change lists.
+ * own `updated`): the run's `later_seen`, which the statistics add to the current count of the
+ * first (src/modules/stats/repo.ts). The second count is only made when a later first-seen date
+ * exists (CASE is evaluated lazily), so a run of the latest day never reads its change lists.
  */
 export async function completeRun(db: RegistryExecutor, runId: string): Promise<DailyRun> {
   const { rows } = await sql<DailyRun>`
-    UPDATE daily_runs r SET status = 'completed', finished_at = now(), error = NULL,
-      total = (SELECT coalesce(sum(c.companies), 0) FROM company_counts c WHERE c.first_seen_date <= r.run_date)
-        + CASE WHEN EXISTS (SELECT 1 FROM company_counts c WHERE c.first_seen_date > r.run_date AND c.companies > 0) THEN (
+    WITH n AS (
+      SELECT d.id AS run_id,
+        (SELECT coalesce(sum(c.companies), 0) FROM company_counts c WHERE c.first_seen_date <= d.run_date) AS seen,
+        CASE WHEN EXISTS (SELECT 1 FROM company_counts c WHERE c.first_seen_date > d.run_date AND c.companies > 0) THEN (
             SELECT count(DISTINCT co.id) FROM daily_run_changes ch CROSS JOIN LATERAL unnest(ch.company_ids) AS w(id)
             JOIN companies co ON co.id = w.id
-            WHERE ch.run_id = r.id AND co.first_seen_date > r.run_date)
-          ELSE 0 END
-    WHERE id = ${runId}
+            WHERE ch.run_id = d.id AND co.first_seen_date > d.run_date)
+          ELSE 0 END AS later
+      FROM daily_runs d WHERE d.id = ${runId})
+    UPDATE daily_runs r SET status = 'completed', finished_at = now(), error = NULL, total = n.seen + n.later, later_seen = n.later
+    FROM n WHERE r.id = n.run_id
     RETURNING ${RUN_COLUMNS}`.execute(db);
   return rows[0]!;
 }

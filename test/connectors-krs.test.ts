@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CompanySnapshot } from '../src/registry/model.ts';
 import { createKrsSource, type KrsSourceOptions } from '../src/registry/sources/krs/krs-source.ts';
-import { mapKrsExtract, parseBulletin } from '../src/registry/sources/krs/krs-extract.ts';
+import { countryCode, mapKrsExtract, parseBulletin } from '../src/registry/sources/krs/krs-extract.ts';
 import { dateInText } from '../src/registry/sources/krs/krs-values.ts';
 import { MalformedPayloadError, EntityNotFoundError, SourceUnavailableError } from '../src/registry/sources/errors.ts';
 import {
@@ -109,6 +109,8 @@ describe('KRS current extracts over HTTP', () => {
       country_code: 'PL',
     });
     assert.equal(profile!.units.length, 9);
+    // Branches abroad: KRS names their countries in Polish; the profile says their ISO codes.
+    assert.deepEqual([...new Set(profile!.units.map((u) => u.address?.country_code))].sort(), ['AE', 'PK', 'PL']);
     assert.deepEqual(profile!.units[0], {
       identifier: 'ORLEN SPÓŁKA AKCYJNA - ODDZIAŁ CENTRALNY UPSTREAM POLSKA W WARSZAWIE',
       name: 'ORLEN SPÓŁKA AKCYJNA - ODDZIAŁ CENTRALNY UPSTREAM POLSKA W WARSZAWIE',
@@ -543,4 +545,23 @@ describe('KRS bulletin and daily run', () => {
       assert.equal(snapshot!.profiles[0]!.name, 'GYM CENTER 8.0 SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ');
     });
   });
+});
+
+test('countryCode: every Polish country name, in any case, and the forms KRS writes; unknown names kept', () => {
+  const cases: [string, string][] = [
+    ['POLSKA', 'PL'],
+    ['PAKISTAN', 'PK'],
+    ['ZJEDNOCZONE EMIRATY ARABSKIE', 'AE'],
+    ['Niemcy', 'DE'],
+    [' KOREA POŁUDNIOWA ', 'KR'],
+    ['REPUBLIKA CZESKA', 'CZ'],
+    ['ZJEDNOCZONE KRÓLESTWO', 'GB'],
+    ['STANY ZJEDNOCZONE AMERYKI', 'US'],
+    ['ATLANTYDA', 'ATLANTYDA'],
+    ['', ''],
+  ];
+  assert.deepEqual(
+    cases.map(([name]) => countryCode(name)),
+    cases.map(([, code]) => code),
+  );
 });

@@ -10,6 +10,8 @@ import type {
   Person,
   Profile,
 } from '../../model.ts';
+import countries from 'i18n-iso-countries';
+import polishCountryNames from 'i18n-iso-countries/langs/pl.json' with { type: 'json' };
 import { isValidNip, isValidRegon9, normalizeKrs } from '../../../lib/identifiers.ts';
 import { MalformedPayloadError } from '../errors.ts';
 import { asArray, currentView, dateInText, get, isCurrent, isObject, krsDate, str, versionsOf, type Version } from './krs-values.ts';
@@ -43,57 +45,23 @@ export interface KrsExtractMeta {
   kind: 'current' | 'full';
 }
 
-const COUNTRY_CODES: Readonly<Record<string, string>> = {
-  POLSKA: 'PL',
-  NIEMCY: 'DE',
-  SZWECJA: 'SE',
-  CZECHY: 'CZ',
+/**
+ * KRS writes countries as Polish names (`NIEMCY`, `PAKISTAN`, `ZJEDNOCZONE EMIRATY ARABSKIE`):
+ * read through i18n-iso-countries' Polish names (every ISO 3166-1 country, case ignored), with
+ * the few forms KRS uses that are not its names. Unknown names are kept as written.
+ */
+countries.registerLocale(polishCountryNames);
+const KRS_COUNTRY_FORMS: Readonly<Record<string, string>> = {
   'REPUBLIKA CZESKA': 'CZ',
-  SŁOWACJA: 'SK',
-  LITWA: 'LT',
-  ŁOTWA: 'LV',
-  ESTONIA: 'EE',
-  UKRAINA: 'UA',
-  BIAŁORUŚ: 'BY',
-  ROSJA: 'RU',
-  FRANCJA: 'FR',
-  'WIELKA BRYTANIA': 'GB',
   'ZJEDNOCZONE KRÓLESTWO': 'GB',
-  HOLANDIA: 'NL',
   NIDERLANDY: 'NL',
-  BELGIA: 'BE',
-  AUSTRIA: 'AT',
-  WŁOCHY: 'IT',
-  HISZPANIA: 'ES',
-  PORTUGALIA: 'PT',
-  LUKSEMBURG: 'LU',
-  CYPR: 'CY',
-  MALTA: 'MT',
-  DANIA: 'DK',
-  NORWEGIA: 'NO',
-  FINLANDIA: 'FI',
-  WĘGRY: 'HU',
-  RUMUNIA: 'RO',
-  BUŁGARIA: 'BG',
-  CHORWACJA: 'HR',
-  SŁOWENIA: 'SI',
-  IRLANDIA: 'IE',
-  GRECJA: 'GR',
-  SZWAJCARIA: 'CH',
   'STANY ZJEDNOCZONE AMERYKI': 'US',
-  'STANY ZJEDNOCZONE': 'US',
-  KANADA: 'CA',
-  CHINY: 'CN',
-  JAPONIA: 'JP',
-  TURCJA: 'TR',
-  IZRAEL: 'IL',
 };
 
-/** KRS writes countries as Polish names; unknown names are kept as written. */
 export function countryCode(name: string): string {
   const key = name.trim().toUpperCase();
   if (!key) return '';
-  return COUNTRY_CODES[key] ?? key;
+  return KRS_COUNTRY_FORMS[key] ?? countries.getAlpha2Code(key, 'pl') ?? key;
 }
 
 function last(value: unknown): unknown {

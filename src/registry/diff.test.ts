@@ -370,6 +370,20 @@ describe('diffSnapshots: rules', () => {
     assert.deepEqual(diffSnapshots(prev, next), [event('COMPANY_VAT_STATUS_CHANGED', 'Czynny', 'Zwolniony', 'warning')]);
   });
 
+  it('an e-mail address whose letter case alone changed is the same mailbox: no event; another address is one', () => {
+    const prev = withProfile((p) => {
+      p.contacts = [{ type: 'email', value: 'Biuro@Orlen.pl' }];
+    });
+    const upper = withProfile((p) => {
+      p.contacts = [{ type: 'email', value: 'BIURO@ORLEN.PL' }];
+    });
+    assert.deepEqual(diffSnapshots(prev, upper), []);
+    const other = withProfile((p) => {
+      p.contacts = [{ type: 'email', value: 'BIURO2@ORLEN.PL' }];
+    });
+    assert.deepEqual(diffSnapshots(prev, other), [event('COMPANY_EMAIL_CHANGED', 'Biuro@Orlen.pl', 'BIURO2@ORLEN.PL', 'info')]);
+  });
+
   it('ignores a source that appears or disappears, even with different values', () => {
     const prev = snapshot({ profiles: [profile('krs')] });
     const next = snapshot({

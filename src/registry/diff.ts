@@ -290,9 +290,17 @@ function* contactValues(contacts: readonly Contact[], type: ContactType): Iterab
   for (const c of contacts) if (c.type === type) yield c.value;
 }
 
+/** E-mail addresses as mailboxes: case is not a change (KRS lower-cases them; other sources need not). */
+function mailboxes(contacts: readonly Contact[]): string | null {
+  const list: string[] = [];
+  for (const value of contactValues(contacts, 'email')) list.push(value.toLowerCase());
+  return joinSorted(list);
+}
+
 function diffContacts(prev: readonly Contact[], next: readonly Contact[], out: EventCollector): void {
   if (sameSequence(prev, next, sameContact)) return;
-  out.addIfDifferent('COMPANY_EMAIL_CHANGED', joinSorted(contactValues(prev, 'email')), joinSorted(contactValues(next, 'email')));
+  if (mailboxes(prev) !== mailboxes(next))
+    out.addIfDifferent('COMPANY_EMAIL_CHANGED', joinSorted(contactValues(prev, 'email')), joinSorted(contactValues(next, 'email')));
   out.addIfDifferent('COMPANY_PHONE_CHANGED', joinSorted(contactValues(prev, 'phone')), joinSorted(contactValues(next, 'phone')));
 }
 

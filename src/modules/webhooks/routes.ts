@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../http/schemas.ts';
 import { validationErrorsFromAjv } from '../../http/validation.ts';
-import { summarizeErrors, ValidationError } from '../../lib/errors.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import {
   CreateEndpointBody,
   CreatedEndpointSchema,
@@ -24,8 +24,8 @@ import type { WebhooksService } from './service.ts';
  * A body's validation errors, every problem at once (DECISIONS 7): when the schema refuses some
  * field, a `url` it let through is still checked (scheme, address), so a bad URL is not left
  * unsaid. An unknown event type is said on `event_types` itself (DECISIONS 8) besides its element
- * (`event_types.1`, as every list's element errors are keyed, DECISIONS 7): one problem under both
- * keys, so the message counts it once.
+ * (`event_types.1`, as every list's element errors are keyed, DECISIONS 7); the message counts
+ * every text of `errors`, as everywhere (summarizeErrors), so a client that counts them agrees.
  */
 async function bodyError(webhooks: WebhooksService, err: Error, body: unknown): Promise<ValidationError> {
   const { validation, validationContext } = err as Error & { validation: never; validationContext?: string };
@@ -33,11 +33,14 @@ async function bodyError(webhooks: WebhooksService, err: Error, body: unknown): 
   const url = (body as { url?: unknown } | null | undefined)?.url;
   const problem = typeof url === 'string' && !schemaErrors.url ? await webhooks.urlProblem(url) : null;
   const errors = problem === null ? schemaErrors : { url: [problem], ...schemaErrors };
-  const message = summarizeErrors(errors);
-  const items = Object.entries(errors)
-    .filter(([key]) => /^event_types\.\d+$/.test(key))
-    .flatMap(([, texts]) => texts);
-  return new ValidationError(items.length > 0 && !errors.event_types ? { event_types: items, ...errors } : errors, message);
+  if (errors.event_types) return new ValidationError(errors);
+  // `event_types` goes where its first element's error stands, so the first error stays first.
+  const all: Record<string, string[]> = {};
+  for (const [key, texts] of Object.entries(errors)) {
+    if (/^event_types\.\d+$/.test(key)) (all.event_types ??= []).push(...texts);
+    all[key] = texts;
+  }
+  return new ValidationError(all);
 }
 
 const tags = ['Webhooks'];

@@ -43,7 +43,9 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
-    trustProxy: config.trustProxy,
+    // A hop count, not `true`: trusting every hop would take the left-most X-Forwarded-For entry,
+    // which the client writes itself (a load balancer appends to what it is sent).
+    trustProxy: config.trustProxy > 0 ? (_address: string, hop: number) => hop < config.trustProxy : false,
     ajv: { customOptions: { allErrors: true } },
     // Closing is answered below, in the service's shape and with its headers.
     return503OnClosing: false,

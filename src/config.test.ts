@@ -25,7 +25,7 @@ test('defaults: embedded database, synthetic source, port 3000, dev payments', (
   assert.deepEqual(c.prices, DEFAULT_PRICES);
   assert.deepEqual(c.packages, DEFAULT_PACKAGES);
   assert.deepEqual(c.rateLimit, { perMinute: 180, statsPerMinute: 10 });
-  assert.equal(c.trustProxy, false);
+  assert.equal(c.trustProxy, 0);
   assert.equal(c.tokenCacheSize, 10_000);
   assert.ok(Object.isFrozen(c));
 });
@@ -54,7 +54,10 @@ test('values are trimmed, blank counts as unset, REGISTRY_SOURCES set but empty 
   assert.equal(c.host, '127.0.0.1');
   assert.deepEqual(c.registrySources, []);
   assert.equal(c.publicBaseUrl, 'https://api.example.com');
-  assert.equal(c.trustProxy, true);
+  assert.equal(c.trustProxy, 1);
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+  assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, 0);
+  assert.ok(problemsOf({ TRUST_PROXY: 'yes' }).some((p) => p.startsWith('TRUST_PROXY')));
   assert.equal(c.prices['companies.search'], 3);
   assert.deepEqual(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).registrySources, [], 'no source by default on a server database');
 });

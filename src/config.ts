@@ -82,8 +82,12 @@ export interface Config {
   /** Companies generated on the first start of an empty embedded database (0 turns it off). */
   readonly demoCompanies: number;
   readonly rateLimit: { readonly perMinute: number; readonly statsPerMinute: number };
-  /** Take the client IP from X-Forwarded-For (only behind a proxy you control). */
-  readonly trustProxy: boolean;
+  /**
+   * How many proxies in front of the service to trust (TRUST_PROXY; 0: none): the client IP is
+   * the address the outermost trusted one saw, the last N entries of X-Forwarded-For read from
+   * the right, so an address a client wrote into the header itself is never taken.
+   */
+  readonly trustProxy: number;
   /** Tokens an API process keeps in memory for priced requests (TOKEN_CACHE_SIZE; 0 turns the cache off). */
   readonly tokenCacheSize: number;
   /** Seconds between webhook attempts after the first (WEBHOOK_RETRY_SCHEDULE; docs/webhooks.md). */
@@ -150,7 +154,9 @@ const EnvSchema = Type.Object({
   DEMO_COMPANIES: Type.Optional(Int(0, 10_000_000)),
   RATE_LIMIT_PER_MINUTE: Type.Optional(Int(1, 1_000_000)),
   RATE_LIMIT_STATS_PER_MINUTE: Type.Optional(Int(1, 1_000_000)),
-  TRUST_PROXY: Type.Optional(OneOf(['0', '1', 'true', 'false'])),
+  TRUST_PROXY: Type.Optional(
+    Type.String({ pattern: '^(true|false|[0-9]|10)$', description: 'true (one proxy), false, or the number of proxies in front, 0 to 10' }),
+  ),
   TOKEN_CACHE_SIZE: Type.Optional(Int(0, 1_000_000)),
   LOG_LEVEL: Type.Optional(OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ description: 'a comma list of seconds' })),
@@ -364,7 +370,7 @@ export function loadConfig(env: Env = process.env): Config {
     packages: Object.freeze(packages),
     demoCompanies: int(e.DEMO_COMPANIES, 50_000),
     rateLimit: Object.freeze({ perMinute: int(e.RATE_LIMIT_PER_MINUTE, 180), statsPerMinute: int(e.RATE_LIMIT_STATS_PER_MINUTE, 10) }),
-    trustProxy: trustProxy === '1' || trustProxy === 'true',
+    trustProxy: trustProxy === 'true' ? 1 : trustProxy === 'false' ? 0 : Number(trustProxy),
     tokenCacheSize: int(e.TOKEN_CACHE_SIZE, 10_000),
     webhookRetrySchedule: Object.freeze(webhookRetrySchedule),
     webhookAllowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS === 'true' || e.WEBHOOK_ALLOW_PRIVATE_URLS === '1',

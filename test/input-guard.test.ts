@@ -295,6 +295,33 @@ test('behind a trusted proxy, an X-Forwarded-For that is no address is not store
   assert.deepEqual([Number(row.usage_count), row.last_used_ip], [1, null]);
 });
 
+test('behind one trusted proxy, the client is the address the proxy appended, not one the client wrote in front of it', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_STATS_PER_MINUTE: '3', TRUST_PROXY: 'true' } });
+  const a = await createAccount(t);
+  const verified = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/tokens/verify',
+    headers: { ...bearer(a.master), 'x-forwarded-for': '6.6.6.6, 203.0.113.7' },
+  });
+  assert.equal(verified.statusCode, 200);
+  // Another account's token endpoint flushes the process's usage counts, a's included.
+  const b = await createAccount(t);
+  await t.app.inject({ method: 'GET', url: '/api/v1/tokens', headers: bearer(b.master) });
+  const row = await t.db.db.selectFrom('api_tokens').select('last_used_ip').where('token_ref', '=', a.masterRef).executeTakeFirstOrThrow();
+  assert.equal(row.last_used_ip, '203.0.113.7');
+  // The per-IP stats limit counts the proxy's address for the client, whatever it claims before it.
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/stats/day/2026-01-01',
+      headers: { 'x-forwarded-for': `1.2.3.${i}, 198.51.100.9` },
+    });
+    statuses.push(r.statusCode);
+  }
+  assert.deepEqual(statuses, [404, 404, 404, 429, 429]);
+});
+
 test('a 100,000-deep JSON body is walked without overflowing the stack', async () => {
   const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
   const acct = await createAccount(t);

@@ -32,6 +32,9 @@ export const API_PREFIX = '/api/v1';
  * every request goes through (request id, auth, rate limit, pricing, metrics, errors), the
  * OpenAPI document, and every module's routes under /api/v1. The caller closes the composition.
  */
+/** How long a request may take to arrive, headers and body (Node's `server.requestTimeout`). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
 export async function buildApp(parts: Composition, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config, db } = parts;
   /** The rate limit's handler for requests no route takes (set once its plugin is installed, below). */
@@ -43,6 +46,10 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    // A request whose headers and body have not all arrived in 30 s is answered 408 and its
+    // connection closed (Fastify's default, 0, let a client that sends a byte now and then hold a
+    // connection for ever). Node checks every 30 s, so it goes after 30 to 60 s.
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // A hop count, not `true`: trusting every hop would take the left-most X-Forwarded-For entry,
     // which the client writes itself (a load balancer appends to what it is sent).
     trustProxy: config.trustProxy > 0 ? (_address: string, hop: number) => hop < config.trustProxy : false,

@@ -199,3 +199,16 @@ test('METRICS_PORT: a port of its own, any role; not the port the API listens on
   ]);
   assert.ok(problemsOf({ METRICS_PORT: '0' })[0]!.startsWith('METRICS_PORT'));
 });
+
+test('a refused URL is quoted with its password masked', () => {
+  const problems = problemsOf({ DATABASE_URL: 'postgresql+asyncpg://app:DBPW@db/app', SMTP_URL: 'smtps//u:SMTPPASSWORD99@127.0.0.1' });
+  assert.ok(
+    problems.some((p) => p.startsWith('DATABASE_URL') && p.includes('app:***@db')),
+    problems.join('\n'),
+  );
+  assert.ok(
+    problems.some((p) => p.startsWith('SMTP_URL')),
+    problems.join('\n'),
+  );
+  assert.ok(!problems.join('\n').includes('DBPW') && !problems.join('\n').includes('SMTPPASSWORD99'), problems.join('\n'));
+});

@@ -177,8 +177,16 @@ const PackagesSchema = Type.Array(
   { minItems: 1 },
 );
 
+/**
+ * The refused value as the message quotes it, with any `user:password@` masked: a mistyped
+ * DATABASE_URL or SMTP_URL would otherwise print its password where log collectors read it.
+ */
+function quoted(raw: unknown): string {
+  return JSON.stringify(typeof raw === 'string' ? raw.replace(/([^\s/:@]*):[^\s@/]*@/g, '$1:***@') : raw);
+}
+
 function describe(schema: TSchema, raw: unknown): string {
-  return `must be ${String(schema.description ?? 'valid')} (got ${JSON.stringify(raw)})`;
+  return `must be ${String(schema.description ?? 'valid')} (got ${quoted(raw)})`;
 }
 
 /** Problems with a JSON-valued variable, checked against its schema. */

@@ -390,6 +390,16 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
   assert.ok(ok.headers.get('x-request-id'));
   assert.equal(ok.headers.get('mcp-session-id'), null, 'stateless');
   assert.equal((await ok.json()).result.serverInfo.name, 'regwatch');
+  // The Host header is the client's: empty or malformed, the request is still answered.
+  for (const host of ['', 'a@b', 'x:99999', '[::1']) {
+    const odd = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/mcp',
+      payload: initialize,
+      headers: { host, 'content-type': 'application/json', ...bearer(alice.master) },
+    });
+    assert.equal(odd.statusCode, 200, `Host ${JSON.stringify(host)}: ${odd.body}`);
+  }
 
   const api = await createApiToken(t, alice.master);
   const viaApiToken = await connect(api.plaintext);

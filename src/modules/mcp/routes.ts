@@ -31,7 +31,9 @@ function transportRequest(req: FastifyRequest): Request {
     const v = req.headers[name];
     if (typeof v === 'string') headers.set(name, v);
   }
-  return new Request(new URL(req.url, `${req.protocol}://${req.host}`), { method: req.method, headers });
+  // The transport reads nothing of the URL but its path; a fixed origin, because the Host header
+  // is the client's to send empty or malformed (`Host: a@b`), which `new URL` or Request refuses.
+  return new Request(new URL(req.url, 'http://localhost'), { method: req.method, headers });
 }
 
 /**

@@ -40,8 +40,8 @@ async function lockedBy(jobId: string): Promise<string | null | undefined> {
   return rows.length === 0 ? undefined : rows[0]!.locked_by;
 }
 
-async function queueHold(): Promise<string> {
-  await addJob(db, 'test.hold', {});
+async function queueHold(maxAttempts?: number): Promise<string> {
+  await addJob(db, 'test.hold', {}, maxAttempts === undefined ? {} : { maxAttempts });
   const { rows } = await sql<{
     id: string;
   }>`SELECT max(id)::text AS id FROM graphile_worker.jobs WHERE task_identifier = 'test.hold'`.execute(db);
@@ -131,6 +131,23 @@ test('a live worker keeps its job; killed, its job runs in another process withi
 
   await runner.stop();
   assert.deepEqual(await livenessRows(), [], 'a process that stops forgets its own workers');
+});
+
+test('a job whose process was killed on its last attempt gets that attempt back and runs again', async () => {
+  const jobId = await queueHold(1);
+  const child = await holdingWorker(jobId);
+  const { rows } = await sql<{ attempts: number; max_attempts: number }>`
+    SELECT attempts, max_attempts FROM graphile_worker.jobs WHERE id = ${jobId}::bigint`.execute(db);
+  assert.deepEqual(rows[0], { attempts: 1, max_attempts: 1 }, 'its one attempt taken');
+  const ran: string[] = [];
+  const runner = await survivor(300, ran);
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
+  await waitFor('the job to run again', () => ran.length === 1);
+  assert.deepEqual(ran, [jobId]);
+  await waitFor('the job to be done', async () => (await lockedBy(jobId)) === undefined);
+  await runner.stop();
 });
 
 test('a worker whose liveness connection drops takes its lock again and keeps its job', async () => {

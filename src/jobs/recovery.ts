@@ -15,12 +15,16 @@ import { runConnectHook } from '../db/database.ts';
  * `job_worker_liveness`. PostgreSQL releases the lock when the session ends, which is how a dead
  * process is told from a live one without heartbeats. Each worker process sweeps the table
  * periodically: a process seen without its lock for longer than the grace period has its workers'
- * jobs unlocked (`graphile_worker.force_unlock_workers`), and they run again — every job here is
+ * jobs unlocked (`graphile_worker.force_unlock_workers`), a job cut short on its last attempt
+ * getting that attempt back, and they run again — every job here is
  * idempotent (docs/configuration.md, "A worker process that dies"). The grace period covers a live process whose lock connection
  * dropped (a database restart): it takes the lock again within seconds.
  */
 
 export const LIVENESS_LOCK_CLASS = 73_081;
+
+/** Attempts past which a job whose process died on its last one is not given another. */
+export const MAX_GIVEN_BACK = 50;
 
 export interface RecoveryOptions {
   /** How often this process looks for dead ones (default 30 s). */
@@ -116,7 +120,24 @@ export async function startWorkerRecovery(pool: pg.Pool, logger: Logger, options
         [graceMs],
       );
       const dead = rows.map((r) => r.worker_id);
-      if (dead.length > 0) await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [dead]);
+      if (dead.length > 0) {
+        // graphile-worker counts an attempt when it takes a job, so a job whose process died on
+        // its last attempt would be unlocked with none left and never run again (a watchlist
+        // add's last attempt settles its values: refunds, the mail). The attempt that was cut
+        // short is given back, up to MAX_GIVEN_BACK attempts in all so a job that kills its
+        // process every time still ends.
+        const { rows: spent } = await client.query<{ id: string; attempts: number }>(
+          `SELECT id, attempts FROM graphile_worker._private_jobs
+           WHERE locked_by = ANY($1::text[]) AND attempts >= max_attempts AND attempts < $2`,
+          [dead, MAX_GIVEN_BACK],
+        );
+        await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [dead]);
+        for (const job of spent)
+          await client.query('SELECT 1 FROM graphile_worker.reschedule_jobs(ARRAY[$1::bigint], max_attempts => $2::int)', [
+            job.id,
+            job.attempts + 1,
+          ]);
+      }
       await client.query('COMMIT');
       if (dead.length > 0) log.warn({ workers: dead }, 'handed back the jobs of workers whose process died');
       return dead;

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { freePort } from './helpers/net.ts';
 import { createTestApp, startTestWorker } from './helpers/app.ts';
 import { startSmtp } from './helpers/smtp.ts';
+import { waitFor } from './helpers/wait.ts';
+import { requeueUnsentMail } from '../src/modules/mail/jobs.ts';
+import { SENT_SECRET_NOTE } from '../src/modules/mail/outbox.ts';
 
 test('registration mail arrives at a real SMTP server with the initialization token line', async () => {
   const smtp = await startSmtp();
@@ -33,6 +36,35 @@ test('registration mail arrives at a real SMTP server with the initialization to
   );
   const row = await t.db.db.selectFrom('mail_outbox').selectAll().where('kind', '=', 'registration').executeTakeFirstOrThrow();
   assert.ok(row.sent_at);
+  // Delivered, a mail that held a one-time token keeps none of it: the database holds hashes only.
+  const recoveryRow = () => t.db.db.selectFrom('mail_outbox').selectAll().where('kind', '=', 'recovery').executeTakeFirstOrThrow();
+  // The SMTP server has it; the job records the delivery just after.
+  await waitFor('the recovery mail recorded as sent', async () => (await recoveryRow()).sent_at !== null);
+  const recovery = await recoveryRow();
+  for (const r of [row, recovery]) {
+    assert.equal(r.text_body, SENT_SECRET_NOTE);
+    assert.equal(r.html_body, null);
+  }
+  assert.ok(!JSON.stringify(await t.db.db.selectFrom('mail_outbox').selectAll().execute()).includes(token!));
+});
+
+test('a worker that starts while a mail is being sent does not send it again', async () => {
+  // An SMTP server that holds the message 1.5 s before accepting it.
+  const smtp = await startSmtp(0, { dataDelayMs: 1500 });
+  const t = await createTestApp({ env: { SMTP_URL: smtp.url } });
+  await startTestWorker(t);
+  await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'slow@example.com', name: 'Slow Smtp' } });
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const row = await t.db.db.selectFrom('mail_outbox').select('attempts').executeTakeFirstOrThrow();
+    if (row.attempts > 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // What a second worker process does at its start, while the first is in the middle of sending.
+  assert.equal(await requeueUnsentMail(t.db.db), 0);
+  await smtp.waitFor((m) => m.subject?.includes('initialization') ?? false);
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.equal(smtp.messages.length, 1);
 });
 
 test('a mail queued while the SMTP server is down is delivered once it is back, exactly once', async () => {

@@ -27,8 +27,9 @@ const t = await createTestApp({
   clock,
   env: { SMTP_URL: smtp.url, REGISTRY_SOURCES: 'krs', KRS_API_URL: krs.url, MAIL_FROM: 'regwatch <watch@regwatch.test>' },
 });
-await startTestWorker(t);
+// The account first: once a worker has sent the registration mail, its token is struck from the outbox.
 const acct = await createAccount(t);
+await startTestWorker(t);
 const accountId = await accountIdOf(t, acct.userRef);
 
 test('known, importable and unknown KRS numbers: watched, imported then watched, not found and refunded; one mail says which', async () => {

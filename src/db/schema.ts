@@ -75,6 +75,8 @@ export interface MailOutboxTable {
   subject: string;
   text_body: string;
   html_body: string | null;
+  /** A one-time token is in the body: struck once delivered (migration 20261202000200). */
+  holds_secret: Generated<boolean>;
   created_at: GeneratedTimestamp;
   sent_at: Timestamp | null;
   attempts: Generated<number>;

@@ -12,8 +12,11 @@ export interface TestSmtp {
   close(): Promise<void>;
 }
 
-/** A real SMTP server (smtp-server) on 127.0.0.1, keeping every message it receives, parsed. */
-export async function startSmtp(port = 0): Promise<TestSmtp> {
+/**
+ * A real SMTP server (smtp-server) on 127.0.0.1, keeping every message it receives, parsed;
+ * `dataDelayMs` holds each message that long before accepting it (a slow server).
+ */
+export async function startSmtp(port = 0, options: { dataDelayMs?: number } = {}): Promise<TestSmtp> {
   const messages: ParsedMail[] = [];
   const waiters: { pred: (m: ParsedMail) => boolean; resolve: (m: ParsedMail) => void }[] = [];
   const server = new SMTPServer({
@@ -22,7 +25,8 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     disabledCommands: ['STARTTLS'],
     logger: false,
     onData(stream, _session, callback) {
-      simpleParser(stream).then((mail) => {
+      simpleParser(stream).then(async (mail) => {
+        if (options.dataDelayMs) await new Promise((r) => setTimeout(r, options.dataDelayMs));
         messages.push(mail);
         for (const w of [...waiters])
           if (w.pred(mail)) {

@@ -77,6 +77,7 @@ export function createAccountsService(deps: AccountsDeps) {
           .execute();
         await enqueueMail(trx, {
           kind: 'registration',
+          holdsSecret: true,
           to: email,
           subject: 'Your regwatch initialization token',
           text: [
@@ -228,6 +229,7 @@ export function createAccountJobs(deps: AccountsDeps): JobModule {
         .execute();
       await enqueueMail(trx, {
         kind: 'recovery',
+        holdsSecret: true,
         to: email,
         subject: 'Recover your regwatch account',
         text: [

@@ -1,4 +1,5 @@
 import type { Task } from 'graphile-worker';
+import { sql } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
@@ -6,7 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { addJob, type JobModule } from '../../jobs/queue.ts';
 import { parseJobPayload } from '../../jobs/payload.ts';
 import { SendMailPayload } from '../../jobs/tasks.ts';
-import { SEND_MAIL_TASK } from './outbox.ts';
+import { SEND_MAIL_TASK, SENT_SECRET_NOTE } from './outbox.ts';
 
 export interface MailDeps {
   db: Db;
@@ -57,7 +58,12 @@ export function createMailJobs(deps: MailDeps): JobModule {
       });
       await deps.db
         .updateTable('mail_outbox')
-        .set({ sent_at: deps.clock.now(), message_id: info.messageId ?? null, last_error: null })
+        .set({
+          sent_at: deps.clock.now(),
+          message_id: info.messageId ?? null,
+          last_error: null,
+          ...(mail.holds_secret ? { text_body: SENT_SECRET_NOTE, html_body: null } : {}),
+        })
         .where('id', '=', mail.id)
         .execute();
     } catch (e) {
@@ -72,9 +78,16 @@ export function createMailJobs(deps: MailDeps): JobModule {
   return { tasks: { [SEND_MAIL_TASK]: send } };
 }
 
-/** Queues a send job for every unsent mail (job keys dedupe the ones already queued). */
+/**
+ * Queues a send job for every unsent mail that has none. A mail whose job exists is left alone,
+ * running or not: add_job with the key of a job a worker is running makes a second job, which
+ * sent the mail again beside the first.
+ */
 export async function requeueUnsentMail(db: Db): Promise<number> {
-  const rows = await db.selectFrom('mail_outbox').select('id').where('sent_at', 'is', null).orderBy('id').limit(10_000).execute();
+  const { rows } = await sql<{ id: string }>`
+    SELECT m.id FROM mail_outbox m
+    WHERE m.sent_at IS NULL AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = 'mail:' || m.id)
+    ORDER BY m.id`.execute(db);
   for (const r of rows)
     await addJob(db, SEND_MAIL_TASK, { id: r.id }, { jobKey: `mail:${r.id}`, jobKeyMode: 'preserve_run_at', maxAttempts: 25 });
   return rows.length;

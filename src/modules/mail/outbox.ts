@@ -8,9 +8,14 @@ export interface OutgoingMail {
   subject: string;
   text: string;
   html?: string;
+  /** The body carries a one-time token: the outbox keeps it only until the mail is delivered. */
+  holdsSecret?: boolean;
 }
 
 export const SEND_MAIL_TASK = TASKS.sendMail;
+
+/** What a delivered mail that held a one-time token keeps of its body (migration 20261202000200). */
+export const SENT_SECRET_NOTE = '(removed after delivery: this mail held a one-time token)';
 
 /**
  * Mail is durable before it is sent: the row and its sending job commit with the transaction
@@ -20,7 +25,14 @@ export const SEND_MAIL_TASK = TASKS.sendMail;
 export async function enqueueMail(trx: DbOrTrx, mail: OutgoingMail): Promise<string> {
   const row = await trx
     .insertInto('mail_outbox')
-    .values({ kind: mail.kind, to_address: mail.to, subject: mail.subject, text_body: mail.text, html_body: mail.html ?? null })
+    .values({
+      kind: mail.kind,
+      to_address: mail.to,
+      subject: mail.subject,
+      text_body: mail.text,
+      html_body: mail.html ?? null,
+      holds_secret: mail.holdsSecret ?? false,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await addJob(trx, SEND_MAIL_TASK, { id: row.id }, { jobKey: `mail:${row.id}`, maxAttempts: 25 });

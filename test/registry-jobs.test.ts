@@ -1,9 +1,13 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { parseCrontab } from 'graphile-worker';
 import pino from 'pino';
 import { createTestDatabase } from './helpers/db.ts';
+import { companySnapshot, writeNdjson } from './helpers/registry.ts';
 import { loadConfig } from '../src/config.ts';
 import { createManualClock } from '../src/lib/clock.ts';
 import { createRegistryJobs, DAILY_CRONTAB, DAILY_TASK, DAILY_TICK_TASK, dayBefore } from '../src/registry/jobs.ts';
@@ -60,6 +64,43 @@ test('the daily task runs the source for its date, and a second run adds nothing
   await jobs.tasks[DAILY_TASK]!({ date: '2026-11-20', source: 'synthetic:9' }, helpers);
   const again = await sql<{ n: number }>`SELECT count(*)::int AS n FROM daily_runs WHERE run_date = '2026-11-20'`.execute(t.db);
   assert.equal(again.rows[0]!.n, 1);
+});
+
+test("the daily task stops at a batch when the worker's shutdown aborts it, and its next attempt finishes the run", async () => {
+  const d = await createTestDatabase();
+  const dir = mkdtempSync(join(tmpdir(), 'regwatch-jobs-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = writeNdjson(
+    join(dir, 'load.ndjson'),
+    Array.from({ length: 12_000 }, (_, i) => companySnapshot({ n: 100_000 + i })),
+  );
+  const source = `file:${file}`;
+  const jobs = createRegistryJobs({ config: config({ REGISTRY_SOURCES: '' }), db: d.db, logger, clock });
+  const count = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM companies`.execute(d.db)).rows[0]!.n;
+  const stop = new AbortController();
+  const running = Promise.resolve(jobs.tasks[DAILY_TASK]!({ date: '2026-11-20', source }, { ...helpers, abortSignal: stop.signal }));
+  for (;;) {
+    if ((await count()) > 0) break;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  stop.abort(new Error('worker shutting down'));
+  await assert.rejects(running);
+  const partial = await count();
+  const stopped = await sql<{ status: string }>`SELECT status FROM daily_runs WHERE run_date = '2026-11-20'`.execute(d.db);
+  assert.deepEqual(
+    stopped.rows.map((r) => r.status),
+    ['failed'],
+  );
+
+  await jobs.tasks[DAILY_TASK]!({ date: '2026-11-20', source }, { ...helpers, abortSignal: new AbortController().signal });
+  const whole = await count();
+  assert.ok(partial > 0 && partial < whole, `stopped midway: ${partial} of ${whole}`);
+  assert.equal(whole, 12_000);
+  const done = await sql<{ status: string }>`SELECT status FROM daily_runs WHERE run_date = '2026-11-20'`.execute(d.db);
+  assert.deepEqual(
+    done.rows.map((r) => r.status),
+    ['completed'],
+  );
 });
 
 test('the daily task refuses a bad payload', async () => {

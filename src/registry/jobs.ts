@@ -119,7 +119,10 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
     deps.logger.info({ date, days: queued }, 'daily registry runs queued');
   };
 
-  const daily: Task = async (payload) => {
+  // helpers.abortSignal fires 5 s into the worker's graceful shutdown: the run stops at its next
+  // batch (what it committed stays; the job's next attempt resumes from there), so a stop during a
+  // long run releases the job in time instead of leaving it locked until the process is killed.
+  const daily: Task = async (payload, helpers) => {
     const { date, source } = parseJobPayload(DAILY_TASK, RegistryDailyPayload, payload);
     if (!isIsoDate(date)) throw new Error(`${DAILY_TASK}: payload.date ${date} is not a calendar date`);
     const resolved = await resolveSource(source, {
@@ -133,6 +136,7 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
         source: resolved.source,
         sourceKey: resolved.sourceKey,
         logger: deps.logger,
+        signal: helpers.abortSignal,
       });
       deps.logger.info(
         {

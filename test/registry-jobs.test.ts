@@ -103,6 +103,44 @@ test("the daily task stops at a batch when the worker's shutdown aborts it, and 
   );
 });
 
+test("a source's later day waits while an earlier day's job will still run, and runs once that day has spent its attempts", async () => {
+  const d = await createTestDatabase();
+  const source = 'synthetic:5';
+  const jobs = createRegistryJobs({ config: config({ REGISTRY_SOURCES: '' }), db: d.db, logger, clock });
+  const queue = `registry-daily-${source}`;
+  const add = (date: string, runAt: Date) =>
+    sql`SELECT graphile_worker.add_job(${DAILY_TASK}::text, ${JSON.stringify({ date, source })}::json, queue_name => ${queue}::text,
+      run_at => ${runAt}::timestamptz, max_attempts => 8, job_key => ${`registry.daily:${date}:${source}`}::text)`.execute(d.db);
+  const job = async (date: string) =>
+    (
+      await sql<{
+        run_at: Date;
+        attempts: number;
+      }>`SELECT run_at, attempts FROM graphile_worker.jobs WHERE key = ${`registry.daily:${date}:${source}`}`.execute(d.db)
+    ).rows[0];
+  const runs = async () =>
+    (await sql<{ run_date: string; status: string }>`SELECT run_date::text, status FROM daily_runs ORDER BY run_date`.execute(d.db)).rows;
+  // 2026-11-18 failed once and waits out its backoff; 2026-11-19 is due now.
+  const backoff = new Date(Date.now() + 3_600_000);
+  await add('2026-11-18', backoff);
+  await sql`UPDATE graphile_worker._private_jobs SET attempts = 1 WHERE key = ${`registry.daily:2026-11-18:${source}`}`.execute(d.db);
+  await add('2026-11-19', new Date());
+
+  await jobs.tasks[DAILY_TASK]!({ date: '2026-11-19', source }, helpers);
+  assert.deepEqual(await runs(), [], 'the later day did not run');
+  const requeued = await job('2026-11-19');
+  assert.ok(requeued, 'the later day is queued again');
+  assert.equal(requeued.run_at.getTime(), backoff.getTime() + 1000, 'behind the earlier day');
+  assert.equal(requeued.attempts, 0, 'waiting spent no attempt');
+
+  // The earlier day failed every attempt: it holds nothing back (the next tick's catch-up queues it again).
+  await sql`UPDATE graphile_worker._private_jobs SET attempts = max_attempts WHERE key = ${`registry.daily:2026-11-18:${source}`}`.execute(
+    d.db,
+  );
+  await jobs.tasks[DAILY_TASK]!({ date: '2026-11-19', source }, helpers);
+  assert.deepEqual(await runs(), [{ run_date: '2026-11-19', status: 'completed' }]);
+});
+
 test('the daily task refuses a bad payload', async () => {
   const jobs = createRegistryJobs({ config: config({ REGISTRY_SOURCES: 'synthetic' }), db: t.db, logger, clock });
   await assert.rejects(async () => jobs.tasks[DAILY_TASK]!({ date: '2026-13-01', source: 'synthetic' }, helpers), /payload.date/);

@@ -1,4 +1,5 @@
 import type { Task } from 'graphile-worker';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -60,7 +61,7 @@ export async function enqueueDailyRuns(db: RegistryExecutor, sources: readonly s
  * A day's job. A catch-up day replaces a job still waiting under its key (one that failed every
  * attempt, or waits out a long backoff): it runs now, with fresh attempts, in order with the rest.
  */
-async function enqueueDailyRun(db: RegistryExecutor, source: string, date: string, catchUp: boolean): Promise<void> {
+async function enqueueDailyRun(db: RegistryExecutor, source: string, date: string, catchUp: boolean, runAt?: Date): Promise<void> {
   await addJob(
     db,
     DAILY_TASK,
@@ -68,8 +69,9 @@ async function enqueueDailyRun(db: RegistryExecutor, source: string, date: strin
     {
       jobKey: dailyJobKey(date, source),
       jobKeyMode: catchUp ? 'replace' : 'preserve_run_at',
-      queueName: `registry-daily-${source}`,
+      queueName: dailyQueueName(source),
       maxAttempts: 8,
+      runAt,
     },
   );
 }
@@ -105,6 +107,25 @@ export async function enqueueDailyRunsWithCatchUp(
   return queued;
 }
 
+function dailyQueueName(source: string): string {
+  return `registry-daily-${source}`;
+}
+
+/**
+ * The earliest-due job of an earlier day of `source` that will still run: one that failed and waits
+ * out its backoff keeps its place in the queue, so a later day waits for it (a named queue holds
+ * back its later jobs only while one runs). A day that failed every attempt holds nothing back.
+ */
+export async function earlierDayPending(db: RegistryExecutor, source: string, date: string): Promise<{ date: string; runAt: Date } | null> {
+  const { rows } = await sql<{ date: string; run_at: Date }>`
+    SELECT split_part(key, ':', 2) AS date, run_at FROM graphile_worker.jobs
+    WHERE task_identifier = ${DAILY_TASK} AND queue_name = ${dailyQueueName(source)}
+      AND key LIKE 'registry.daily:%' AND split_part(key, ':', 2) < ${date}
+      AND attempts < max_attempts
+    ORDER BY run_at DESC LIMIT 1`.execute(db);
+  return rows[0] ? { date: rows[0].date, runAt: rows[0].run_at } : null;
+}
+
 export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
   const sources = deps.config.registrySources;
 
@@ -125,6 +146,16 @@ export function createRegistryJobs(deps: RegistryJobDeps): JobModule {
   const daily: Task = async (payload, helpers) => {
     const { date, source } = parseJobPayload(DAILY_TASK, RegistryDailyPayload, payload);
     if (!isIsoDate(date)) throw new Error(`${DAILY_TASK}: payload.date ${date} is not a calendar date`);
+    // Days of a source run oldest first (docs/sources.md, "Catch-up"): a source that gives the state
+    // as of a date would otherwise have an earlier day, retried after this one, roll it back. This
+    // day is queued again behind the earlier one (its key moves to the new job, this one completes);
+    // no attempt is spent on waiting.
+    const earlier = await earlierDayPending(deps.db, source, date);
+    if (earlier) {
+      await enqueueDailyRun(deps.db, source, date, true, new Date(earlier.runAt.getTime() + 1000));
+      deps.logger.info({ date, source, waits_for: earlier.date }, 'daily run waits for an earlier day of its source');
+      return;
+    }
     const resolved = await resolveSource(source, {
       config: deps.config,
       logger: deps.logger,

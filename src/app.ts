@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { compose, type Composition, type Core, type PartOverrides } from './composition.ts';
+import { setSecurityHeaders } from './http/security-headers.ts';
 import { databaseHealth } from './http/health.ts';
 import { validatorCompiler } from './http/ajv.ts';
 import { installAuthEnforcement, installAuthResolution } from './http/auth.ts';
@@ -65,6 +66,7 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
   for (const s of sharedSchemas) app.addSchema(s);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    setSecurityHeaders(request, reply);
     // API answers are per token and some carry a secret once (a token's plaintext, a webhook
     // secret): no cache or proxy keeps them. The OpenAPI document may be cached.
     if (!reply.hasHeader('cache-control') && request.url.startsWith('/api/v1/') && !request.url.startsWith('/api/v1/openapi.json'))

@@ -163,6 +163,11 @@ test('health, OpenAPI document, docs page and metrics', async () => {
   const d = await t.app.inject({ method: 'GET', url: '/docs/' });
   assert.equal(d.statusCode, 200);
   assert.match(d.body, /swagger/i);
+  // Swagger UI runs its scripts: the pages' policy is not its (src/http/security-headers.ts).
+  assert.equal(d.headers['content-security-policy'], undefined);
+  assert.equal(d.headers['x-content-type-options'], 'nosniff');
+  assert.equal(o.headers['x-content-type-options'], 'nosniff');
+  assert.equal(o.headers['content-security-policy'], undefined);
 
   await createAccount(t);
   const m = await t.app.inject({ method: 'GET', url: '/metrics' });

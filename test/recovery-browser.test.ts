@@ -29,6 +29,8 @@ test('recovery in headless Chromium: open the mailed link, press the button, the
   defer(() => browser.close());
   const page = await browser.newPage();
   await page.goto(link);
+  // The page's policy (src/http/security-headers.ts) keeps its own style working.
+  assert.equal(await page.locator('body').evaluate((b) => getComputedStyle(b).maxWidth), '640px');
   assert.equal(await page.locator('form').count(), 1);
   assert.equal(await page.locator('button').count(), 1);
   await page.locator('button').click();
@@ -49,4 +51,33 @@ test('recovery in headless Chromium: open the mailed link, press the button, the
   assert.match(await page.locator('body').innerText(), /already been used/);
   const still = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(newMaster) });
   assert.equal(still.statusCode, 200);
+});
+
+test('no other site can frame the pages (click-jacking): Chromium refuses to show them in a frame', async () => {
+  const t = await createTestApp({ listen: true });
+  const url = `${t.baseUrl}/api/v1/auth/recover/confirm?token=nope`;
+  const direct = await fetch(url);
+  assert.equal(direct.status, 422);
+  assert.equal(direct.headers.get('x-frame-options'), 'DENY');
+  assert.match(direct.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+  assert.equal(direct.headers.get('x-content-type-options'), 'nosniff');
+
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  defer(() => browser.close());
+  const page = await browser.newPage();
+  await page.goto(url);
+  assert.match(await page.locator('body').innerText(), /Recovery failed/, 'the page itself shows');
+
+  const framer = await browser.newPage();
+  const blocked = new Promise<void>((resolve) =>
+    framer.on('console', (m) => {
+      if (/frame-ancestors|Refused to (display|frame)/i.test(m.text())) resolve();
+    }),
+  );
+  await framer.setContent(`<iframe src="${url}" width="600" height="400"></iframe>`, { waitUntil: 'load' });
+  const refused = await Promise.race([blocked.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000).unref())]);
+  assert.ok(refused, 'Chromium reports the frame refused');
+  const frame = framer.frames().find((f) => f !== framer.mainFrame());
+  assert.ok(frame, 'the frame exists');
+  assert.doesNotMatch(await frame.content(), /Recovery failed/, 'but shows nothing of the page');
 });

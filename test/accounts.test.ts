@@ -201,6 +201,9 @@ test('recovery confirmation: revokes every token, new Master Token works once; u
   assert.notEqual(first.searchParams.get('token'), token);
   const firstAfter = await t.app.inject({ method: 'GET', url: first.pathname + first.search, headers: { accept: 'application/json' } });
   assert.equal(firstAfter.statusCode, 422, 'the other link ended with the confirmation');
+  assert.deepEqual(firstAfter.json().errors.email, [
+    'This recovery link no longer works: the account was recovered with another link since.',
+  ]);
 
   const reuse = await t.app.inject({
     method: 'POST',

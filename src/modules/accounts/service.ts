@@ -42,7 +42,19 @@ export function createAccountsService(deps: AccountsDeps) {
       .executeTakeFirst();
     if (!row) return { ok: false, reason: 'This recovery link is not valid.' };
     if (row.used_at) return { ok: false, reason: 'This recovery link has already been used.' };
-    if (row.expires_at <= clock.now()) return { ok: false, reason: 'This recovery link has expired. Request a new one.' };
+    if (row.expires_at <= clock.now()) {
+      // Ended by another link of the account being used (confirmRecovery sets its expiry to that use).
+      const superseded = await db
+        .selectFrom('one_time_tokens')
+        .select('id')
+        .where('account_id', '=', row.account_id)
+        .where('purpose', '=', 'recover')
+        .where('used_at', '=', row.expires_at)
+        .executeTakeFirst();
+      if (superseded)
+        return { ok: false, reason: 'This recovery link no longer works: the account was recovered with another link since.' };
+      return { ok: false, reason: 'This recovery link has expired. Request a new one.' };
+    }
     return { ok: true, accountId: row.account_id, email: row.email, userRef: row.user_ref, tokenId: row.id };
   }
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freePort } from './helpers/net.ts';
-import { createTestApp, startTestWorker } from './helpers/app.ts';
+import { createManualClock, createTestApp, drainJobs, startTestWorker } from './helpers/app.ts';
 import { startSmtp } from './helpers/smtp.ts';
 import { waitFor } from './helpers/wait.ts';
 import { requeueUnsentMail } from '../src/modules/mail/jobs.ts';
@@ -117,4 +117,24 @@ test('without SMTP_URL mail stays in the outbox and is printed to the log', asyn
   );
   const row = await t.db.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow();
   assert.equal(row.sent_at, null);
+});
+
+test('a mail whose one-time token expired before any SMTP server took it is not sent, nor queued again', async () => {
+  const port = await freePort();
+  const clock = createManualClock('2026-11-21T10:00:00Z');
+  const t = await createTestApp({ clock, env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+  const reg = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'late@example.com', name: 'Late' } });
+  assert.equal(reg.statusCode, 201);
+  const queued = await t.db.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow();
+  assert.equal(queued.send_before?.toISOString(), '2026-11-22T10:00:00.000Z', "the token's expiry");
+  // The SMTP server comes back a day and a second later.
+  clock.advance(24 * 3600 * 1000 + 1000);
+  const smtp = await startSmtp(port);
+  await drainJobs(t);
+  const row = await t.db.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow();
+  assert.equal(smtp.messages.length, 0, 'not sent');
+  assert.equal(row.sent_at, null);
+  assert.match(row.last_error ?? '', /expired before it could be delivered/);
+  assert.equal(row.text_body, SENT_SECRET_NOTE, 'the dead token is struck too');
+  assert.equal(await requeueUnsentMail(t.db.db), 0, 'a worker start does not queue it again');
 });

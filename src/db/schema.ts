@@ -77,6 +77,8 @@ export interface MailOutboxTable {
   html_body: string | null;
   /** A one-time token is in the body: struck once delivered (migration 20261202000200). */
   holds_secret: Generated<boolean>;
+  /** Not sent once this has passed: the one-time token it carries no longer works. */
+  send_before: Timestamp | null;
   created_at: GeneratedTimestamp;
   sent_at: Timestamp | null;
   attempts: Generated<number>;

@@ -89,7 +89,7 @@ export function createAccountsService(deps: AccountsDeps) {
           .execute();
         await enqueueMail(trx, {
           kind: 'registration',
-          holdsSecret: true,
+          secretExpiresAt: expiresAt,
           to: email,
           subject: 'Your regwatch initialization token',
           text: [
@@ -241,7 +241,7 @@ export function createAccountJobs(deps: AccountsDeps): JobModule {
         .execute();
       await enqueueMail(trx, {
         kind: 'recovery',
-        holdsSecret: true,
+        secretExpiresAt: expiresAt,
         to: email,
         subject: 'Recover your regwatch account',
         text: [

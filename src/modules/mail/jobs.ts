@@ -27,12 +27,23 @@ export function createMailTransport(smtpUrl: string): Transporter {
  * in the outbox and is printed to the log; when SMTP is configured later, the worker's start
  * queues every unsent mail again (see `requeueUnsentMail`).
  */
+const EXPIRED_UNSENT = 'not sent: the one-time token it carries expired before it could be delivered';
+
 export function createMailJobs(deps: MailDeps): JobModule {
   const { transport } = deps;
   const send: Task = async (payload) => {
     const { id } = parseJobPayload(SEND_MAIL_TASK, SendMailPayload, payload);
     const mail = await deps.db.selectFrom('mail_outbox').selectAll().where('id', '=', String(id)).executeTakeFirst();
     if (!mail || mail.sent_at) return;
+    if (mail.send_before && mail.send_before <= deps.clock.now()) {
+      await deps.db
+        .updateTable('mail_outbox')
+        .set({ last_error: EXPIRED_UNSENT, ...(mail.holds_secret ? { text_body: SENT_SECRET_NOTE, html_body: null } : {}) })
+        .where('id', '=', mail.id)
+        .execute();
+      deps.logger.warn({ mail: { id: mail.id, kind: mail.kind, to: mail.to_address } }, EXPIRED_UNSENT);
+      return;
+    }
     if (!transport) {
       deps.logger.info(
         { mail: { id: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject }, text: mail.text_body },
@@ -79,14 +90,16 @@ export function createMailJobs(deps: MailDeps): JobModule {
 }
 
 /**
- * Queues a send job for every unsent mail that has none. A mail whose job exists is left alone,
+ * Queues a send job for every unsent mail that has none and is still worth sending (its one-time
+ * token, if any, works yet). A mail whose job exists is left alone,
  * running or not: add_job with the key of a job a worker is running makes a second job, which
  * sent the mail again beside the first.
  */
 export async function requeueUnsentMail(db: Db): Promise<number> {
   const { rows } = await sql<{ id: string }>`
     SELECT m.id FROM mail_outbox m
-    WHERE m.sent_at IS NULL AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = 'mail:' || m.id)
+    WHERE m.sent_at IS NULL AND (m.send_before IS NULL OR m.send_before > now())
+      AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = 'mail:' || m.id)
     ORDER BY m.id`.execute(db);
   for (const r of rows)
     await addJob(db, SEND_MAIL_TASK, { id: r.id }, { jobKey: `mail:${r.id}`, jobKeyMode: 'preserve_run_at', maxAttempts: 25 });

@@ -8,8 +8,11 @@ export interface OutgoingMail {
   subject: string;
   text: string;
   html?: string;
-  /** The body carries a one-time token: the outbox keeps it only until the mail is delivered. */
-  holdsSecret?: boolean;
+  /**
+   * The body carries a one-time token that works until then: the outbox keeps the body only until
+   * the mail is delivered, and a mail not delivered by then is not sent.
+   */
+  secretExpiresAt?: Date;
 }
 
 export const SEND_MAIL_TASK = TASKS.sendMail;
@@ -31,7 +34,8 @@ export async function enqueueMail(trx: DbOrTrx, mail: OutgoingMail): Promise<str
       subject: mail.subject,
       text_body: mail.text,
       html_body: mail.html ?? null,
-      holds_secret: mail.holdsSecret ?? false,
+      holds_secret: mail.secretExpiresAt !== undefined,
+      send_before: mail.secretExpiresAt ?? null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();

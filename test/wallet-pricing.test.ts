@@ -327,13 +327,26 @@ test('a priced route without a credential, or with an unknown price, is a progra
   }
 });
 
-test('HEAD on a priced GET route is the same operation and is charged like it', async () => {
+test('HEAD on a priced GET route is 405 with Allow: GET: it runs nothing and costs nothing', async () => {
   const { t, calls } = await pricedApp();
   const a = await createAccount(t);
   const id = await idOf(t, a.userRef);
   const head = await t.app.inject({ method: 'HEAD', url: '/api/v1/test/priced', headers: bearer(a.master) });
-  assert.equal(head.statusCode, 200);
+  assert.equal(head.statusCode, 405);
+  assert.equal(head.headers.allow, 'GET');
   assert.equal(head.body, '');
-  assert.equal(calls.search, 1);
-  assert.equal((await walletOf(t, id)).balance, 99);
+  assert.equal(calls.search, 0);
+  assert.equal((await walletOf(t, id)).balance, 100);
+  // The real priced reads too; a free GET keeps its HEAD.
+  for (const url of [
+    '/api/v1/companies/search',
+    '/api/v1/watchlist/events',
+    '/api/v1/companies/events?identifier_type=KRS&identifier_value=0000000001',
+  ]) {
+    const r = await t.app.inject({ method: 'HEAD', url, headers: bearer(a.master) });
+    assert.equal(r.statusCode, 405, url);
+    assert.equal(r.headers.allow, 'GET', url);
+  }
+  assert.equal((await walletOf(t, id)).balance, 100);
+  assert.equal((await t.app.inject({ method: 'HEAD', url: '/api/v1/wallet', headers: bearer(a.master) })).statusCode, 200);
 });

@@ -92,6 +92,12 @@ export function installErrorHandling(app: FastifyInstance): {
    */
   const shadowedMethod = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
     const routeUrl = request.routeOptions.url;
+    // HEAD on a priced GET (Fastify adds one to every GET) would cost a credit and deliver no data,
+    // or, free, answer 200 or 404 as a free lookup: neither, it is the 405 of a method the route lacks.
+    if (request.method === 'HEAD' && request.routeOptions.config.price !== undefined && routeUrl !== undefined) {
+      const methods = methodsByRoute.get(routeUrl);
+      if (methods) return void methodNotAllowed(request, reply, pathOf(request.url)!, methods);
+    }
     if (routeUrl === undefined || !routeUrl.includes(':')) return done(null, payload);
     const path = pathOf(request.url)!;
     const methods = methodsByRoute.get(path);

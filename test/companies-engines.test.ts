@@ -128,6 +128,32 @@ describe('search engines on a generated registry', () => {
     assert.ok(nonEmpty > 150, `enough combinations find something (${nonEmpty})`);
   });
 
+  test('a name word in another script matches no company in either engine; a postal code with an en dash is the one with a hyphen', async () => {
+    const word = values.words.find((w) => /^[a-z]{2,}$/.test(w))!;
+    const postal = values.postal[0]!;
+    const cases: Array<[SearchQuery, number | 'same-as-hyphen']> = [
+      [{ q: 'Газпром' }, 0],
+      [{ q: 'Αθήνα' }, 0],
+      [{ q: `${word} Газ` }, 0],
+      [{ postal_code: `${postal.slice(0, 2)}\u2013${postal.slice(2)}` }, 'same-as-hyphen'],
+    ];
+    const hyphen = await searchCompaniesSql(
+      db.db,
+      parseSearchQuery({ postal_code: `${postal.slice(0, 2)}-${postal.slice(2)}` }).filters,
+      0,
+      20,
+    );
+    assert.ok(hyphen.total > 0);
+    assert.ok((await searchCompaniesSql(db.db, parseSearchQuery({ q: word }).filters, 0, 20)).total > 0, `${word} alone finds companies`);
+    for (const [query, expected] of cases) {
+      const { filters } = parseSearchQuery(query);
+      const fromSql = await searchCompaniesSql(db.db, filters, 0, 20);
+      const fromMemory = await memory.search(filters, 0, 20);
+      assert.deepEqual({ total: fromMemory.total, ids: fromMemory.ids }, fromSql, JSON.stringify(query));
+      assert.equal(fromSql.total, expected === 'same-as-hyphen' ? hyphen.total : expected, JSON.stringify(query));
+    }
+  });
+
   test('a build in a worker thread answers exactly as a build in this thread (400 filter combinations, any page)', async () => {
     const thread = createCompanySearchEngine({ db: db.db, logger, buildIn: 'thread', followEveryMs: 0 });
     await thread.refresh();

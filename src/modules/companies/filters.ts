@@ -63,7 +63,13 @@ const CONTACT_TYPES: readonly ContactType[] = ['phone', 'email', 'fax'];
 // (`201`, `4730`). Prefixes may stop anywhere.
 const ACTIVITY_CODE = /^\d{2,4}[A-Z]?$/;
 const ACTIVITY_PREFIX = /^\d{1,4}[A-Z]?$/;
-const WORD_SPLIT = /[^a-z0-9]+/;
+// The query is cut where the index cuts names (src/modules/companies/search-index-rows.ts): at
+// anything but a-z and 0-9 among the Latin letters that folding leaves (so `cæsar` is `c sar` on
+// both sides), and at anything but a letter or a digit beyond them. A word in another script
+// (Cyrillic, Greek) thus stays a word, which no name's word is, rather than a separator: a q made of
+// such words used to set no name condition and match every company.
+const LATIN_NON_WORD = /[^a-z0-9\u0250-\u{10ffff}]+/gu;
+const WORD_SPLIT = /[^\p{L}\p{N}]+/u;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 type Errors = Record<string, string[]>;
@@ -114,6 +120,7 @@ function parseDate(field: string, raw: string | null, errors: Errors): string | 
 /** Folded, legal-form words removed, split into words; an empty list when nothing is left. */
 export function nameWordsOf(q: string): string[] {
   const words = stripLegalFormWords(foldText(q))
+    .replace(LATIN_NON_WORD, ' ')
     .split(WORD_SPLIT)
     .filter((w) => w !== '');
   return [...new Set(words)].sort();
@@ -204,7 +211,8 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
   // are coming): spaces and dashes do not count, case does not matter, and a value no company
   // has (anything but five digits today, see isStoredPostalCode) simply matches nothing.
   const postalRaw = present(query.postal_code);
-  const postalCode = postalRaw === null ? null : postalRaw.replace(/[\s-]+/g, '').toUpperCase();
+  // Spaces and any dash-like character (`-`, `‐`, `–`, `—`), as in identifiers (src/lib/identifiers.ts).
+  const postalCode = postalRaw === null ? null : postalRaw.replace(/[\s\-\u2010-\u2015]+/g, '').toUpperCase();
 
   let legalForm: string | null = null;
   const legalRaw = present(query.legal_form);

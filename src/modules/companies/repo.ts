@@ -35,8 +35,8 @@ function searchConditions(f: SearchFilters): RawBuilder<unknown>[] {
   if (f.postalCode !== null) where.push(isStoredPostalCode(f.postalCode) ? sql`c.postal_code = ${f.postalCode}` : sql`false`);
   if (f.legalForm !== null) where.push(sql`c.legal_form = ${f.legalForm}`);
   // A word of the name starts with each query word; name words are split at anything but a-z0-9,
-  // as the in-memory index splits them, and query words hold only a-z0-9.
-  for (const w of f.nameWords) where.push(sql`c.name_folded ~ ${`(^|[^a-z0-9])${w}`}`);
+  // as the in-memory index splits them, so a query word with any other letter is no name's word.
+  for (const w of f.nameWords) where.push(/^[a-z0-9]+$/.test(w) ? sql`c.name_folded ~ ${`(^|[^a-z0-9])${w}`}` : sql`false`);
   return where;
 }
 

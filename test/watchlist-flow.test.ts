@@ -302,7 +302,7 @@ test('remove: removed, not_watched and not_found; the feed stops showing the com
   );
 });
 
-test('watching a removed company again starts a new watch from that day', async () => {
+test('watching a removed company again watches it from the day it was first watched (DECISIONS 5), its gap included', async () => {
   clock.set('2026-11-24T08:00:00Z');
   const res = await t.app.inject({
     method: 'POST',
@@ -312,16 +312,27 @@ test('watching a removed company again starts a new watch from that day', async 
   });
   assert.equal(res.json().queued, 1);
   await drainJobs(t);
-  const w = (await get('/api/v1/companies/watched')).json().data[0];
+  const feed = (await get('/api/v1/watchlist/events')).json();
+  const beta = feed.data.filter((e: { primary_identifier: string }) => e.primary_identifier === nipFor(102));
+  // The run of 2026-11-22 (watched) and that of 2026-11-23 (while it was off the list).
+  assert.equal(beta.filter((e: { event_date: string }) => e.event_date === '2026-11-22').length, dayEvents.beta);
+  assert.ok(
+    beta.some(
+      (e: { event_type: string; new_value: string; event_date: string }) =>
+        e.event_date === '2026-11-23' && e.new_value === 'BETA NOWA SPÓŁKA AKCYJNA',
+    ),
+  );
+  const w = (await get('/api/v1/companies/watched'))
+    .json()
+    .data.find((x: { primary_identifier: string }) => x.primary_identifier === nipFor(102));
   assert.deepEqual(w, {
     primary_identifier: nipFor(102),
     name: 'BETA NOWA SPÓŁKA AKCYJNA',
-    watched_since: '2026-11-24',
-    last_event_at: null,
-    events_count: 0,
+    watched_since: '2026-11-21',
+    last_event_at: w.last_event_at,
+    events_count: beta.length,
   });
-  const feed = (await get('/api/v1/watchlist/events')).json();
-  assert.ok(!feed.data.some((e: { primary_identifier: string }) => e.primary_identifier === nipFor(102)));
+  assert.match(w.last_event_at, /^2026-11-23/);
 });
 
 test('each feed read is charged one credit; the watched list is free', async () => {

@@ -240,35 +240,45 @@ export async function accountEmail(db: Executor, accountId: string): Promise<str
 // Watching
 
 /**
- * Watches companies for an account from `since` (a removed one is watched again, from `since`).
- * Returns the companies this call started watching; the others were watched already. Their
- * events dated from the watch's day on enter the account's feed in the same transaction, and
- * the account's webhook endpoints get a message for each (src/modules/webhooks/watch-fanout.ts).
+ * Watches companies for an account from `since`. A removed one is watched again from the day it
+ * was first watched (DECISIONS 5: "the feed shows a company's events from the day it was first
+ * watched"). Returns the companies this call started watching; the others were watched already.
+ * Their events dated from the watch's day on enter the account's feed in the same transaction,
+ * and the account's webhook endpoints get a message for each not sent before
+ * (src/modules/webhooks/watch-fanout.ts).
  */
 export async function watchCompanies(trx: Executor, accountId: string, companyIds: readonly string[], since: Date): Promise<Set<string>> {
   if (companyIds.length === 0) return new Set();
   await lockEventsWriter(trx);
   const day = since.toISOString().slice(0, 10);
-  const { rows } = await sql<{ company_id: string }>`
+  const { rows } = await sql<{ company_id: string; watched_date: string }>`
     INSERT INTO watchlist (account_id, company_id, watched_since, watched_date)
     SELECT ${accountId}::bigint, c, ${since}::timestamptz, ${day}::date FROM unnest(${companyIds}::bigint[]) AS c
     ON CONFLICT (account_id, company_id) DO UPDATE
-      SET watched_since = EXCLUDED.watched_since, watched_date = EXCLUDED.watched_date, removed_at = NULL
+      SET watched_since = LEAST(watchlist.watched_since, EXCLUDED.watched_since),
+          watched_date = LEAST(watchlist.watched_date, EXCLUDED.watched_date), removed_at = NULL
       WHERE watchlist.removed_at IS NOT NULL
-    RETURNING company_id`.execute(trx);
+    RETURNING company_id, watched_date::text`.execute(trx);
   const started = rows.map((r) => r.company_id);
   if (started.length > 0) {
     await sql`
       WITH fed AS (
         INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
         SELECT ${accountId}::bigint, e.id, e.event_date, e.company_id, e.event_type
-        FROM events e WHERE e.company_id = ANY(${started}::bigint[]) AND e.event_date >= ${day}::date
+        FROM unnest(${started}::bigint[], ${rows.map((r) => r.watched_date)}::date[]) AS w(company_id, watched_date)
+        JOIN events e ON e.company_id = w.company_id AND e.event_date >= w.watched_date
         RETURNING event_date, event_type
       )
       INSERT INTO watchlist_feed_counts (account_id, event_date, event_type, n)
       SELECT ${accountId}::bigint, event_date, event_type, count(*) FROM fed GROUP BY 2, 3
       ON CONFLICT (account_id, event_date, event_type) DO UPDATE SET n = watchlist_feed_counts.n + EXCLUDED.n`.execute(trx);
-    await fanOutWatchStarted(trx, accountId, started, day, since);
+    const byDate = new Map<string, string[]>();
+    for (const r of rows) {
+      const ids = byDate.get(r.watched_date);
+      if (ids) ids.push(r.company_id);
+      else byDate.set(r.watched_date, [r.company_id]);
+    }
+    for (const [from, ids] of byDate) await fanOutWatchStarted(trx, accountId, ids, from, since);
   }
   return new Set(started);
 }

@@ -301,3 +301,14 @@ test('the OpenAPI document describes every watchlist route with its responses', 
 test("the feed's per-day counters match its rows", async () => {
   assert.deepEqual(await feedCountMismatches(t.db.db), []);
 });
+
+test('an add accepted at 23:59:59 whose job runs after midnight watches from the day it was accepted', async () => {
+  const carol = await createAccount(t);
+  clock.set('2026-11-25T23:59:59Z');
+  const add = await inject('POST', '/companies/add', carol.master, { identifier_type: 'NIP', identifier_value: [nipFor(429)] });
+  assert.equal(add.statusCode, 202);
+  clock.set('2026-11-26T00:00:05Z');
+  await drainJobs(t);
+  const watched = (await inject('GET', '/companies/watched', carol.master, undefined)).json();
+  assert.equal(watched.data[0].watched_since, '2026-11-25');
+});

@@ -67,7 +67,15 @@ export async function settleWatchRequest(
       );
       const items = wanted.filter((i) => open.has(i.position));
       if (items.length === 0) return;
-      const started = await watchCompanies(trx, request.account_id, [...new Set(items.map((i) => i.companyId))], clock.now());
+      // Watched from when the add was accepted, not when its job ran: an add at 23:59 whose job
+      // runs after midnight still watches from its own day.
+      const started = await watchCompanies(
+        trx,
+        request.account_id,
+        [...new Set(items.map((i) => i.companyId))],
+        request.created_at,
+        clock.now(),
+      );
       // A company this request did not start watching was on the list already (another value
       // naming it, or another request): a no-op, so it is refunded like one never found.
       const claimed = new Set<string>();

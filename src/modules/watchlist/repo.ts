@@ -240,14 +240,20 @@ export async function accountEmail(db: Executor, accountId: string): Promise<str
 // Watching
 
 /**
- * Watches companies for an account from `since`. A removed one is watched again from the day it
+ * Watches companies for an account from `since` (when it was asked for; `now` is when this runs). A removed one is watched again from the day it
  * was first watched (DECISIONS 5: "the feed shows a company's events from the day it was first
  * watched"). Returns the companies this call started watching; the others were watched already.
  * Their events dated from the watch's day on enter the account's feed in the same transaction,
  * and the account's webhook endpoints get a message for each not sent before
  * (src/modules/webhooks/watch-fanout.ts).
  */
-export async function watchCompanies(trx: Executor, accountId: string, companyIds: readonly string[], since: Date): Promise<Set<string>> {
+export async function watchCompanies(
+  trx: Executor,
+  accountId: string,
+  companyIds: readonly string[],
+  since: Date,
+  now: Date = since,
+): Promise<Set<string>> {
   if (companyIds.length === 0) return new Set();
   await lockEventsWriter(trx);
   const day = since.toISOString().slice(0, 10);
@@ -278,7 +284,7 @@ export async function watchCompanies(trx: Executor, accountId: string, companyId
       if (ids) ids.push(r.company_id);
       else byDate.set(r.watched_date, [r.company_id]);
     }
-    for (const [from, ids] of byDate) await fanOutWatchStarted(trx, accountId, ids, from, since);
+    for (const [from, ids] of byDate) await fanOutWatchStarted(trx, accountId, ids, from, now);
   }
   return new Set(started);
 }

@@ -4,6 +4,15 @@ import fc from 'fast-check';
 import { allowedTypos, cityKey, editDistanceWithin, nameTokens, postalKey, streetKey } from './normalize.ts';
 
 describe('nameTokens', () => {
+  test('ordinary words a letter away from a legal-form word stay; misspelt legal forms beside one go', () => {
+    assert.deepEqual(nameTokens('POLKA SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ'), ['polka']);
+    assert.deepEqual(nameTokens('Polka sp. z o.o.'), ['polka']);
+    assert.deepEqual(nameTokens('Jasna Dawna S.A.'), ['jasna', 'dawna']);
+    assert.deepEqual(nameTokens('Jasna Góra'), ['jasna', 'gora']);
+    assert.deepEqual(nameTokens('Klub Partnerski'), ['klub', 'partnerski']);
+    assert.deepEqual(nameTokens('Kowalski spółka z ograniczoną odpowiedzalnością'), ['kowalski']);
+    assert.deepEqual(nameTokens('Kowalski spółka z ogranicona odpowiedzialnością'), ['kowalski']);
+  });
   const same: [string, string][] = [
     ['ORLEN SPÓŁKA AKCYJNA', 'orlen s.a.'],
     ['Orlen S.A.', 'ORLEN SA'],

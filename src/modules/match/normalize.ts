@@ -14,7 +14,10 @@ const STOP_WORDS: ReadonlySet<string> = new Set(['i', 'oraz', 'and', 'the', 'der
 /**
  * Words of legal forms that survive stripLegalFormWords when a list garbles them: reordered
  * (`spółka z odpowiedzialnością ograniczoną`), misspelt (`spólka z ograniczoną odpowiedzialnoscią`)
- * or split (`sp. o.o. z`). Dropped from every name, misspelt ones included (allowedTypos).
+ * or split (`sp. o.o. z`). Dropped from every name as they are; a misspelt one (allowedTypos) only
+ * when it stands beside a legal-form word as written or `z`/`w` (`spkłka z ograniczoną`), so that
+ * ordinary words a letter away from one (`Polka`, `Jasna Góra`, `Klub Partnerski`: spółka, jawna,
+ * partnerska) stay in the name.
  */
 const LEGAL_FORM_WORDS = [
   'spolka',
@@ -30,13 +33,32 @@ const LEGAL_FORM_WORDS = [
   'upadlosci',
   'restrukturyzacji',
 ];
+const EXACT_LEGAL_FORM_WORDS: ReadonlySet<string> = new Set(LEGAL_FORM_WORDS);
 const LEGAL_FORM_ABBREVIATIONS: ReadonlySet<string> = new Set(['sp', 'oo', 'zoo', 'ooz', 'spzoo', 'spz']);
+/** Words that join a legal form's words: `spółka z o.o.`, `w likwidacji`. */
+const LEGAL_FORM_JOINERS: ReadonlySet<string> = new Set(['z', 'w']);
+const MIN_TYPO_LEGAL_WORD = 5;
 
-function isLegalFormWord(w: string): boolean {
-  if (LEGAL_FORM_ABBREVIATIONS.has(w)) return true;
-  if (w.length < 5) return false;
+function isExactLegalFormWord(w: string | undefined): boolean {
+  return w !== undefined && (EXACT_LEGAL_FORM_WORDS.has(w) || LEGAL_FORM_ABBREVIATIONS.has(w));
+}
+
+function isMisspeltLegalFormWord(w: string): boolean {
+  if (w.length < MIN_TYPO_LEGAL_WORD) return false;
   const k = allowedTypos(w.length);
   return LEGAL_FORM_WORDS.some((f) => Math.abs(f.length - w.length) <= k && editDistanceWithin(w, f, k) <= k);
+}
+
+/** Whether words[i] is a legal form's word: as written, or misspelt beside one as written (or beside `z`/`w`). */
+function isLegalFormWordAt(words: readonly string[], i: number): boolean {
+  const w = words[i]!;
+  if (isExactLegalFormWord(w)) return true;
+  if (!isMisspeltLegalFormWord(w)) return false;
+  const beside = (j: number) => {
+    const n = words[j];
+    return n !== undefined && (isExactLegalFormWord(n) || LEGAL_FORM_JOINERS.has(n));
+  };
+  return beside(i - 1) || beside(i + 1);
 }
 
 /**
@@ -45,21 +67,24 @@ function isLegalFormWord(w: string): boolean {
  * `P.H.U.` = `P H U` = `PHU`; a single letter alone is dropped (an initial, `i`, `&`).
  */
 export function nameTokens(raw: string): string[] {
-  const words = stripLegalFormWords(foldText(raw)).replace(NON_WORD, ' ').trim().split(' ');
+  const words = stripLegalFormWords(foldText(raw))
+    .replace(NON_WORD, ' ')
+    .split(' ')
+    .filter((w) => w.length > 0);
   const out: string[] = [];
   let letters = '';
   const flush = () => {
-    if (letters.length > 1 && !isLegalFormWord(letters)) out.push(letters);
+    if (letters.length > 1 && !isExactLegalFormWord(letters)) out.push(letters);
     letters = '';
   };
-  for (const w of words) {
-    if (w.length === 0) continue;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
     if (w.length === 1 && w >= 'a' && w <= 'z') {
       letters += w;
       continue;
     }
     flush();
-    if (!STOP_WORDS.has(w) && !isLegalFormWord(w)) out.push(w);
+    if (!STOP_WORDS.has(w) && !isLegalFormWordAt(words, i)) out.push(w);
   }
   flush();
   return out;

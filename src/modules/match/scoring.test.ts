@@ -118,6 +118,10 @@ describe('chooseMatch', () => {
     ['one weak', [r(MATCH_THRESHOLD - 0.01)], -1],
     ['a clear lead', [r(1), r(1 - MATCH_MARGIN)], 0],
     ['a tie', [r(1), r(1 - MATCH_MARGIN / 2)], -1],
+    // Exactly the margin, in the thousandths scores come in: 0.95 - 0.9 is 0.0499… in floats.
+    ['a lead of exactly the margin: 0.95 over 0.90', [r(0.95), r(0.9)], 0],
+    ['a lead of exactly the margin: 0.85 over 0.80', [r(0.85), r(0.8)], 0],
+    ['a lead a thousandth short of it', [r(0.95), r(0.901)], -1],
     ['the identified one, wherever it ranks', [r(1), r(0.5, true)], 1],
     ['two identified ones disagree', [r(1, true), r(1, true)], -1],
   ];

@@ -202,5 +202,7 @@ export function chooseMatch(ranked: readonly ScoredCandidate[]): number {
   if (byIdentifier.length > 0) return byIdentifier.length === 1 ? ranked.indexOf(byIdentifier[0]!) : -1;
   const [best, next] = ranked;
   if (best!.score < MATCH_THRESHOLD) return -1;
-  return next === undefined || best!.score - next.score >= MATCH_MARGIN ? 0 : -1;
+  // Scores are in thousandths (scoreCandidate rounds them): compared so, 0.95 leads 0.90 by 0.05,
+  // where the float subtraction gives 0.0499….
+  return next === undefined || Math.round(best!.score * 1000) - Math.round(next.score * 1000) >= Math.round(MATCH_MARGIN * 1000) ? 0 : -1;
 }

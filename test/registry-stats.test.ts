@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { createTestDatabase } from './helpers/db.ts';
 import { arraySource, companySnapshot } from './helpers/registry.ts';
 import { runDaily } from '../src/registry/daily.ts';
@@ -96,4 +97,30 @@ test('a back-dated run: its total counts the companies it saw that day, so it is
   assert.deepEqual((await getDayStats(d.db, '2026-09-20'))?.data.new, 1);
   assert.equal((await getDayStats(d.db, '2026-09-01'))?.data.total, 2);
   assert.equal((await getDayStats(d.db, '2026-10-10'))?.data.total, 5);
+});
+
+test('a caught-up earlier day does not make a company count twice as updated on a later day', async () => {
+  const db = await createTestDatabase();
+  const asSynthetic = (s: ReturnType<typeof companySnapshot>) => ({
+    ...s,
+    profiles: s.profiles.map((p) => ({ ...p, source: 'synthetic' as const })),
+  });
+  await runDaily(db.db, { date: '2026-10-01', source: arraySource([companySnapshot({ n: 1 })]) });
+  await runDaily(db.db, { date: '2026-10-01', source: arraySource([asSynthetic(companySnapshot({ n: 1 }))], 'synthetic') });
+  // Day 3 of `file`, then the caught-up day 2 of `file`, then day 3 of `synthetic`.
+  await runDaily(db.db, { date: '2026-10-03', source: arraySource([companySnapshot({ n: 1, name: 'NAZWA TRZY' })]) });
+  await runDaily(db.db, { date: '2026-10-02', source: arraySource([companySnapshot({ n: 1, name: 'NAZWA TRZY', city: 'Kraków' })]) });
+  await runDaily(db.db, { date: '2026-10-03', source: arraySource([asSynthetic(companySnapshot({ n: 1, city: 'Gdańsk' }))], 'synthetic') });
+  assert.equal((await getDayStats(db.db, '2026-10-03'))!.data.updated, 1);
+  assert.equal((await getDayStats(db.db, '2026-10-02'))!.data.updated, 1);
+  // The profile's last change stays the later day.
+  const { last_changed_date } = await db.db
+    .selectFrom('companies')
+    .select(sql<string>`last_changed_date::text`.as('last_changed_date'))
+    .executeTakeFirstOrThrow();
+  assert.equal(last_changed_date, '2026-10-03');
+});
+
+test("the range at the calendar's first days is an empty window, not a failure", async () => {
+  for (const date of ['0001-01-01', '0001-01-29']) assert.equal(await getRangeStats(t.db, date), null, date);
 });

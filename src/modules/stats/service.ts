@@ -25,6 +25,7 @@ export interface RangeStatsBody {
 }
 
 const RANGE_DAYS = 30;
+const FIRST_DAY = '0001-01-01';
 
 export { isIsoDate };
 
@@ -64,7 +65,9 @@ export async function getDayStats(db: RegistryExecutor, date: string): Promise<D
  */
 export async function getRangeStats(db: RegistryExecutor, date: string): Promise<RangeStatsBody | null> {
   if (!isIsoDate(date)) throw new RangeError(`Not a date (YYYY-MM-DD): ${date}`);
-  const days = await completedRunDays(db, addDays(date, -(RANGE_DAYS - 1)), date);
+  // The window stops at the calendar's first day (0001-01-01): PostgreSQL has no year 0.
+  const from = addDays(date, -(RANGE_DAYS - 1));
+  const days = await completedRunDays(db, from < FIRST_DAY ? FIRST_DAY : from, date);
   if (days.length === 0) return null;
   const first = days[0]!;
   const last = days[days.length - 1]!;

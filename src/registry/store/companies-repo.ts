@@ -310,7 +310,9 @@ export async function updateCompanies(trx: RegistryExecutor, source: string, row
       name_folded = u.name_folded, city_folded = u.city, voivodeship_folded = u.voiv, postal_code = u.postal,
       legal_form = u.legal, activity_codes = u.codes, main_activity = u.main,
       activity_start = u.start, has_phone = u.phone, has_email = u.email, has_fax = u.fax,
-      last_changed_date = coalesce(u.changed, c.last_changed_date), updated_at = now()
+      -- Never backwards: a caught-up earlier day leaves a later change's date (the profile's last
+      -- change; and the planner's once-a-day count of updated companies reads it).
+      last_changed_date = GREATEST(u.changed, c.last_changed_date), updated_at = now()
     FROM ${splitRows(lines, sql`, f[18]::int AS revision, f[19]::date AS changed`)}
     -- The ANY() gives the planner an index path to companies whatever its statistics say.
     WHERE c.id = u.id AND c.revision = u.revision AND c.id = ANY(string_to_array(${lines.ids}::text, ',')::bigint[])

@@ -312,3 +312,13 @@ test('an add accepted at 23:59:59 whose job runs after midnight watches from the
   const watched = (await inject('GET', '/companies/watched', carol.master, undefined)).json();
   assert.equal(watched.data[0].watched_since, '2026-11-25');
 });
+
+test('identifier_type in any case, as add and remove take it: the snapshot and a company events answer, not 422', async () => {
+  const snap = await inject('POST', '/companies/snapshot', alice.master, { identifier_type: ' nip ', identifier_value: nipFor(401) });
+  assert.equal(snap.statusCode, 200, snap.body);
+  const events = await inject('GET', `/companies/events?identifier_type=Nip&identifier_value=${nipFor(401)}`, alice.master);
+  assert.equal(events.statusCode, 200, events.body);
+  const bad = await inject('POST', '/companies/snapshot', alice.master, { identifier_type: 'nipp', identifier_value: nipFor(401) });
+  assert.equal(bad.statusCode, 422);
+  assert.ok(bad.json().errors.identifier_type, bad.body);
+});

@@ -7,6 +7,7 @@ import { ValidationError } from '../../lib/errors.ts';
 import { MAX_SEARCH_PAGE, searchQueryErrors } from './filters.ts';
 import { SearchQuerySchema, SearchResponseSchema, SnapshotBodySchema, SnapshotResponseSchema } from './schema.ts';
 import type { CompaniesService } from './service.ts';
+import { identifierTypeAnyCase } from '../../http/identifier-type.ts';
 
 export function companyRoutes(deps: { companies: CompaniesService }): FastifyPluginAsyncTypebox {
   const { companies } = deps;
@@ -16,6 +17,7 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
       {
         // Charged by the service, in the statement that reads the company (one round trip).
         config: { auth: 'any', price: 'companies.snapshot', chargedBy: 'service', tokenCheckedByCharge: true },
+        preValidation: identifierTypeAnyCase('body'),
         schema: {
           tags: ['Companies'],
           summary: 'The full profile of one company',

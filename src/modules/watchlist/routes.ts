@@ -8,6 +8,7 @@ import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
 import { parseCompanyEventsQuery, type CompanyEventsQuery, type EventsService } from './feed.ts';
 import { MAX_IDENTIFIERS, MAX_VALUE_LENGTH } from './identifier-list.ts';
 import { addMessage, type WatchlistService } from './service.ts';
+import { identifierTypeAnyCase } from '../../http/identifier-type.ts';
 
 const IdentifierTypeSchema = Type.Union(IDENTIFIER_TYPES.map((t) => Type.Literal(t)));
 
@@ -255,6 +256,7 @@ export function watchlistRoutes(deps: { watchlist: WatchlistService; events: Eve
           price: 'companies.events',
           checkInput: (req) => void parseCompanyEventsQuery(req.query as CompanyEventsQuery),
         },
+        preValidation: identifierTypeAnyCase('query'),
         schema: {
           tags: ['Watchlist'],
           summary: "A company's events, watched or not",

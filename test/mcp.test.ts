@@ -111,10 +111,15 @@ test('initialize names the server; tools/list: the tools with their prices, boun
   assert.match(byName.get('match_companies')!.description!, /Price: 1 credit per query \(`companies\.match`\)/);
   assert.equal(byName.get('get_wallet')!.annotations?.readOnlyHint, true);
   assert.equal(byName.get('watch_companies')!.annotations?.readOnlyHint, false);
-  // Only get_company reaches the live registries (a company the service does not hold yet).
+  // The tools that may look a company the service does not hold yet up in the live registries.
   assert.deepEqual(
     [...byName.values()].filter((d) => d.annotations?.openWorldHint).map((d) => d.name),
-    ['get_company'],
+    ['get_company', 'watch_companies', 'company_events'],
+  );
+  // Only unwatching takes something away.
+  assert.deepEqual(
+    [...byName.values()].filter((d) => d.annotations?.destructiveHint).map((d) => d.name),
+    ['unwatch_companies'],
   );
 });
 

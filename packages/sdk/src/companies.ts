@@ -1,6 +1,9 @@
 import { type Api, type CallOptions, eachItem, unwrap } from './core.ts';
 import type { BodyOf, CompanyIdentifier, ResultOf, SearchFilters, SearchPage, SearchQuery, SearchResult, Snapshot } from './types.ts';
 
+/** The pages of a search the API serves when it holds more results (docs/search.md, `page`). */
+export const SEARCH_MAX_PAGES = 500;
+
 /**
  * Search and snapshots (`/companies/search`, `/companies/snapshot`). Each search page and each
  * snapshot costs a credit; a match batch costs a credit a query.
@@ -14,11 +17,15 @@ export class Companies {
     return unwrap(this.api.GET('/api/v1/companies/search', { params: { query }, signal: options.signal }));
   }
 
-  /** Every result of a search, page after page (a credit a page; the API serves the first 500 pages). */
+  /**
+   * Every result of a search the API serves, page after page (a credit a page): the first
+   * SEARCH_MAX_PAGES pages (10,000 results at 20 a page) when there are more, as the API refuses
+   * a page beyond them that would hold results (docs/search.md). Narrow the filters to reach the rest.
+   */
   searchAll(filters: SearchFilters = {}, options: CallOptions = {}): AsyncGenerator<SearchResult, void, undefined> {
     return eachItem(async (page) => {
       const { data } = await this.search({ ...filters, page }, options);
-      return { items: data.results, lastPage: data.last_page };
+      return { items: data.results, lastPage: Math.min(data.last_page, SEARCH_MAX_PAGES) };
     });
   }
 

@@ -1,4 +1,5 @@
 export { Regwatch, type RegwatchOptions } from './client.ts';
+export { SEARCH_MAX_PAGES } from './companies.ts';
 export {
   AuthenticationError,
   ConnectionError,

@@ -71,6 +71,7 @@ const ACTIVITY_PREFIX = /^\d{1,4}[A-Z]?$/;
 const LATIN_NON_WORD = /[^a-z0-9\u0250-\u{10ffff}]+/gu;
 const WORD_SPLIT = /[^\p{L}\p{N}]+/u;
 const CONTROL = /[\u0000-\u001f\u007f]/;
+const NUMERIC_KEYS: ReadonlySet<string> = new Set(['page', 'per_page']);
 
 type Errors = Record<string, string[]>;
 
@@ -154,6 +155,10 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
   for (const [key, value] of Object.entries(query) as [keyof SearchQuery, unknown][]) {
     if (typeof value === 'string' && CONTROL.test(value))
       add(errors, key, `The ${key.replace(/_/g, ' ')} field must not contain control characters.`);
+    // Every filter is text (a query string's; the MCP tool passes arguments the schema may not
+    // name, as the aliases): a number or a list is refused, not read as text.
+    else if (value !== undefined && typeof value !== 'string' && !NUMERIC_KEYS.has(key))
+      add(errors, key, `The ${key.replace(/_/g, ' ')} field must be a string.`);
     else (clean as Record<string, unknown>)[key] = value;
   }
   query = clean;

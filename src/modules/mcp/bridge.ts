@@ -32,7 +32,9 @@ const ENDPOINT_PATH = '/api/v1/mcp';
 export function endpointOf(url: string): URL {
   const u = new URL(url);
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new TypeError(`Not an http(s) URL: ${url}`);
-  if (!u.pathname.replace(/\/+$/, '').endsWith(ENDPOINT_PATH)) u.pathname = `${u.pathname.replace(/\/+$/, '')}${ENDPOINT_PATH}`;
+  // The endpoint has no route with a trailing slash: `…/api/v1/mcp/` is `…/api/v1/mcp`.
+  const path = u.pathname.replace(/\/+$/, '');
+  u.pathname = path.endsWith(ENDPOINT_PATH) ? path : `${path}${ENDPOINT_PATH}`;
   return u;
 }
 

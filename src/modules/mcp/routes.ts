@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { InitializeRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../tokens/authenticate.ts';
 import type { Log } from '../../logger.ts';
 
@@ -17,10 +18,25 @@ const NOT_JSON_RPC = rpcErrorBody(-32600, 'Invalid Request: the body is JSON but
 /** A body that is not JSON: JSON-RPC's Parse error, rather than the REST 400. */
 const PARSE_ERROR = rpcErrorBody(-32700, 'Parse error: the request body is not valid JSON.');
 
+/** A JSON-RPC 2.0 message by the MCP SDK's own schema (an `id` of an object, `error: 5` are not). */
 function isJsonRpcMessage(m: unknown): boolean {
-  if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
-  const o = m as Record<string, unknown>;
-  return o.jsonrpc === '2.0' && (typeof o.method === 'string' || 'result' in o || 'error' in o);
+  return JSONRPCMessageSchema.safeParse(m).success;
+}
+
+/**
+ * The SDK parses `initialize` and `tools/list` strictly and answers a malformed one as an internal
+ * error (-32603) with its parser's dump; checked here first, such a request is JSON-RPC's Invalid
+ * params (-32602), as a malformed tools/call is (server.ts).
+ */
+const STRICT_REQUESTS = { initialize: InitializeRequestSchema, 'tools/list': ListToolsRequestSchema } as const;
+
+function invalidParams(message: unknown): { jsonrpc: '2.0'; id: string | number; error: { code: number; message: string } } | null {
+  const m = message as { method?: unknown; id?: unknown };
+  if (typeof m.method !== 'string' || !(m.method in STRICT_REQUESTS) || (typeof m.id !== 'string' && typeof m.id !== 'number')) return null;
+  const parsed = STRICT_REQUESTS[m.method as keyof typeof STRICT_REQUESTS].safeParse(message);
+  if (parsed.success) return null;
+  const where = parsed.error.issues.map((i) => `${i.path.join('.') || 'params'}: ${i.message.toLowerCase()}`).join('; ');
+  return { jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `Invalid params of ${m.method}: ${where}` } };
 }
 
 function transportRequest(req: FastifyRequest): Request {
@@ -66,6 +82,8 @@ export function mcpRoutes(deps: { createServer: (principal: Principal, log: Log)
         if (Array.isArray(req.body) && req.body.length > 1) return reply.code(400).send(BATCH_REFUSED);
         if (!(Array.isArray(req.body) ? req.body.length === 1 && isJsonRpcMessage(req.body[0]) : isJsonRpcMessage(req.body)))
           return reply.code(400).send(NOT_JSON_RPC);
+        const refused = invalidParams(Array.isArray(req.body) ? req.body[0] : req.body);
+        if (refused) return reply.code(200).send(refused);
         const server = deps.createServer(req.auth!, req.log);
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         try {

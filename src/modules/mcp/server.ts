@@ -54,7 +54,7 @@ export function toolDefinitions(tools: readonly Tool[], prices: PriceTable): Too
     annotations: {
       title: tool.title,
       readOnlyHint: tool.readOnly,
-      destructiveHint: false,
+      destructiveHint: tool.destructive === true,
       idempotentHint: tool.readOnly,
       openWorldHint: tool.openWorld === true,
     },

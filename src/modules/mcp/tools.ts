@@ -75,6 +75,8 @@ export interface Tool<S extends TObject = TObject> {
   readonly readOnly: boolean;
   /** It may reach outside the service (the live registries): MCP's `openWorldHint`. */
   readonly openWorld?: boolean;
+  /** It takes something away (a company off the watchlist): MCP's `destructiveHint`. */
+  readonly destructive?: boolean;
   /** The operation it sells; absent: free. */
   readonly price?: ToolPrice;
   /** Units a `call`-charged call takes, known from its arguments (default 1): the balance check and the charge cover them all, as the route's `unitsOf`. */
@@ -150,6 +152,7 @@ export function createTools(services: McpServices): Tool[] {
     name: 'watch_companies',
     title: 'Watch companies',
     readOnly: false,
+    openWorld: true,
     input: WatchInput,
     description:
       "Add companies to the account's watchlist, so that their registry changes appear in `watchlist_events` (and webhooks). Asynchronous: known companies are watched within moments, unknown ones after a lookup in the live registries; " +
@@ -177,6 +180,7 @@ export function createTools(services: McpServices): Tool[] {
     name: 'unwatch_companies',
     title: 'Stop watching companies',
     readOnly: false,
+    destructive: true,
     input: WatchInput,
     description:
       'Remove companies from the watchlist; monitoring stops at once. Each value ends in `removed`, `not_watched` (a known company not on the list) or `not_found` (no such company).',
@@ -229,6 +233,7 @@ export function createTools(services: McpServices): Tool[] {
     name: 'company_events',
     title: "A company's registry changes",
     readOnly: true,
+    openWorld: true,
     input: CompanyEventsInput,
     description:
       'Every change detected in the registries for one company (watched or not), newest first: name, address, activities, status, insolvency, contacts, persons, tax. Filter by event type, scope and dates.',

@@ -88,6 +88,7 @@ async function measure(c: Conn, schema: 'before' | 'after'): Promise<{ insert_us
       status: 204,
       error: null,
       body: null,
+      attemptsBefore: 0,
       nextAttemptAt: null,
       at,
       endedAt: at,

@@ -81,14 +81,14 @@ test('an endpoint is held by one run until its lease lapses; renewal drops a dis
     second.map((e) => e.id),
     [a.id],
   );
-  assert.deepEqual(await renewEndpoints(db.db, { owner: 'run-1', ids: [a.id], leaseUntil: at(71) }), []);
+  assert.deepEqual(await renewEndpoints(db.db, { owner: 'run-1', ids: [a.id], leaseUntil: at(71), now: at(41) }), []);
   assert.deepEqual(
-    (await renewEndpoints(db.db, { owner: 'run-2', ids: [a.id], leaseUntil: at(71) })).map((e) => e.id),
+    (await renewEndpoints(db.db, { owner: 'run-2', ids: [a.id], leaseUntil: at(71), now: at(41) })).map((e) => e.id),
     [a.id],
   );
   await sql`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = ${a.id}`.execute(db.db);
   assert.deepEqual(
-    await renewEndpoints(db.db, { owner: 'run-2', ids: [a.id], leaseUntil: at(72) }),
+    await renewEndpoints(db.db, { owner: 'run-2', ids: [a.id], leaseUntil: at(72), now: at(42) }),
     [],
     'a disabled endpoint is dropped at renewal',
   );
@@ -108,6 +108,7 @@ test('an endpoint is held by one run until its lease lapses; renewal drops a dis
         endpointId: a.id,
         ok: true,
         gone: false,
+        attemptsBefore: 0,
         status: 204,
         error: null,
         body: '',

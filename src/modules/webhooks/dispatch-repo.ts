@@ -42,16 +42,26 @@ export async function acquireEndpoints(
   return rows;
 }
 
-/** Extends this run's leases; returns the endpoints still its own and enabled, with their current URL. */
+/**
+ * Extends this run's leases; returns the endpoints still its own and enabled, with their current
+ * URL and signing secrets (as readDueDeliveries orders them), for the messages read ahead.
+ */
 export async function renewEndpoints(
   db: Executor,
-  r: { owner: string; ids: readonly string[]; leaseUntil: Date },
-): Promise<LeasedEndpoint[]> {
+  r: { owner: string; ids: readonly string[]; leaseUntil: Date; now: Date },
+): Promise<(LeasedEndpoint & { secrets: string[] })[]> {
   if (r.ids.length === 0) return [];
-  const { rows } = await sql<LeasedEndpoint>`
-    UPDATE webhook_endpoints SET lease_until = ${r.leaseUntil}
-    WHERE id = ANY(${[...r.ids]}::bigint[]) AND lease_owner = ${r.owner} AND status = 'enabled'
-    RETURNING id, url`.execute(db);
+  const { rows } = await sql<LeasedEndpoint & { secrets: string[] }>`
+    WITH kept AS (
+      UPDATE webhook_endpoints SET lease_until = ${r.leaseUntil}
+      WHERE id = ANY(${[...r.ids]}::bigint[]) AND lease_owner = ${r.owner} AND status = 'enabled'
+      RETURNING id, url
+    )
+    SELECT k.id, k.url, s.secrets FROM kept k
+    CROSS JOIN LATERAL (
+      SELECT coalesce(array_agg(s.secret ORDER BY s.expires_at NULLS FIRST, s.id DESC), '{}') AS secrets FROM webhook_secrets s
+      WHERE s.endpoint_id = k.id AND (s.expires_at IS NULL OR s.expires_at > ${r.now})
+    ) s`.execute(db);
   return rows;
 }
 
@@ -118,6 +128,12 @@ export interface RecordedAttempt {
   body: string | null;
   /** Null with ok false: the schedule is spent and the message failed. */
   nextAttemptAt: Date | null;
+  /**
+   * The message's attempts when it was read: its outcome is recorded only while they are still
+   * so. A replay meanwhile (attempts back to 0, due at once) keeps the message pending, to be sent
+   * again, rather than have this older attempt's outcome written over it.
+   */
+  attemptsBefore: number;
   /** When the attempt started (last_attempt_at) and when its answer came (delivered_at on a 2xx). */
   at: Date;
   endedAt: Date;
@@ -160,9 +176,9 @@ export async function recordAttempts(
         delivered_at = CASE WHEN u.ok THEN u.ended_at ELSE NULL END
       FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
         ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[],
-        ${col((a) => a.endpointId)}::bigint[], ${col((a) => a.endedAt)}::timestamptz[])
-        AS u(id, ok, next_at, code, error, body, at, endpoint_id, ended_at)
-      WHERE d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.status = 'pending'
+        ${col((a) => a.endpointId)}::bigint[], ${col((a) => a.endedAt)}::timestamptz[], ${col((a) => a.attemptsBefore)}::int[])
+        AS u(id, ok, next_at, code, error, body, at, endpoint_id, ended_at, attempts_before)
+      WHERE d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.status = 'pending' AND d.attempts = u.attempts_before
       RETURNING d.id
     )
     UPDATE webhook_endpoints SET

@@ -276,16 +276,21 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
     const now = o.clock.now();
     const until = now.getTime() + o.leaseMs;
     const kept = new Map(
-      (await renewEndpoints(o.db, { owner, ids: [...held.keys()], leaseUntil: new Date(until) })).map((r) => [r.id, r.url]),
+      (await renewEndpoints(o.db, { owner, ids: [...held.keys()], leaseUntil: new Date(until), now })).map((r) => [r.id, r]),
     );
     for (const e of held.values()) {
-      const url = kept.get(e.id);
-      if (url === undefined) {
+      const current = kept.get(e.id);
+      if (current === undefined) {
         e.stopped = true; // disabled, deleted, or (after a long stall) taken by another run
         e.queue = [];
       } else {
         e.leaseUntil = until;
-        for (const d of e.queue) d.url = url;
+        // A re-pointed endpoint, or a rotated secret (service.ts notifies both): the messages read
+        // ahead go to the new URL, signed by the new secret beside the old.
+        for (const d of e.queue) {
+          d.url = current.url;
+          d.secrets = current.secrets;
+        }
       }
     }
   };
@@ -370,6 +375,7 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
       error: r.error,
       body: r.body,
       nextAttemptAt,
+      attemptsBefore: d.attempts,
       at,
       endedAt: ended,
     });

@@ -267,7 +267,11 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
       const secret = generateSecret();
       const now = clock.now();
       const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
-      await db.transaction().execute((trx) => rotateSecret(trx, row.id, secret, now, until));
+      // Notified, the dispatcher runs renew their leases at once and sign what they read ahead with both secrets.
+      await db.transaction().execute(async (trx) => {
+        await rotateSecret(trx, row.id, secret, now, until);
+        await notifyEndpointChanged(trx, row.id);
+      });
       return { secret, previous_secret_expires_at: until.toISOString() };
     },
 

@@ -13,7 +13,9 @@ import { FEED_JSON, type Executor } from './repo.ts';
  * Events of a run still running are left to that run's held fan-out job (migration
  * 20261201000100_webhook_fanout_holds), which reads the feed when the run ends and finds these
  * rows there: the runs' rows are taken FOR SHARE, so a run's completion waits for this commit, and
- * its released job cannot read the feed before these rows are in it.
+ * its released job cannot read the feed before these rows are in it. Only when such a job holds
+ * the event: a batch committed while no endpoint anywhere was enabled queued none (and a held job
+ * that already ran forgot its hold), so its events are pushed here, or never.
  */
 export async function fanOutWatchStarted(
   trx: Executor,
@@ -38,7 +40,10 @@ export async function fanOutWatchStarted(
     JOIN f ON cardinality(ep.event_types) = 0 OR f.event_type = ANY(ep.event_types)
     JOIN events e ON e.event_date = f.event_date AND e.id = f.event_id
     JOIN companies c ON c.id = f.company_id
-    WHERE NOT EXISTS (SELECT 1 FROM running r WHERE r.id = f.run_id AND r.status = 'running')
+    WHERE NOT EXISTS (
+      SELECT 1 FROM running r JOIN webhook_fanout_holds h ON h.run_id = r.id
+      WHERE r.id = f.run_id AND r.status = 'running'
+        AND f.event_id BETWEEN (h.payload->>'from_id')::bigint AND (h.payload->>'to_id')::bigint)
     ORDER BY f.event_id, ep.id
     ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`.execute(trx);
   const n = Number(result.numAffectedRows ?? 0);

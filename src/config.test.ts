@@ -212,3 +212,17 @@ test('a refused URL is quoted with its password masked', () => {
   );
   assert.ok(!problems.join('\n').includes('DBPW') && !problems.join('\n').includes('SMTPPASSWORD99'), problems.join('\n'));
 });
+
+test('HOST must be an IP address or a host name, refused with the rest at start', () => {
+  for (const host of ['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost', 'api.internal', 'regwatch-api-1'])
+    assert.equal(loadConfig({ HOST: host }).host, host, host);
+  for (const host of ['no such host', 'http://x', 'a..b', '-x', 'x_y'])
+    assert.ok(
+      problemsOf({ HOST: host }).some((p) => p.startsWith('HOST must be an IP address or a host name')),
+      host,
+    );
+});
+
+test('METRICS_PORT equal to PORT is fine for a worker, its ROLE trimmed like every value', () => {
+  assert.deepEqual(problemsOf({ ROLE: ' worker ', PORT: '9464', METRICS_PORT: '9464', DATABASE_URL: 'postgres://x@127.0.0.1/db' }), []);
+});

@@ -1,4 +1,5 @@
 import addressparser from 'nodemailer/lib/addressparser/index.js';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -235,6 +236,9 @@ function parseWorkerJobs(raw: string | undefined, problems: string[]): JobModule
  * Parses the environment once into a frozen Config. Every problem is collected so that an
  * operator sees all of them at start, each naming its variable.
  */
+/** A DNS name (RFC 1123 labels): `localhost`, `api.internal`, `0.0.0.0` is an IP. */
+const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   // An empty or blank variable counts as unset; values are trimmed.
@@ -277,9 +281,11 @@ export function loadConfig(env: Env = process.env): Config {
 
   const port = int(e.PORT, 3000);
   const metricsPort = e.METRICS_PORT === undefined ? null : int(e.METRICS_PORT, 0);
-  if (metricsPort !== null && metricsPort === port && env.ROLE !== 'worker')
+  if (metricsPort !== null && metricsPort === port && e.ROLE !== 'worker')
     problems.push(`METRICS_PORT must differ from PORT (${port}), which the API listens on`);
   const host = e.HOST ?? '127.0.0.1';
+  // Checked here, with the rest: a bad one would otherwise fail at listen, after the migrations.
+  if (isIP(host) === 0 && !HOST_NAME.test(host)) problems.push(`HOST must be an IP address or a host name (got ${quoted(host)})`);
   const databaseUrl = e.DATABASE_URL;
   const paymentProvider = (e.PAYMENT_PROVIDER ?? 'dev') as PaymentProviderName;
   if (paymentProvider === 'stripe') {

@@ -234,3 +234,20 @@ test("graceful close: a request in flight when the server closes still completes
   await closing;
   await assert.rejects(fetch(`${baseUrl}/health`));
 });
+
+test('a form body has the one 1 MB limit: 100 KB is read (the page answers it), over 1 MB is 413', async () => {
+  const t = await createTestApp();
+  const form = (bytes: number) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/recover/confirm',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      payload: `token=${'a'.repeat(bytes)}`,
+    });
+  const read = await form(100 * 1024);
+  assert.equal(read.statusCode, 422, read.body);
+  assert.equal(read.json().message, 'Recovery confirmation failed');
+  const over = await form(1024 * 1024 + 1);
+  assert.equal(over.statusCode, 413);
+  assert.equal(over.json().message, 'The request body is larger than the 1 MB limit.');
+});

@@ -65,15 +65,18 @@ export function createSyntheticSource(options: SyntheticSourceOptions = {}): Syn
   }
   const ctx: Context = { seedHash: hashString(seed), size, epochDay: parseDay(epoch) };
 
+  // The registry is simulated for MAX_DAYS days after its epoch; it stands still after them (no
+  // changes, the last day's state), as any date, past or future, is a valid day (DECISIONS 1).
   function dayOf(date: string): number {
-    const day = parseDay(date) - ctx.epochDay;
-    if (day >= MAX_DAYS) throw new RangeError(`the synthetic registry ends ${MAX_DAYS} days after its epoch`);
-    return day;
+    return parseDay(date) - ctx.epochDay;
+  }
+  function stateDayOf(date: string): number {
+    return Math.min(dayOf(date), MAX_DAYS - 1);
   }
 
   async function* snapshotsForDate(date: string, runOptions?: { signal?: AbortSignal }): AsyncGenerator<CompanySnapshot> {
     const day = dayOf(date);
-    if (day < 1) return;
+    if (day < 1 || day >= MAX_DAYS) return;
     const signal = runOptions?.signal;
     signal?.throwIfAborted();
 
@@ -104,7 +107,7 @@ export function createSyntheticSource(options: SyntheticSourceOptions = {}): Syn
     date: string,
     runOptions?: { signal?: AbortSignal; includeRegistered?: boolean },
   ): AsyncGenerator<CompanySnapshot> {
-    const day = dayOf(date);
+    const day = stateDayOf(date);
     const signal = runOptions?.signal;
     signal?.throwIfAborted();
     for (let index = 0; index < ctx.size; index++) {
@@ -134,7 +137,7 @@ export function createSyntheticSource(options: SyntheticSourceOptions = {}): Syn
           : (index - NEW_INDEX_BASE) % NEW_SLOTS_PER_DAY >= newCompaniesOn(ctx, registrationDayOf(index))
       )
         return null;
-      const s = stateAt(ctx, index, dayOf(date));
+      const s = stateAt(ctx, index, stateDayOf(date));
       return s ? toSnapshot(s) : null;
     },
   };

@@ -288,3 +288,21 @@ test('generation yields the whole registry and can be aborted', async () => {
   );
   assert.ok(seen < 20_000);
 });
+
+test('any future date is a day: past the simulated horizon the registry stands still (no changes, its last state)', async () => {
+  const source = createSyntheticSource({ seed: '7', size: 50 });
+  const changes = async (date: string) => {
+    let n = 0;
+    for await (const _ of source.snapshotsForDate(date)) n++;
+    return n;
+  };
+  assert.equal(await changes('2999-12-31'), 0);
+  assert.equal(await changes('9999-12-31'), 0);
+  const last: CompanySnapshot[] = [];
+  for await (const s of source.allSnapshots('2125-12-07')) last.push(s);
+  const later: CompanySnapshot[] = [];
+  for await (const s of source.allSnapshots('9999-12-31')) later.push(s);
+  assert.equal(later.length, 50);
+  assert.deepEqual(later, last);
+  assert.deepEqual(source.snapshotOf(3, '9999-12-31'), last[3]);
+});

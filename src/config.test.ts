@@ -60,6 +60,11 @@ test('values are trimmed, blank counts as unset, REGISTRY_SOURCES set but empty 
   assert.ok(problemsOf({ TRUST_PROXY: 'yes' }).some((p) => p.startsWith('TRUST_PROXY')));
   assert.equal(c.prices['companies.search'], 3);
   assert.deepEqual(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).registrySources, [], 'no source by default on a server database');
+  assert.deepEqual(
+    loadConfig({ REGISTRY_SOURCES: 'synthetic, synthetic,,' }).registrySources,
+    ['synthetic'],
+    'a source named twice runs once',
+  );
 });
 
 test('every problem is listed at once, each naming its variable', () => {

@@ -300,10 +300,14 @@ export function loadConfig(env: Env = process.env): Config {
       ? databaseUrl
         ? []
         : ['synthetic']
-      : rawSources
-          .split(',')
-          .map((x) => x.trim())
-          .filter(Boolean);
+      : [
+          ...new Set(
+            rawSources
+              .split(',')
+              .map((x) => x.trim())
+              .filter(Boolean),
+          ),
+        ];
   for (const source of registrySources) {
     if (!(KNOWN_SOURCES as readonly string[]).includes(source))
       problems.push(`REGISTRY_SOURCES: unknown source "${source}" (known: ${KNOWN_SOURCES.join(', ')})`);

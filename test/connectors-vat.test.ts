@@ -316,6 +316,16 @@ describe('VAT white list daily refresh', () => {
     });
     assert.equal(parseWhiteListAddress('')?.street, undefined);
     assert.equal(parseWhiteListAddress('BEZ KODU')!.street, 'BEZ KODU');
+    // A letter written apart from its number stays with it (KRS writes WOSP's seat `19 C`).
+    const parts = (raw: string) => {
+      const a = parseWhiteListAddress(raw)!;
+      return [a.street, a.building, a.apartment];
+    };
+    assert.deepEqual(parts('DOMINIKAŃSKA 19 C, 02-738 WARSZAWA'), ['DOMINIKAŃSKA', '19 C', '']);
+    assert.deepEqual(parts('DOMINIKAŃSKA 19 C/4, 02-738 WARSZAWA'), ['DOMINIKAŃSKA', '19 C', '4']);
+    assert.deepEqual(parts('3 MAJA 5, 30-001 KRAKÓW'), ['3 MAJA', '5', '']);
+    assert.deepEqual(parts('PLAC 1000-LECIA 5A, 30-001 KRAKÓW'), ['PLAC 1000-LECIA', '5A', '']);
+    assert.deepEqual(parts('RYNEK, 30-001 KRAKÓW'), ['RYNEK', '', '']);
   });
 });
 

@@ -20,20 +20,22 @@ function s(v: unknown): string {
 }
 
 /** `CHEMIKÓW 7, 09-411 PŁOCK` → street, building[/apartment], postal code and city. */
+const BUILDING_AT_END = /^(.+?)\s+(\d\S*?(?:\s[A-Za-z])?)(?:\/(\S+))?$/;
+
 export function parseWhiteListAddress(raw: string): Address | null {
   const text = raw.trim();
   if (!text) return null;
   const m = /^(.*?),\s*(\d{2}-\d{3})\s+(.+)$/.exec(text);
   if (!m) return { street: text, building: '', apartment: '', city: '', postal_code: '', voivodeship: '', country_code: 'PL' };
   const [, streetPart, postal, city] = m as unknown as [string, string, string, string];
-  const tokens = streetPart.trim().split(/\s+/);
-  const last = tokens.length > 1 ? tokens[tokens.length - 1]! : '';
-  const hasNumber = /\d/.test(last);
-  const [building, apartment] = hasNumber ? (last.split('/', 2) as [string, string | undefined]) : ['', undefined];
+  // The building is the street part's last word when it holds a digit (`12A`, `65/79`), with a
+  // letter written apart from its number (`19 C`, as KRS writes WOSP's seat) kept with it.
+  const split = BUILDING_AT_END.exec(streetPart.trim());
+  const [street, building, apartment] = split ? [split[1]!, split[2]!, split[3] ?? ''] : [streetPart.trim(), '', ''];
   return {
-    street: hasNumber ? tokens.slice(0, -1).join(' ') : streetPart.trim(),
+    street,
     building,
-    apartment: apartment ?? '',
+    apartment,
     city: city.trim(),
     postal_code: postal,
     voivodeship: '',

@@ -130,6 +130,27 @@ test('a revocation whose notification never arrives is still refused: the charge
   assert.equal((await snapshot(a, api.plaintext)).statusCode, 401);
 });
 
+test('free reads (snapshot and search priced 0) refuse a cached token revoked without a notification too', async () => {
+  const db = await createTestDatabase();
+  await runDaily(db.db, { date: '2026-11-20', source: arraySource([companySnapshot({ n: 1 })]), sourceKey: 'file:token-cache-free' });
+  const app = await composedApp(db, systemClock, { PRICES: '{"companies.snapshot": 0, "companies.search": 0}' });
+  await waitFor('the token cache listening', () => app.parts.modules.tokens.cache.active, 10_000);
+  const account = await createAccount(app);
+  const api = await createApiToken(app, account.master);
+  assert.equal((await snapshot(app, api.plaintext)).statusCode, 200);
+  assert.ok(cached(app, api.plaintext));
+  await sql`ALTER TABLE api_tokens DISABLE TRIGGER api_tokens_notify_auth`.execute(db.db);
+  try {
+    await db.db.updateTable('api_tokens').set({ revoked_at: new Date() }).where('token_ref', '=', api.ref).execute();
+  } finally {
+    await sql`ALTER TABLE api_tokens ENABLE TRIGGER api_tokens_notify_auth`.execute(db.db);
+  }
+  for (const res of [await snapshot(app, api.plaintext), await search(app, api.plaintext)]) {
+    assert.equal(res.statusCode, 401, res.body);
+    assert.deepEqual(res.json(), { error: 'Token revoked', code: 'UNAUTHORIZED' });
+  }
+});
+
 test('a cached token past its expiry is refused as expired', async () => {
   const clock = createManualClock(new Date());
   const { a, b, account } = await twoApps(clock);

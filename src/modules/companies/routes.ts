@@ -35,7 +35,10 @@ export function companyRoutes(deps: { companies: CompaniesService }): FastifyPlu
         },
       },
       async (req, reply) => {
-        const r = await companies.paidSnapshot(req.body.identifier_type, req.body.identifier_value, req.auth!);
+        const r = await companies.paidSnapshot(req.body.identifier_type, req.body.identifier_value, {
+          ...req.auth!,
+          cached: req.authCached,
+        });
         reportCharge(reply, r.charged, r.balanceAfter);
         return r.body;
       },

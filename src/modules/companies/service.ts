@@ -323,9 +323,13 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
      * the balance covers the price. Besides snapshot's errors: 402 too few credits, 401 a token
      * revoked or expired meanwhile. Nothing is charged unless the snapshot is answered.
      */
-    async paidSnapshot(type: IdentifierType, rawValue: string, payer: Payer) {
+    async paidSnapshot(type: IdentifierType, rawValue: string, payer: Payer & { cached?: boolean }) {
       const identifier = parseOrThrow(type, rawValue);
       const now = clock.now();
+      // A free snapshot has no charge to check the token in its statement: a principal from the
+      // token cache is checked here, as a free search's is (a revocation takes effect at once).
+      if (priceOf(deps.config.prices, 'companies.snapshot') === 0 && payer.cached && !(await isTokenActive(db, payer.tokenId, now)))
+        throw new UnauthorizedError(payer.expiresAt && payer.expiresAt <= now ? 'Token expired' : 'Token revoked');
       const charge: ChargeArgs = {
         accountId: payer.accountId,
         operation: 'companies.snapshot',

@@ -232,13 +232,13 @@ function parseWorkerJobs(raw: string | undefined, problems: string[]): JobModule
   return selected;
 }
 
+/** A DNS name (RFC 1123 labels): `localhost`, `api.internal`, `0.0.0.0` is an IP. */
+const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+
 /**
  * Parses the environment once into a frozen Config. Every problem is collected so that an
  * operator sees all of them at start, each naming its variable.
  */
-/** A DNS name (RFC 1123 labels): `localhost`, `api.internal`, `0.0.0.0` is an IP. */
-const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
-
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   // An empty or blank variable counts as unset; values are trimmed.

@@ -82,7 +82,8 @@ export function stripNipFormatting(raw: string): string {
   return raw.trim().replace(NIP_COUNTRY_PREFIX, '').replace(SEPARATORS, '');
 }
 
-function stripFormatting(raw: string): string {
+/** Without the separators people paste between digit groups (whitespace, any dash-like character). */
+export function stripFormatting(raw: string): string {
   return raw.trim().replace(SEPARATORS, '');
 }
 

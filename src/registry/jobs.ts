@@ -112,7 +112,7 @@ function dailyQueueName(source: string): string {
 }
 
 /**
- * The earliest-due job of an earlier day of `source` that will still run: one that failed and waits
+ * The last-due job of the earlier days of `source` that will still run: one that failed and waits
  * out its backoff keeps its place in the queue, so a later day waits for it (a named queue holds
  * back its later jobs only while one runs). A day that failed every attempt holds nothing back.
  */

@@ -3,6 +3,7 @@ import { findVoivodeship, legalFormBySlug } from '../../registry/dictionaries.ts
 import type { CompanyStatus, ContactType } from '../../registry/model.ts';
 import { foldText, normalizeActivityCode, stripLegalFormWords } from '../../lib/text.ts';
 import { isIsoDate } from '../../lib/dates.ts';
+import { stripFormatting } from '../../lib/identifiers.ts';
 
 /**
  * The search query as the client sends it (every value bounded by the route's schema) and the
@@ -216,8 +217,8 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
   // are coming): spaces and dashes do not count, case does not matter, and a value no company
   // has (anything but five digits today, see isStoredPostalCode) simply matches nothing.
   const postalRaw = present(query.postal_code);
-  // Spaces and any dash-like character (`-`, `‐`, `–`, `—`), as in identifiers (src/lib/identifiers.ts).
-  const postalCode = postalRaw === null ? null : postalRaw.replace(/[\s\-\u2010-\u2015]+/g, '').toUpperCase();
+  // Spaces and any dash-like character (`-`, `‐`, `–`, `—`), as in identifiers.
+  const postalCode = postalRaw === null ? null : stripFormatting(postalRaw).toUpperCase();
 
   let legalForm: string | null = null;
   const legalRaw = present(query.legal_form);

@@ -22,23 +22,25 @@ export function createMailTransport(smtpUrl: string): Transporter {
   return nodemailer.createTransport(smtpUrl, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
 }
 
+const EXPIRED_UNSENT = 'not sent: the one-time token it carries expired before it could be delivered';
+
 /**
  * `mail.send {id}`: safe to run twice (a sent row is skipped). Without SMTP_URL the mail stays
  * in the outbox and is printed to the log; when SMTP is configured later, the worker's start
  * queues every unsent mail again (see `requeueUnsentMail`).
  */
-const EXPIRED_UNSENT = 'not sent: the one-time token it carries expired before it could be delivered';
-
 export function createMailJobs(deps: MailDeps): JobModule {
   const { transport } = deps;
   const send: Task = async (payload) => {
     const { id } = parseJobPayload(SEND_MAIL_TASK, SendMailPayload, payload);
     const mail = await deps.db.selectFrom('mail_outbox').selectAll().where('id', '=', String(id)).executeTakeFirst();
     if (!mail || mail.sent_at) return;
+    // What the row keeps of a one-time token's mail once it is sent, or will never be.
+    const struck = mail.holds_secret ? { text_body: SENT_SECRET_NOTE, html_body: null } : {};
     if (mail.send_before && mail.send_before <= deps.clock.now()) {
       await deps.db
         .updateTable('mail_outbox')
-        .set({ last_error: EXPIRED_UNSENT, ...(mail.holds_secret ? { text_body: SENT_SECRET_NOTE, html_body: null } : {}) })
+        .set({ last_error: EXPIRED_UNSENT, ...struck })
         .where('id', '=', mail.id)
         .execute();
       deps.logger.warn({ mail: { id: mail.id, kind: mail.kind, to: mail.to_address } }, EXPIRED_UNSENT);
@@ -73,7 +75,7 @@ export function createMailJobs(deps: MailDeps): JobModule {
           sent_at: deps.clock.now(),
           message_id: info.messageId ?? null,
           last_error: null,
-          ...(mail.holds_secret ? { text_body: SENT_SECRET_NOTE, html_body: null } : {}),
+          ...struck,
         })
         .where('id', '=', mail.id)
         .execute();

@@ -240,9 +240,9 @@ export async function accountEmail(db: Executor, accountId: string): Promise<str
 // Watching
 
 /**
- * Watches companies for an account from `since` (when it was asked for; `now` is when this runs). A removed one is watched again from the day it
- * was first watched (DECISIONS 5: "the feed shows a company's events from the day it was first
- * watched"). Returns the companies this call started watching; the others were watched already.
+ * Watches companies for an account from `since` (when it was asked for; `now` is when this
+ * runs). A removed one is watched again from the day it was first watched (DECISIONS 5: "the feed
+ * shows a company's events from the day it was first watched"). Returns the companies this call started watching; the others were watched already.
  * Their events dated from the watch's day on enter the account's feed in the same transaction,
  * and the account's webhook endpoints get a message for each not sent before
  * (src/modules/webhooks/watch-fanout.ts).

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { EventType } from '../../registry/model.ts';
 import type { Executor } from './repo.ts';
 
@@ -42,6 +42,14 @@ export async function acquireEndpoints(
   return rows;
 }
 
+/** An endpoint's signing secrets at `now` (`secrets`, a text[]): the current one first, then those in their rotation overlap. */
+function signingSecrets(endpointId: RawBuilder<unknown>, now: Date): RawBuilder<unknown> {
+  return sql`(
+    SELECT coalesce(array_agg(s.secret ORDER BY s.expires_at NULLS FIRST, s.id DESC), '{}') AS secrets FROM webhook_secrets s
+    WHERE s.endpoint_id = ${endpointId} AND (s.expires_at IS NULL OR s.expires_at > ${now})
+  )`;
+}
+
 /**
  * Extends this run's leases; returns the endpoints still its own and enabled, with their current
  * URL and signing secrets (as readDueDeliveries orders them), for the messages read ahead.
@@ -58,10 +66,7 @@ export async function renewEndpoints(
       RETURNING id, url
     )
     SELECT k.id, k.url, s.secrets FROM kept k
-    CROSS JOIN LATERAL (
-      SELECT coalesce(array_agg(s.secret ORDER BY s.expires_at NULLS FIRST, s.id DESC), '{}') AS secrets FROM webhook_secrets s
-      WHERE s.endpoint_id = k.id AND (s.expires_at IS NULL OR s.expires_at > ${r.now})
-    ) s`.execute(db);
+    CROSS JOIN LATERAL ${signingSecrets(sql`k.id`, r.now)} s`.execute(db);
   return rows;
 }
 
@@ -96,10 +101,7 @@ export async function readDueDeliveries(
     SELECT d.id, d.endpoint_id, ep.url, array_to_string(s.secrets, ' ') AS secrets, d.event_type, d.payload::text AS payload, d.created_at, d.attempts
     FROM unnest(${r.want.map((w) => w.endpointId)}::bigint[], ${r.want.map((w) => w.count)}::int[]) AS w(endpoint_id, n)
     JOIN webhook_endpoints ep ON ep.id = w.endpoint_id AND ep.status = 'enabled' AND ep.lease_owner = ${r.owner}
-    CROSS JOIN LATERAL (
-      SELECT coalesce(array_agg(s.secret ORDER BY s.expires_at NULLS FIRST, s.id DESC), '{}') AS secrets FROM webhook_secrets s
-      WHERE s.endpoint_id = w.endpoint_id AND (s.expires_at IS NULL OR s.expires_at > ${r.now})
-    ) s
+    CROSS JOIN LATERAL ${signingSecrets(sql`w.endpoint_id`, r.now)} s
     CROSS JOIN LATERAL (
       SELECT d.id, d.endpoint_id, d.event_type, d.payload, d.created_at, d.attempts FROM webhook_deliveries d
       WHERE d.endpoint_id = w.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= ${r.now}

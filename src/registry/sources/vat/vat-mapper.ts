@@ -19,9 +19,9 @@ function s(v: unknown): string {
   return typeof v === 'string' ? v.trim() : '';
 }
 
-/** `CHEMIKÓW 7, 09-411 PŁOCK` → street, building[/apartment], postal code and city. */
 const BUILDING_AT_END = /^(.+?)\s+(\d\S*?(?:\s[A-Za-z])?)(?:\/(\S+))?$/;
 
+/** `CHEMIKÓW 7, 09-411 PŁOCK` → street, building[/apartment], postal code and city. */
 export function parseWhiteListAddress(raw: string): Address | null {
   const text = raw.trim();
   if (!text) return null;

@@ -280,3 +280,97 @@ test('a replayed message starts again as a new one: attempts 0, its last outcome
     },
   ]);
 });
+
+test("a held fan-out job running while its run still runs and a watch of the same moment never miss each other's events", async () => {
+  const { fanOutWatchStarted } = await import('../src/modules/webhooks/watch-fanout.ts');
+  const { lockEventsWriter } = await import('../src/registry/store.ts');
+  const jobs = createWebhookJobs({
+    db: db.db,
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    sender: { send: async () => Promise.reject(new Error('not sent in this test')), close: async () => {} },
+    retrySchedule: [1],
+    concurrency: 1,
+    perEndpoint: 1,
+    leaseMs: 20_000,
+  });
+  /** Resolves once a backend waits for an advisory lock (the events writer's). */
+  const waitersOfLock = async (n: number) => {
+    for (let i = 0; i < 500; i++) {
+      const { rows } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`.execute(db.db);
+      if (rows[0]!.n >= n) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`no ${n} waiter(s) on the events writer's lock`);
+  };
+  const endpoints = (
+    await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = ${acct!.id} AND status = 'enabled'`.execute(db.db)
+  ).rows[0]!.n;
+  /** A running run's event of a company no one watches yet, its fan-out held. */
+  const heldEvent = async (krs: string, date: string) => {
+    const company = await insertCompany(krs, `RACE ${krs}`);
+    const run = await startRun(date);
+    const { rows } = await sql<{ id: string }>`
+      INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity, run_id)
+      VALUES (${company.id}, ${date}::date, 'COMPANY_NAME_CHANGED', 'a', 'b', 'info', ${run}) RETURNING id`.execute(db.db);
+    const eventId = Number(rows[0]!.id);
+    assert.equal(await holds(run), 1);
+    const runJob = () =>
+      (jobs.tasks['webhooks.fanout'] as (p: unknown, h: unknown) => Promise<void>)(
+        { from_id: eventId, to_id: eventId, from_date: date, to_date: date },
+        { job: { key: `webhooks.fanout:${eventId}-${eventId}` } },
+      );
+    const messages = async () =>
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = ${eventId}`.execute(db.db)).rows[0]!.n;
+    return { company, run, eventId, runJob, messages };
+  };
+
+  // The watch first: it leaves the event to the hold, and the job, started before the watch
+  // commits, reads the feed only after it (it waits for the events writer's lock the watch holds).
+  {
+    const e = await heldEvent('0000999011', '2030-05-08');
+    let job: Promise<void> | undefined;
+    await db.db.transaction().execute(async (trx) => {
+      await lockEventsWriter(trx);
+      await sql`
+        INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
+        VALUES (${acct!.id}, ${e.eventId}, '2030-05-08', ${e.company.id}, 'COMPANY_NAME_CHANGED')`.execute(trx);
+      assert.equal(await fanOutWatchStarted(trx, acct!.id, [e.company.id], '2030-05-08', new Date()), 0, 'left to the held job');
+      job = e.runJob();
+      await waitersOfLock(1);
+    });
+    await job;
+    assert.equal(await e.messages(), endpoints, 'the job found the watched company in the feed: one message an endpoint');
+    assert.equal(await holds(e.run), 0);
+  }
+
+  // The job first (a batch of the run holding the lock as both come): the watch, queued behind
+  // it, finds the hold gone and sends the event itself.
+  {
+    const e = await heldEvent('0000999012', '2030-05-09');
+    let job: Promise<void> | undefined;
+    let watch: Promise<number> | undefined;
+    await db.db.transaction().execute(async (batch) => {
+      await lockEventsWriter(batch);
+      job = e.runJob();
+      await waitersOfLock(1);
+      watch = db.db.transaction().execute(async (trx) => {
+        await lockEventsWriter(trx);
+        await sql`
+          INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
+          VALUES (${acct!.id}, ${e.eventId}, '2030-05-09', ${e.company.id}, 'COMPANY_NAME_CHANGED')`.execute(trx);
+        return fanOutWatchStarted(trx, acct!.id, [e.company.id], '2030-05-09', new Date());
+      });
+      await waitersOfLock(2);
+    });
+    await job;
+    assert.equal(await watch, endpoints, 'the watch sent it: the hold was gone');
+    assert.equal(await e.messages(), endpoints);
+  }
+  for (const d of ['2030-05-08', '2030-05-09']) {
+    await sql`UPDATE daily_runs SET status = 'completed', finished_at = now() WHERE run_date = ${d}::date`.execute(db.db);
+  }
+});

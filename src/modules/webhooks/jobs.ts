@@ -6,6 +6,7 @@ import type { JobModule } from '../../jobs/queue.ts';
 import { isIsoDate } from '../../lib/dates.ts';
 import type { Sender } from './delivery.ts';
 import { DELIVER_TASK, queueDispatch, startDispatcherRun, type DispatcherRun } from './dispatcher.ts';
+import { lockEventsWriter } from '../../registry/store.ts';
 import { fanOutEvents, forgetFanOutHold } from './repo.ts';
 
 /**
@@ -63,6 +64,13 @@ export function createWebhookJobs(deps: WebhookJobDeps): JobModule {
     // its events first) fails the plain INSERT and goes again, inserting only the missing ones.
     const fanOut = (again: boolean) =>
       deps.db.transaction().execute(async (trx) => {
+        // A watch holds the events writer's lock while it decides which events to push itself and
+        // which to leave to a held fan-out (watch-fanout.ts): taken first here, the two never run
+        // at once. A watch before this job committed its feed rows before the feed is read below;
+        // a watch after it finds the hold gone and pushes its events itself. Without the lock a
+        // job that had read the feed but not yet forgotten its hold, and a watch between the two,
+        // missed each other: neither sent the watched company's events.
+        await lockEventsWriter(trx);
         const n = await fanOutEvents(trx, {
           fromId: p.from_id,
           toId: p.to_id,

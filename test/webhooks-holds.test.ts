@@ -56,6 +56,19 @@ async function insertCompany(krs: string, name: string): Promise<{ id: string }>
   return rows[0]!;
 }
 
+/** The webhook jobs as a worker runs them; nothing is sent in these tests. */
+const noSend: Sender = { send: async () => Promise.reject(new Error('not sent in this test')), close: async () => {} };
+const jobs = createWebhookJobs({
+  db: db.db,
+  clock: systemClock,
+  logger: pino({ level: 'silent' }),
+  sender: noSend,
+  retrySchedule: [1],
+  concurrency: 1,
+  perEndpoint: 1,
+  leaseMs: 20_000,
+});
+
 const holds = async (runId: string) =>
   (await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_fanout_holds WHERE run_id = ${runId}`.execute(db.db)).rows[0]!.n;
 
@@ -104,22 +117,6 @@ test('a fan-out that ran (its run still running: the process that ran it died) f
   const run = await startRun('2030-05-03');
   const r = await insertEvents(run, 2);
   assert.equal(await holds(run), 1);
-  const noSend: Sender = {
-    send: async () => {
-      throw new Error('not sent in this test');
-    },
-    close: async () => {},
-  };
-  const jobs = createWebhookJobs({
-    db: db.db,
-    clock: systemClock,
-    logger: pino({ level: 'silent' }),
-    sender: noSend,
-    retrySchedule: [1],
-    concurrency: 1,
-    perEndpoint: 1,
-    leaseMs: 20_000,
-  });
   const payload = { from_id: r.lo, to_id: r.hi, from_date: '2030-05-03', to_date: '2030-05-03' };
   // As graphile-worker runs it: the job under the key the trigger gave it.
   const job = { key: `webhooks.fanout:${r.lo}-${r.hi}` };
@@ -143,16 +140,6 @@ test('a fan-out whose range has messages already (a replay first, or the job run
   await sql`
     INSERT INTO watchlist_feed (account_id, event_id, event_date, company_id, event_type)
     SELECT ${acct!.id}, id, event_date, company_id, event_type FROM events WHERE id BETWEEN ${r.lo} AND ${r.hi}`.execute(db.db);
-  const jobs = createWebhookJobs({
-    db: db.db,
-    clock: systemClock,
-    logger: pino({ level: 'silent' }),
-    sender: { send: async () => Promise.reject(new Error('not sent in this test')), close: async () => {} },
-    retrySchedule: [1],
-    concurrency: 1,
-    perEndpoint: 1,
-    leaseMs: 20_000,
-  });
   const fanOut = () =>
     (jobs.tasks['webhooks.fanout'] as (p: unknown, h: unknown) => Promise<void>)(
       { from_id: r.lo, to_id: r.hi, from_date: '2030-05-04', to_date: '2030-05-04' },
@@ -284,16 +271,6 @@ test('a replayed message starts again as a new one: attempts 0, its last outcome
 test("a held fan-out job running while its run still runs and a watch of the same moment never miss each other's events", async () => {
   const { fanOutWatchStarted } = await import('../src/modules/webhooks/watch-fanout.ts');
   const { lockEventsWriter } = await import('../src/registry/store.ts');
-  const jobs = createWebhookJobs({
-    db: db.db,
-    clock: systemClock,
-    logger: pino({ level: 'silent' }),
-    sender: { send: async () => Promise.reject(new Error('not sent in this test')), close: async () => {} },
-    retrySchedule: [1],
-    concurrency: 1,
-    perEndpoint: 1,
-    leaseMs: 20_000,
-  });
   /** Resolves once a backend waits for an advisory lock (the events writer's). */
   const waitersOfLock = async (n: number) => {
     for (let i = 0; i < 500; i++) {

@@ -265,6 +265,28 @@ test('synthetic when configured, file when it ran; their runs counted under thei
   assert.deepEqual(file.gaps, [], 'a source nobody schedules owes nothing');
 });
 
+test('a configured source whose days no worker ever runs: watched from the day a process first served it, down after three due days', async () => {
+  const lonelyDb = await createTestDatabase();
+  const lonelyClock = createManualClock('2026-11-21T10:00:00Z');
+  const api = await createTestApp({ db: lonelyDb, clock: lonelyClock, env: { REGISTRY_SOURCES: 'synthetic', DEMO_COMPANIES: '50' } });
+  const synthetic = async (at: string) => {
+    lonelyClock.set(at);
+    const res = await api.app.inject({ method: 'GET', url: '/api/v1/sources' });
+    return (res.json() as { data: SourceEntry[] }).data.find((s) => s.source === 'synthetic')!;
+  };
+  let s = await synthetic('2026-11-21T12:00:00Z');
+  assert.deepEqual([s.health, s.gaps], ['ok', []], 'nothing owed on the first day');
+  s = await synthetic('2026-11-23T07:00:00Z');
+  assert.deepEqual([s.health, s.gaps], ['degraded', ['2026-11-21', '2026-11-22']]);
+  s = await synthetic('2026-11-24T07:00:00Z');
+  assert.deepEqual([s.health, s.gaps], ['down', ['2026-11-21', '2026-11-22', '2026-11-23']]);
+  // A process started later with the same configuration keeps the earlier day.
+  const later = await createTestApp({ db: lonelyDb, clock: lonelyClock, env: { REGISTRY_SOURCES: 'synthetic', DEMO_COMPANIES: '50' } });
+  await later.app.ready();
+  s = await synthetic('2026-11-24T07:00:00Z');
+  assert.equal(s.health, 'down');
+});
+
 test('public, rate limited per client IP, and described in the OpenAPI document', async () => {
   const limited = await createTestApp({ db, clock, env: { ...env, RATE_LIMIT_PER_MINUTE: '3' } });
   for (let i = 0; i < 3; i++) {

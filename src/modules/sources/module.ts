@@ -18,5 +18,6 @@ export function createSourcesModule(deps: {
     routes: async (api) => {
       await api.register(sourcesRoutes({ service }));
     },
+    startServing: () => service.markConfigured(),
   };
 }

@@ -4,7 +4,14 @@ import { addDays, utcDate } from '../../lib/dates.ts';
 import { SOURCE_NAMES } from '../../registry/model.ts';
 import { GAP_WINDOW_DAYS, sourceCoverage, sourceNameOf } from '../../registry/source-days.ts';
 import type { RegistryExecutor } from '../../registry/store/executor.ts';
-import { companiesPerSource, completedRunDays, latestSourceRuns, runMarks, sourceRunSpans } from '../../registry/store/source-runs-repo.ts';
+import {
+  companiesPerSource,
+  completedRunDays,
+  latestSourceRuns,
+  markSourceScheduled,
+  runMarks,
+  sourceRunSpans,
+} from '../../registry/store/source-runs-repo.ts';
 import type { SourceStatus } from './schema.ts';
 
 /**
@@ -24,6 +31,13 @@ const ALWAYS_LISTED = new Set(['krs', 'bir', 'ceidg', 'vat']);
 
 export interface SourcesService {
   list(): Promise<SourceStatus[]>;
+  /**
+   * Records today as the day each configured source is watched from, unless it is watched from
+   * an earlier day already (a tick or a run): called when a process starts serving, so that a
+   * source configured where no worker ever runs its days becomes `down` after three due days
+   * instead of `ok` for ever.
+   */
+  markConfigured(): Promise<void>;
 }
 
 export function createSourcesService(deps: {
@@ -60,6 +74,11 @@ export function createSourcesService(deps: {
   }
 
   return {
+    async markConfigured() {
+      const today = utcDate(deps.clock.now());
+      for (const source of configured) await markSourceScheduled(deps.db, source, today);
+    },
+
     async list() {
       const now = deps.clock.now();
       // The window ends at the last due day, or at a later day that has a run, today at the latest.

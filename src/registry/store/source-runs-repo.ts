@@ -10,7 +10,7 @@ import type { RegistryExecutor } from './executor.ts';
 
 export interface SourceRunSpan {
   source: string;
-  /** The earlier of the day the scheduler first queued the source and its first daily run. */
+  /** The earliest of the day the scheduler first queued the source, the day a process first served with it configured, and its first daily run. */
   tracked_from: string | null;
   last_completed_date: string | null;
   /** The latest day with a daily run, whatever its status. */
@@ -29,10 +29,14 @@ export interface SourceRunRow {
   events: number;
 }
 
-/** Records the first day the scheduler queued `source` (later calls keep the first). */
+/**
+ * Records a day `source` is watched from: the day its first tick queued, or the day a process
+ * first served with it configured. The earliest recorded stays.
+ */
 export async function markSourceScheduled(db: RegistryExecutor, source: string, date: string): Promise<void> {
   await sql`INSERT INTO registry_source_schedule (source, scheduled_since) VALUES (${source}, ${date}::date)
-    ON CONFLICT (source) DO NOTHING`.execute(db);
+    ON CONFLICT (source) DO UPDATE SET scheduled_since = EXCLUDED.scheduled_since
+    WHERE registry_source_schedule.scheduled_since > EXCLUDED.scheduled_since`.execute(db);
 }
 
 export async function sourceRunSpans(db: RegistryExecutor): Promise<SourceRunSpan[]> {

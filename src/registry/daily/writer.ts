@@ -63,9 +63,10 @@ export async function writeBatch(
 
     const events: NewEventRow[] = [];
     for (const u of applied) for (const e of u.events) events.push({ ...e, companyId: u.row.id });
+    let inserted = 0;
     if (events.length > 0) {
       await lockEventsWriter(trx);
-      await insertEvents(trx, date, runId, events);
+      inserted = await insertEvents(trx, date, runId, events);
     } else {
       // A batch without events commits without waiting for its WAL to reach the disk
       // (docs/registry.md, "Durability of a batch"): should PostgreSQL itself crash in the next
@@ -86,7 +87,7 @@ export async function writeBatch(
       new: plan.newRows.length - lostNew.size,
       updated: applied.filter((u) => u.countsAsUpdated).length,
       deleted: applied.filter((u) => u.becameDeleted).length,
-      events: events.length,
+      events: inserted,
       processed: processedItems - deferred.length,
       skipped: plan.skipped,
     };

@@ -15,7 +15,11 @@ export async function ensureEventsPartition(db: RegistryExecutor, date: string):
   return rows[0]!.part;
 }
 
-/** Inserts events in the given order (so ids follow it). Call inside a transaction that holds EVENTS_WRITER_LOCK. */
+/**
+ * Inserts events in the given order (so ids follow it), leaving out those another run of the
+ * day recorded already; returns how many were inserted. Call inside a transaction that holds
+ * EVENTS_WRITER_LOCK.
+ */
 export async function insertEvents(
   trx: RegistryExecutor,
   eventDate: string,
@@ -38,6 +42,14 @@ export async function insertEvents(
         'text',
       )},
       ${events.map((e) => e.severity)}::event_severity[]) WITH ORDINALITY AS u(company_id, event_type, old_value, new_value, severity, n)
+    -- The same change seen in two profiles of a company is one event (DECISIONS 5): another
+    -- source's run of the same day may have recorded it already. Probed only when such a run
+    -- exists (the first condition is evaluated once), so a day of one source pays nothing.
+    WHERE NOT (
+      EXISTS (SELECT 1 FROM daily_runs r WHERE r.run_date = ${eventDate}::date AND r.id IS DISTINCT FROM ${runId}::bigint)
+      AND EXISTS (
+        SELECT 1 FROM events x WHERE x.company_id = u.company_id AND x.event_date = ${eventDate}::date
+          AND x.event_type = u.event_type AND x.old_value IS NOT DISTINCT FROM u.old_value AND x.new_value IS NOT DISTINCT FROM u.new_value))
     ORDER BY u.n`.execute(trx);
   return Number(result.numAffectedRows ?? events.length);
 }

@@ -15,6 +15,7 @@ test('evaluation set: precision of match:true >= 0.98, recall >= 0.90, top-5 rec
     'legal_form',
     'diacritics',
     'swapped_words',
+    'joined_words',
     'typo',
     'missing_city',
     'wrong_postal_code',
@@ -29,4 +30,9 @@ test('evaluation set: precision of match:true >= 0.98, recall >= 0.90, top-5 rec
   assert.ok(report.precision >= 0.98, detail);
   assert.ok(report.recall >= 0.9, detail);
   assert.ok(report.top5Recall >= 0.97, detail);
+  // Names with two words written as one (`AutoMax` for `AUTO MAX`): found in their compound form (compounds.ts).
+  const joined = file.queries.filter((q) => q.corruptions[0] === 'joined_words' && q.expected !== null && !q.ambiguous);
+  const joinedMisses = misses.filter((m) => m.query.corruptions[0] === 'joined_words');
+  assert.ok(joined.length >= 20, 'at least 20 joined-words queries');
+  assert.ok(joinedMisses.length <= 0.1 * joined.length, `joined words: ${joinedMisses.length} of ${joined.length} missed`);
 });

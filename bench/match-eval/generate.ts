@@ -108,6 +108,20 @@ function swapWords(s: string): string | null {
   [w[i], w[i + 1]] = [w[i + 1]!, w[i]!];
   return w.join(' ');
 }
+/** Two neighbouring words written as one, as lists do with compound names: `Auto Max` → `AutoMax`. */
+function joinWords(s: string): string | null {
+  const w = s.split(' ');
+  // Words of the name itself: a legal form's word glued to the name (`OCHRONASPÓŁKA`) is left out.
+  const word = (x: string) => /^\p{L}{3,}$/u.test(x) && nameTokens(x).length === 1;
+  const pairs = w
+    .slice(0, -1)
+    .map((_, i) => i)
+    .filter((i) => word(w[i]!) && word(w[i + 1]!));
+  if (pairs.length === 0) return null;
+  const i = pick(pairs);
+  w.splice(i, 2, w[i]! + w[i + 1]!);
+  return w.join(' ');
+}
 function typo(s: string): string | null {
   const words = s.split(' ');
   const long = words.map((w, i) => ({ w, i })).filter((x) => /^\p{L}{6,}$/u.test(x.w));
@@ -149,6 +163,7 @@ type Kind =
   | 'diacritics'
   | 'case_punctuation'
   | 'swapped_words'
+  | 'joined_words'
   | 'typo'
   | 'two_typos'
   | 'missing_city'
@@ -163,6 +178,7 @@ const KINDS: ReadonlyArray<readonly [Kind, number]> = [
   ['diacritics', 10],
   ['case_punctuation', 8],
   ['swapped_words', 10],
+  ['joined_words', 5],
   ['typo', 12],
   ['two_typos', 5],
   ['missing_city', 8],
@@ -216,6 +232,9 @@ function build(kind: Kind): EvalQuery | null {
       break;
     case 'swapped_words':
       name = swapWords(target.name);
+      break;
+    case 'joined_words':
+      name = joinWords(target.name);
       break;
     case 'typo':
       name = typo(target.name);

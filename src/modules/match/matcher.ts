@@ -1,10 +1,11 @@
 import type { MatchCandidate, MatchIndex } from './match-index.ts';
+import { compoundForms } from './compounds.ts';
 import { byScore, chooseMatch, scoreCandidate, type PreparedQuery, type ScoredCandidate } from './scoring.ts';
 
 /**
  * One query against the index: candidates from the posting lists of the query's words (and their
- * misspellings), a cheap pre-score to keep the most promising, the full score for those, best
- * first. Synchronous and free of I/O: the service calls it per query, the benchmark and the
+ * misspellings), in each of the name's compound forms (compounds.ts), a cheap pre-score to keep
+ * the most promising, the full score for those (the best of the forms), best first. Synchronous and free of I/O: the service calls it per query, the benchmark and the
  * evaluation directly.
  */
 
@@ -187,9 +188,12 @@ class TopK {
 export function matchQuery(index: MatchIndex, q: PreparedQuery, limit = MAX_CANDIDATES): MatchOutcome {
   const byId = new Map<number, { c: MatchCandidate; identifier: boolean }>();
   for (const key of q.identifierKeys) for (const c of index.findByIdentifierKey(key)) byId.set(c.id, { c, identifier: true });
-  for (const c of candidatesFromPostings(index, q)) if (!byId.has(c.id)) byId.set(c.id, { c, identifier: false });
+  const forms = compoundForms(q.tokens, (w) => index.frequencyOf(w) > 0);
+  for (const tokens of forms)
+    for (const c of candidatesFromPostings(index, tokens === forms[0] ? q : { ...q, tokens }))
+      if (!byId.has(c.id)) byId.set(c.id, { c, identifier: false });
   const weightOf = (w: string) => index.weightOf(w);
-  const ranked = [...byId.values()].map(({ c, identifier }) => scoreCandidate(q, c, weightOf, identifier)).sort(byScore);
+  const ranked = [...byId.values()].map(({ c, identifier }) => scoreCandidate(q, c, weightOf, identifier, forms)).sort(byScore);
   const match = chooseMatch(ranked);
   if (match >= limit) {
     // The one identified company is always shown (chooseMatch only picks it by identifier).

@@ -143,10 +143,13 @@ export function scoreCandidate(
   c: MatchCandidate,
   weightOf: (word: string) => number,
   identifierAgrees: boolean,
+  /** The query's name in its compound forms (compounds.ts), the first as written: the best agreement counts. */
+  nameForms: readonly (readonly string[])[] = [q.tokens],
 ): ScoredCandidate {
   const features: Feature[] = [];
   if (identifierAgrees) features.push('identifier');
-  const nameScore = nameSimilarity(q.tokens, c.tokens, weightOf);
+  let nameScore = 0;
+  for (const form of nameForms) nameScore = Math.max(nameScore, nameSimilarity(form, c.tokens, weightOf));
   if (nameScore >= NAME_FEATURE_FROM) features.push('name');
   let agreed = 0;
   let compared = 0;

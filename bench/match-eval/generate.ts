@@ -122,6 +122,18 @@ function joinWords(s: string): string | null {
   w.splice(i, 2, w[i]! + w[i + 1]!);
   return w.join(' ');
 }
+/** The acronym of a business form written out, whole or abbreviated: `PHU Max` → `Przedsiębiorstwo Handlowo-Usługowe Max`. */
+const BUSINESS_FORMS: Record<string, readonly string[]> = {
+  PHU: ['Przedsiębiorstwo Handlowo-Usługowe', 'Przeds. Handl.-Usł.', 'Przedsiębiorstwo Handlowo Usługowe'],
+  PPHU: ['Przedsiębiorstwo Produkcyjno-Handlowo-Usługowe', 'Przeds. Prod.-Handl.-Usł.', 'P.P.H.U.'],
+  FHU: ['Firma Handlowo-Usługowa', 'F.H.U.', 'Firma Handl.-Usł.'],
+  PUH: ['Przedsiębiorstwo Usługowo-Handlowe', 'P.U.H.', 'Przeds. Usł.-Handl.'],
+};
+function writeOutBusinessForm(s: string): string | null {
+  const [first, ...rest] = s.split(' ');
+  const forms = BUSINESS_FORMS[first!];
+  return forms ? [pick(forms), ...rest].join(' ') : null;
+}
 function typo(s: string): string | null {
   const words = s.split(' ');
   const long = words.map((w, i) => ({ w, i })).filter((x) => /^\p{L}{6,}$/u.test(x.w));
@@ -164,6 +176,7 @@ type Kind =
   | 'case_punctuation'
   | 'swapped_words'
   | 'joined_words'
+  | 'business_form'
   | 'typo'
   | 'two_typos'
   | 'missing_city'
@@ -179,6 +192,7 @@ const KINDS: ReadonlyArray<readonly [Kind, number]> = [
   ['case_punctuation', 8],
   ['swapped_words', 10],
   ['joined_words', 5],
+  ['business_form', 5],
   ['typo', 12],
   ['two_typos', 5],
   ['missing_city', 8],
@@ -196,6 +210,7 @@ function pickKind(): Kind {
 }
 
 const sharedNames = [...byName.values()].filter((cs) => cs.length > 1);
+const withBusinessForm = companies.filter((c) => BUSINESS_FORMS[c.name.split(' ')[0]!] !== undefined);
 
 function isAmbiguous(target: Company, q: MatchQuery): boolean {
   const siblings = byName.get(nameKey(target.name)) ?? [];
@@ -214,7 +229,7 @@ function build(kind: Kind): EvalQuery | null {
     if (byName.has(nameKey(o.name))) return null;
     return { query: { name: o.name, ...(chance(0.7) ? { city: o.city } : {}) }, expected: null, ambiguous: false, corruptions: [kind] };
   }
-  const target = kind === 'shared_name' ? pick(pick(sharedNames)) : pick(companies);
+  const target = kind === 'shared_name' ? pick(pick(sharedNames)) : kind === 'business_form' ? pick(withBusinessForm) : pick(companies);
   if (!target.city) return null;
   const corruptions: string[] = [kind];
   let name: string | null = target.name;
@@ -235,6 +250,9 @@ function build(kind: Kind): EvalQuery | null {
       break;
     case 'joined_words':
       name = joinWords(target.name);
+      break;
+    case 'business_form':
+      name = writeOutBusinessForm(target.name);
       break;
     case 'typo':
       name = typo(target.name);

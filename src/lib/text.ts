@@ -86,13 +86,16 @@ export function normalizeActivityCode(s: string): string {
 const SEP = '[\\s.]*';
 const UNAMBIGUOUS_FORMS = [
   `(?:prosta${SEP})?spolka${SEP}(?:akcyjna|jawna|komandytowa|komandytowo[\\s-]*akcyjna|partnerska|cywilna|europejska)`,
-  `(?:spolka|sp)${SEP}z${SEP}(?:ograniczona${SEP}odpowiedzialnoscia|o${SEP}o)\\.?`,
-  `w${SEP}(?:likwidacji|upadlosci(?:${SEP}ukladowej|${SEP}likwidacyjnej)?|restrukturyzacji)`,
+  // Abbreviated as lists abbreviate them: `sp. kom.`, `Sp. Akc.`, `spółka cyw.`, `sp. partn.`.
+  `(?:spolka|sp)${SEP}(?:akc|kom|komandyt|cyw|partn)\\.?`,
+  `sp${SEP}(?:akcyjna|jawna|komandytowa|partnerska|cywilna)`,
+  `(?:spolka|sp)${SEP}z${SEP}(?:ograniczona${SEP}odpowiedzialnoscia|ogr${SEP}odp|o${SEP}o)\\.?`,
+  `w${SEP}(?:likwidacji|likw|upadlosci(?:${SEP}ukladowej|${SEP}likwidacyjnej)?|restrukturyzacji|organizacji)\\.?`,
 ];
 // Short abbreviations that are also ordinary words or letters (`sa`, `psa`, `sc`): removed anywhere
 // when written with a dot, but without dots only at the end of the name, so that "hotel dla psa
 // burek" keeps its words while "burek psa" and "burek p.s.a." lose the legal form.
-const AMBIGUOUS_FORMS = [`sp${SEP}k${SEP}a\\.?`, `s${SEP}k${SEP}a\\.?`, `p${SEP}s${SEP}a\\.?`, `sp${SEP}[jkp]\\.?`, `s${SEP}[ac]\\.?`];
+const AMBIGUOUS_FORMS = [`sp${SEP}k${SEP}a\\.?`, `s${SEP}k${SEP}a\\.?`, `p${SEP}s${SEP}a\\.?`, `sp${SEP}[jkp]\\.?`, `s${SEP}[acj]\\.?`];
 const WORD_START = '(?<![a-z0-9.])';
 const WORD_END = '(?![a-z0-9])';
 const UNAMBIGUOUS_RE = new RegExp(`${WORD_START}(?:${UNAMBIGUOUS_FORMS.join('|')})${WORD_END}`, 'g');
@@ -100,8 +103,8 @@ const AMBIGUOUS_RE = new RegExp(`${WORD_START}(?:${AMBIGUOUS_FORMS.join('|')})${
 const EDGE_PUNCTUATION = /^[\s,;:\-–]+|[\s,;:\-–.]+$/g;
 
 /**
- * Removes legal-form words (`sp. z o.o.`, `spolka akcyjna`, `s.a.`, `w likwidacji`, …) from a
- * folded name, so that a search for "orlen" or "orlen sa" finds "ORLEN SPÓŁKA AKCYJNA".
+ * Removes legal-form words (`sp. z o.o.`, `spolka akcyjna`, `s.a.`, `w likwidacji`, and their
+ * abbreviations: `sp. kom.`, `sp. akc.`, `sp. z ogr. odp.`, `s.j.`, `w likw.`, …) from a folded name, so that a search for "orlen" or "orlen sa" finds "ORLEN SPÓŁKA AKCYJNA".
  */
 export function stripLegalFormWords(foldedName: string): string {
   let s = foldedName.replace(UNAMBIGUOUS_RE, ' ');

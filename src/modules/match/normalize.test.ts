@@ -34,6 +34,19 @@ describe('nameTokens', () => {
     ['„AUTO-MAX" PPHU', 'auto max p.p.h.u.'],
     ['P.H.U. "MAX"', 'PHU Max'],
     ['P H U MAX', 'phu max'],
+    ['BUDREX SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ SPÓŁKA KOMANDYTOWA', 'Budrex sp. z o.o. sp. kom.'],
+    ['TRANSGAZ SPÓŁKA AKCYJNA', 'Transgaz Sp. Akc.'],
+    ['ZBYCHPOL SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', 'Zbychpol sp. z ogr. odp.'],
+    ['ZBYCHPOL SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', 'Zbychpol sp. z o.o. w organizacji'],
+    ['KOMBUD SP. Z O.O. W LIKWIDACJI', 'Kombud sp. z o.o. w likw.'],
+    ['ELEKTROMAX SPÓŁKA CYWILNA', 'Elektromax spółka cyw.'],
+    ['NOWAK SPÓŁKA JAWNA', 'Nowak s.j.'],
+    ['PPHU AUTO-MAX', 'Przedsiębiorstwo Produkcyjno-Handlowo-Usługowe „Auto-Max"'],
+    ['PPHU AUTO-MAX', 'Przeds. Prod.-Handl.-Usł. Auto Max'],
+    ['FHU KOWALSKI', 'Firma Handlowo-Usługowa Kowalski'],
+    ['ZUH NOWAK', 'Zakład Usługowo-Handlowy Nowak'],
+    ['PW ALFA', 'PRZEDSIĘBIORSTWO WIELOBRANŻOWE ALFA'],
+    ['PRZEDSIĘBIORSTWO BUDOWLANE NOWAK', 'Przeds. Budowlane Nowak'],
   ];
   for (const [a, b] of same) {
     test(`${a} = ${b}`, () => assert.deepEqual(nameTokens(b), nameTokens(a)));
@@ -47,6 +60,13 @@ describe('nameTokens', () => {
     ['sp. z o.o.', []],
     ['', []],
     ['2000 Plus', ['2000', 'plus']],
+    // Short words that only look like legal forms' abbreviations stay.
+    ['Kom Bud', ['kom', 'bud']],
+    ['Akc Pol Sklep', ['akc', 'pol', 'sklep']],
+    // A noun of trade is the name itself, not a business form: only adjectives make one.
+    ['Firma Transport Kowalski', ['firma', 'transport', 'kowalski']],
+    ['Przedsiębiorstwo Handel Usługi Nowak', ['przedsiebiorstwo', 'handel', 'uslugi', 'nowak']],
+    ['Firma Handlowa Kowalski', ['fh', 'kowalski']],
   ];
   for (const [input, tokens] of table)
     test(`${JSON.stringify(input)} → ${tokens.join(' ')}`, () => assert.deepEqual(nameTokens(input), tokens));

@@ -1,4 +1,5 @@
 import { foldText, normalizePostalCode, stripLegalFormWords } from '../../lib/text.ts';
+import { abbreviateBusinessForms } from './business-forms.ts';
 
 /**
  * How the matcher reads what people type: a company name becomes a bag of words (tokens) with
@@ -63,14 +64,18 @@ function isLegalFormWordAt(words: readonly string[], i: number): boolean {
 
 /**
  * The tokens of a company name: `PPHU „Auto-Max" Sp. z o.o.` → `pphu auto max`. Legal forms go
- * (src/lib/text.ts stripLegalFormWords); a run of single letters joins into one word, so
- * `P.H.U.` = `P H U` = `PHU`; a single letter alone is dropped (an initial, `i`, `&`).
+ * (src/lib/text.ts stripLegalFormWords); a business form written out or abbreviated becomes its
+ * acronym (business-forms.ts: `Przedsiębiorstwo Handlowo-Usługowe` = `PHU`); a run of single
+ * letters joins into one word, so `P.H.U.` = `P H U` = `PHU`; a single letter alone is dropped
+ * (an initial, `i`, `&`).
  */
 export function nameTokens(raw: string): string[] {
-  const words = stripLegalFormWords(foldText(raw))
-    .replace(NON_WORD, ' ')
-    .split(' ')
-    .filter((w) => w.length > 0);
+  const words = abbreviateBusinessForms(
+    stripLegalFormWords(foldText(raw))
+      .replace(NON_WORD, ' ')
+      .split(' ')
+      .filter((w) => w.length > 0),
+  );
   const out: string[] = [];
   let letters = '';
   const flush = () => {

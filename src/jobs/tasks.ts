@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
  */
 export const TASKS = {
   sendMail: 'mail.send',
+  requeueMail: 'mail:requeue',
   recoverAccount: 'auth.recover',
   watchlistAdd: 'watchlist.add',
   expirePayments: 'wallet:expire-payments',

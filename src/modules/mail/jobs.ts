@@ -6,7 +6,7 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { addJob, type JobModule } from '../../jobs/queue.ts';
 import { parseJobPayload } from '../../jobs/payload.ts';
-import { SendMailPayload } from '../../jobs/tasks.ts';
+import { SendMailPayload, TASKS } from '../../jobs/tasks.ts';
 import { SEND_MAIL_TASK, SENT_SECRET_NOTE } from './outbox.ts';
 
 export interface MailDeps {
@@ -88,20 +88,33 @@ export function createMailJobs(deps: MailDeps): JobModule {
       throw e;
     }
   };
-  return { tasks: { [SEND_MAIL_TASK]: send } };
+  if (!transport) return { tasks: { [SEND_MAIL_TASK]: send } };
+  // Hourly, a mail whose job spent every attempt (an SMTP server down or refusing for the ~4 days
+  // of graphile-worker's 25 attempts) gets its job back, so a fixed server sends it without a restart.
+  const requeue: Task = async () => {
+    const n = await requeueUnsentMail(deps.db);
+    if (n > 0) deps.logger.info({ count: n }, 'queued unsent mail from the outbox again');
+  };
+  return {
+    tasks: { [SEND_MAIL_TASK]: send, [TASKS.requeueMail]: requeue },
+    crontab: [`17 * * * * ${TASKS.requeueMail} ?max=1&jobKey=${TASKS.requeueMail}&jobKeyMode=preserve_run_at`],
+  };
 }
 
 /**
- * Queues a send job for every unsent mail that has none and is still worth sending (its one-time
- * token, if any, works yet). A mail whose job exists is left alone,
- * running or not: add_job with the key of a job a worker is running makes a second job, which
- * sent the mail again beside the first.
+ * Queues a send job for every unsent mail that is still worth sending (its one-time token, if
+ * any, works yet) and has no job, or only one that spent all its attempts: add_job with that key
+ * starts it again from its first attempt. A mail whose job is waiting or running is left alone:
+ * add_job with the key of a job a worker is running makes a second job, which sent the mail again
+ * beside the first.
  */
 export async function requeueUnsentMail(db: Db): Promise<number> {
   const { rows } = await sql<{ id: string }>`
     SELECT m.id FROM mail_outbox m
     WHERE m.sent_at IS NULL AND (m.send_before IS NULL OR m.send_before > now())
-      AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs j WHERE j.key = 'mail:' || m.id)
+      AND NOT EXISTS (
+        SELECT 1 FROM graphile_worker.jobs j
+        WHERE j.key = 'mail:' || m.id AND (j.attempts < j.max_attempts OR j.locked_at IS NOT NULL))
     ORDER BY m.id`.execute(db);
   for (const r of rows)
     await addJob(db, SEND_MAIL_TASK, { id: r.id }, { jobKey: `mail:${r.id}`, jobKeyMode: 'preserve_run_at', maxAttempts: 25 });

@@ -7,7 +7,7 @@ import { addJob, type JobModule } from '../../jobs/queue.ts';
 import { parseJobPayload } from '../../jobs/payload.ts';
 import { RecoverAccountPayload, TASKS } from '../../jobs/tasks.ts';
 import { enqueueMail } from '../mail/outbox.ts';
-import { issueToken } from '../tokens/service.ts';
+import { issueToken, lockAccountTokens } from '../tokens/service.ts';
 import { WELCOME_CREDITS, applyLedgerEntry, createWallet } from '../wallet/ledger.ts';
 
 export const ONE_TIME_TOKEN_TTL_MS = 24 * 3600 * 1000;
@@ -119,6 +119,15 @@ export function createAccountsService(deps: AccountsDeps) {
     async init(token: string) {
       const now = clock.now();
       return db.transaction().execute(async (trx) => {
+        // The account's row first, as register locks it before it ends the account's init tokens:
+        // taken in the other order, an init and a register again of the same account deadlocked.
+        const owner = await trx
+          .selectFrom('one_time_tokens')
+          .select('account_id')
+          .where('token_hash', '=', hashSecret(token))
+          .where('purpose', '=', 'init')
+          .executeTakeFirst();
+        if (owner) await lockAccountTokens(trx, owner.account_id);
         // Claim the token with a conditional update: of two concurrent inits only one wins.
         const claimed = await trx
           .updateTable('one_time_tokens')
@@ -180,6 +189,9 @@ export function createAccountsService(deps: AccountsDeps) {
       if (!check.ok) return check;
       const now = clock.now();
       return db.transaction().execute(async (trx) => {
+        // Token writes of the account wait for this one, and this for them (lockAccountTokens):
+        // one issued or rotated meanwhile is revoked below, never left working beside the new Master Token.
+        await lockAccountTokens(trx, check.accountId);
         const claimed = await trx
           .updateTable('one_time_tokens')
           .set({ used_at: now })

@@ -60,11 +60,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         },
       },
       async (req, reply) => {
-        const data = await tokens.create(
-          req.auth!.accountId,
-          trimmedName(req.body.name, 'name', NAME_MIN),
-          req.body.expires_in_days ?? undefined,
-        );
+        const data = await tokens.create(req.auth!, trimmedName(req.body.name, 'name', NAME_MIN), req.body.expires_in_days ?? undefined);
         return reply.code(201).send({ success: true, data, meta: meta() });
       },
     );
@@ -206,7 +202,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
         },
       },
       async (req) => {
-        const r = await tokens.revoke(req.auth!.accountId, req.params.token_ref);
+        const r = await tokens.revoke(req.auth!, req.params.token_ref);
         return { success: true, message: `Token ${r.token_ref} has been revoked.`, meta: { revoked_at: r.revoked_at } };
       },
     );
@@ -240,7 +236,7 @@ export function tokenRoutes(deps: { tokens: TokensService; clock: Clock }): Fast
           },
         },
       },
-      async (req) => ({ success: true, data: await tokens.rotate(req.auth!.accountId, req.params.token_ref), meta: meta() }),
+      async (req) => ({ success: true, data: await tokens.rotate(req.auth!, req.params.token_ref), meta: meta() }),
     );
   };
 }

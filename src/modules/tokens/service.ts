@@ -3,7 +3,8 @@ import type { ApiTokensTable } from '../../db/schema.ts';
 import type { Selectable } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { hashSecret, newRef, newTokenSecret } from '../../lib/ids.ts';
-import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { NotFoundError, UnauthorizedError, ValidationError } from '../../lib/errors.ts';
+import { isTokenActive } from './authenticate.ts';
 import type { UsageTracker } from './usage.ts';
 
 export type TokenRow = Selectable<ApiTokensTable>;
@@ -62,6 +63,29 @@ export async function issueToken(
   return { row, plaintext };
 }
 
+/**
+ * Every write of an account's tokens (issue, rotate, revoke, and the recovery that revokes them
+ * all: src/modules/accounts/service.ts) locks the account's row first, so they run one after
+ * another: a token issued or rotated while a recovery is confirmed is either in place before the
+ * recovery revokes every token, or sees the recovery's work. FOR NO KEY UPDATE, so that rows
+ * inserted elsewhere with a key to the account (ledger entries, watches) do not wait for it.
+ */
+export async function lockAccountTokens(trx: DbOrTrx, accountId: string): Promise<void> {
+  await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forNoKeyUpdate().execute();
+}
+
+/** The request's own token, checked again under the account's lock: one revoked meanwhile (a recovery) writes nothing. */
+async function lockForCaller(trx: DbOrTrx, caller: TokenCaller, now: Date): Promise<void> {
+  await lockAccountTokens(trx, caller.accountId);
+  if (!(await isTokenActive(trx, caller.tokenId, now))) throw new UnauthorizedError('Token revoked');
+}
+
+/** Who asks: the authenticated request's account and token (src/modules/tokens/authenticate.ts, Principal). */
+export interface TokenCaller {
+  accountId: string;
+  tokenId: string;
+}
+
 export interface TokensDeps {
   db: Db;
   clock: Clock;
@@ -83,10 +107,19 @@ async function findOwnToken(db: DbOrTrx, accountId: string, tokenRef: string): P
 export function createTokensService(deps: TokensDeps) {
   const { db, clock } = deps;
   return {
-    async create(accountId: string, name: string, expiresInDays: number | undefined) {
+    async create(caller: TokenCaller, name: string, expiresInDays: number | undefined) {
       const now = clock.now();
-      const { row, plaintext } = await issueToken(db, { accountId, kind: 'api', name, lifetimeDays: expiresInDays ?? null, now });
-      return { ...toTokenView(row, now), plaintext, warning: PLAINTEXT_WARNING };
+      return db.transaction().execute(async (trx) => {
+        await lockForCaller(trx, caller, now);
+        const { row, plaintext } = await issueToken(trx, {
+          accountId: caller.accountId,
+          kind: 'api',
+          name,
+          lifetimeDays: expiresInDays ?? null,
+          now,
+        });
+        return { ...toTokenView(row, now), plaintext, warning: PLAINTEXT_WARNING };
+      });
     },
 
     async list(accountId: string) {
@@ -119,27 +152,34 @@ export function createTokensService(deps: TokensDeps) {
       return toTokenView(row, clock.now());
     },
 
-    async revoke(accountId: string, tokenRef: string) {
-      const row = await findOwnToken(db, accountId, tokenRef);
-      if (row.kind === 'master') {
-        throw new ValidationError({ token_ref: ['The Master Token cannot be revoked; rotate it, or recover the account to replace it.'] });
-      }
-      if (row.revoked_at) return { token_ref: row.token_ref, revoked_at: row.revoked_at.toISOString() };
-      const updated = await db
-        .updateTable('api_tokens')
-        .set({ revoked_at: clock.now() })
-        .where('id', '=', row.id)
-        .where('revoked_at', 'is', null)
-        .returning(['token_ref', 'revoked_at'])
-        .executeTakeFirst();
-      // A concurrent revoke won: report the time it recorded.
-      const revokedAt = updated?.revoked_at ?? (await findOwnToken(db, accountId, tokenRef)).revoked_at!;
-      return { token_ref: row.token_ref, revoked_at: revokedAt.toISOString() };
-    },
-
-    async rotate(accountId: string, tokenRef: string) {
+    async revoke(caller: TokenCaller, tokenRef: string) {
+      const { accountId } = caller;
       const now = clock.now();
       return db.transaction().execute(async (trx) => {
+        await lockForCaller(trx, caller, now);
+        const row = await findOwnToken(trx, accountId, tokenRef);
+        if (row.kind === 'master') {
+          throw new ValidationError({
+            token_ref: ['The Master Token cannot be revoked; rotate it, or recover the account to replace it.'],
+          });
+        }
+        if (row.revoked_at) return { token_ref: row.token_ref, revoked_at: row.revoked_at.toISOString() };
+        const updated = await trx
+          .updateTable('api_tokens')
+          .set({ revoked_at: now })
+          .where('id', '=', row.id)
+          .where('revoked_at', 'is', null)
+          .returning(['token_ref', 'revoked_at'])
+          .executeTakeFirstOrThrow();
+        return { token_ref: row.token_ref, revoked_at: updated.revoked_at!.toISOString() };
+      });
+    },
+
+    async rotate(caller: TokenCaller, tokenRef: string) {
+      const { accountId } = caller;
+      const now = clock.now();
+      return db.transaction().execute(async (trx) => {
+        await lockForCaller(trx, caller, now);
         const old = await trx
           .updateTable('api_tokens')
           .set({ revoked_at: now })

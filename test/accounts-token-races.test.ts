@@ -1,0 +1,163 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import {
+  bearer,
+  createAccount,
+  createApiToken,
+  createTestApp,
+  drainJobs,
+  latestInitToken,
+  latestMail,
+  type TestApp,
+} from './helpers/app.ts';
+
+/**
+ * Token writes that overlap an account's recovery or initialisation (found by an audit; each case
+ * holds a row from a second connection to force the overlap):
+ * - the specification's "Recovery revokes every existing token at once; integrations stop working
+ *   immediately": a token rotated or created while a recovery is confirmed must not stay active
+ *   after it, and a Master Token rotated meanwhile must not fail the confirmation with a 500 (two
+ *   active Master Tokens);
+ * - DECISIONS 2 and 7: a registration retried while the client's init is in flight locked the
+ *   account then the token, the init the token then the account, and PostgreSQL aborted one as a
+ *   deadlock (a 500). Both now take the account's row first (lockAccountTokens in
+ *   src/modules/tokens/service.ts).
+ */
+async function waitingOnLocks(t: TestApp, n: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await t.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (rows[0]!.n >= n) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`fewer than ${n} backends waiting on a lock`);
+}
+
+async function recoveryToken(t: TestApp, email: string): Promise<string> {
+  await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email } });
+  await drainJobs(t);
+  const mail = await latestMail(t, email, 'recovery');
+  return new URL(/^Confirm: (\S+)$/m.exec(mail!.text_body)![1]!).searchParams.get('token')!;
+}
+
+const confirmRecovery = (t: TestApp, token: string) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/auth/recover/confirm', headers: { accept: 'application/json' }, payload: { token } });
+
+/** Rotates `ref` and confirms recovery while the token's row is held, rotation first in the lock queue. */
+async function rotateDuringRecovery(t: TestApp, master: string, ref: string, recoverToken: string) {
+  const holder = new pg.Client({ connectionString: t.db.url });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM api_tokens WHERE token_ref = $1 FOR UPDATE', [ref]);
+    const rotate = t.app.inject({ method: 'POST', url: `/api/v1/tokens/${ref}/rotate`, headers: bearer(master) });
+    await waitingOnLocks(t, 1);
+    const confirm = confirmRecovery(t, recoverToken);
+    await waitingOnLocks(t, 2);
+    await holder.query('ROLLBACK');
+    return { rotate: await rotate, confirm: await confirm };
+  } finally {
+    await holder.end();
+  }
+}
+
+test('an API token rotated while the recovery is being confirmed is revoked by the recovery', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+  const acct = await createAccount(t, 'race-api@example.com');
+  const api = await createApiToken(t, acct.master, 'etl');
+  const link = await recoveryToken(t, acct.email);
+
+  const { rotate, confirm } = await rotateDuringRecovery(t, acct.master, api.ref, link);
+  assert.equal(confirm.statusCode, 200, confirm.body);
+  assert.equal(rotate.statusCode, 200, rotate.body);
+  const rotated = rotate.json().data.new_token.plaintext as string;
+
+  // After the recovery committed, every token issued before it must be dead.
+  const verify = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(rotated) });
+  assert.equal(verify.statusCode, 401, `token rotated during the recovery still works after it: ${verify.body}`);
+});
+
+test('rotating the Master Token while the recovery is being confirmed does not fail the confirmation with a 500', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+  const acct = await createAccount(t, 'race-master@example.com');
+  const link = await recoveryToken(t, acct.email);
+
+  const { rotate, confirm } = await rotateDuringRecovery(t, acct.master, acct.masterRef, link);
+  assert.equal(rotate.statusCode, 200, rotate.body);
+  assert.notEqual(confirm.statusCode, 500, `recovery confirmation: ${confirm.statusCode} ${confirm.body}`);
+  // Whatever the order, afterwards exactly one Master Token is active and the one rotated in before the recovery is dead.
+  const rotated = rotate.json().data.new_token.plaintext as string;
+  const verify = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(rotated) });
+  assert.equal(verify.statusCode, 401, verify.body);
+});
+
+test('a token created with the old Master Token while the recovery is being confirmed is revoked by the recovery', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+  const acct = await createAccount(t, 'race-create@example.com');
+  const api = await createApiToken(t, acct.master, 'etl');
+  const link = await recoveryToken(t, acct.email);
+  const holder = new pg.Client({ connectionString: t.db.url });
+  await holder.connect();
+  let created;
+  let confirm;
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM api_tokens WHERE token_ref = $1 FOR UPDATE', [api.ref]);
+    const confirming = confirmRecovery(t, link);
+    await waitingOnLocks(t, 1);
+    // The creation waits for the recovery's transaction, then finds its own Master Token revoked.
+    const creating = t.app.inject({ method: 'POST', url: '/api/v1/tokens', headers: bearer(acct.master), payload: { name: 'late one' } });
+    await waitingOnLocks(t, 2);
+    await holder.query('ROLLBACK');
+    [confirm, created] = await Promise.all([confirming, creating]);
+  } finally {
+    await holder.end();
+  }
+  assert.equal(confirm.statusCode, 200, confirm.body);
+  assert.equal(created.statusCode, 401, created.body);
+  assert.equal(created.json().error, 'Token revoked');
+  const { rows } = await t.db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM api_tokens WHERE revoked_at IS NULL AND account_id = (SELECT id FROM accounts WHERE email = $1)`,
+    [acct.email],
+  );
+  assert.equal(rows[0]!.n, 1, 'only the new Master Token is active');
+});
+
+test('register again while init runs: neither answers 500', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+  const email = 'retry@example.com';
+  const payload = { email, name: 'Retry Co' };
+  const reg = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload });
+  assert.equal(reg.statusCode, 201);
+  const token = await latestInitToken(t, email);
+
+  const holder = new pg.Client({ connectionString: t.db.url });
+  await holder.connect();
+  let init;
+  let again;
+  try {
+    // Hold the token's row for a moment, as any in-flight statement on it would.
+    await holder.query('BEGIN');
+    await holder.query(`SELECT id FROM one_time_tokens WHERE purpose = 'init' FOR UPDATE`);
+    const initing = t.app.inject({ method: 'POST', url: '/api/v1/auth/init', payload: { token } });
+    await waitingOnLocks(t, 1);
+    const registering = t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload });
+    await waitingOnLocks(t, 2);
+    await holder.query('ROLLBACK');
+    [init, again] = await Promise.all([initing, registering]);
+  } finally {
+    await holder.end();
+  }
+  assert.notEqual(
+    init.statusCode,
+    500,
+    `init: ${init.statusCode} ${init.body}; logged: ${t.logLines
+      .filter((l) => l.includes('unhandled error'))
+      .map((l) => JSON.parse(l).err?.message)
+      .join(' | ')}`,
+  );
+  const cause = t.logLines.filter((l) => l.includes('unhandled error')).map((l) => JSON.parse(l).err?.message);
+  assert.notEqual(again.statusCode, 500, `register: ${again.statusCode} ${again.body}; logged: ${cause.join(' | ')}`);
+});

@@ -161,3 +161,31 @@ test('register again while init runs: neither answers 500', async () => {
   const cause = t.logLines.filter((l) => l.includes('unhandled error')).map((l) => JSON.parse(l).err?.message);
   assert.notEqual(again.statusCode, 500, `register: ${again.statusCode} ${again.body}; logged: ${cause.join(' | ')}`);
 });
+
+test('two recovery links of one account confirmed at once: one recovers, the other says the account was recovered with another link', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+  const acct = await createAccount(t, 'race-links@example.com');
+  const first = await recoveryToken(t, acct.email);
+  const second = await recoveryToken(t, acct.email);
+  assert.notEqual(first, second);
+  const holder = new pg.Client({ connectionString: t.db.url });
+  await holder.connect();
+  let answers;
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM accounts WHERE email = $1 FOR UPDATE', [acct.email]);
+    const both = [confirmRecovery(t, first), confirmRecovery(t, second)];
+    await waitingOnLocks(t, 2);
+    await holder.query('ROLLBACK');
+    answers = await Promise.all(both);
+  } finally {
+    await holder.end();
+  }
+  const codes = answers.map((a) => a.statusCode).sort();
+  assert.deepEqual(codes, [200, 422], answers.map((a) => a.body).join(' | '));
+  const refused = answers.find((a) => a.statusCode === 422)!;
+  assert.match(refused.body, /recovered with another link since/);
+  const master = answers.find((a) => a.statusCode === 200)!.json().master_token as string;
+  const verify = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(master) });
+  assert.equal(verify.statusCode, 200, 'the Master Token the winner showed works');
+});

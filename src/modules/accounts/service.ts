@@ -200,7 +200,11 @@ export function createAccountsService(deps: AccountsDeps) {
           .where('expires_at', '>', now)
           .returning('id')
           .executeTakeFirst();
-        if (!claimed) return { ok: false as const, reason: 'This recovery link has already been used.' };
+        if (!claimed) {
+          // Another confirmation of the account went first (this one waited for its lock): say which link ended it.
+          const again = await checkRecoveryToken(token);
+          return again.ok ? { ok: false as const, reason: 'This recovery link has already been used.' } : again;
+        }
         // The account's other recovery links end with this one: each would revoke the Master Token just issued.
         await trx
           .updateTable('one_time_tokens')

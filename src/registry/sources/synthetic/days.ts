@@ -5,7 +5,8 @@ const DAY_MS = 86_400_000;
 export function parseDay(date: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
   if (!m) throw new RangeError(`not a YYYY-MM-DD date: ${date}`);
-  const t = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  // setUTCFullYear, not Date.UTC: Date.UTC reads the years 0 to 99 as 1900 to 1999.
+  const t = new Date(0).setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   if (new Date(t).toISOString().slice(0, 10) !== date) throw new RangeError(`not a real date: ${date}`);
   return t / DAY_MS;
 }
@@ -21,7 +22,7 @@ export function formatDay(day: number): string {
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
   const m = mp < 10 ? mp + 3 : mp - 9;
   const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  return `${y}-${m < 10 ? '0' : ''}${m}-${d < 10 ? '0' : ''}${d}`;
+  return `${y < 1000 ? String(y).padStart(4, '0') : y}-${m < 10 ? '0' : ''}${m}-${d < 10 ? '0' : ''}${d}`;
 }
 
 export const PKD_2025_DAY = parseDay('2025-01-01');

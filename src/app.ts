@@ -120,6 +120,24 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     closing = true;
     done();
   });
+  // A connection whose last request is answered while the server closes is ended then: Node's
+  // server.close() ends only the connections idle at its start, so a client that kept one (any
+  // keep-alive agent) held the server open, and the stop with it, until the grace limit killed the
+  // process (found by an audit of the shutdown). A request already pipelined behind it is answered
+  // first (503 below), and its answer closes the connection. Counted per socket, as Node has no public word for "nothing else pending".
+  const pending = new WeakMap<object, number>();
+  app.addHook('onRequest', async (request) => {
+    const socket = request.raw.socket;
+    if (socket) pending.set(socket, (pending.get(socket) ?? 0) + 1);
+  });
+  app.addHook('onResponse', async (request) => {
+    const socket = request.raw.socket;
+    if (!socket) return;
+    const left = (pending.get(socket) ?? 1) - 1;
+    pending.set(socket, left);
+    // After a moment: a request pipelined behind this one is parsed only once this one is answered.
+    if (closing && left === 0) setTimeout(() => pending.get(socket) === 0 && !socket.destroyed && socket.end(), 100).unref();
+  });
   // preParsing: after every onRequest hook, the route's rate limit included, so its headers are set.
   app.addHook('preParsing', async (_request, reply) => {
     if (!closing) return;

@@ -102,7 +102,15 @@ const MAX_PREVIOUS_SECRETS = 4;
  * one rotated out earlier keeps the expiry its rotation answered (a second rotation within 24 h
  * does not cut the first one's overlap short), the oldest dropped beyond MAX_PREVIOUS_SECRETS.
  */
-export async function rotateSecret(trx: Executor, endpointId: string, secret: string, at: Date, overlapUntil: Date): Promise<void> {
+/**
+ * False when the endpoint is gone. The endpoint's row is taken first (FOR NO KEY UPDATE: the
+ * fan-out's FOR KEY SHARE does not wait for it), so two rotations run one after the other, the
+ * second expiring the first's new secret (one current secret, never two without an expiry), and
+ * a deletion meanwhile makes this a 404, not a foreign-key violation (found by an audit).
+ */
+export async function rotateSecret(trx: Executor, endpointId: string, secret: string, at: Date, overlapUntil: Date): Promise<boolean> {
+  const { rows } = await sql`SELECT id FROM webhook_endpoints WHERE id = ${endpointId} FOR NO KEY UPDATE`.execute(trx);
+  if (rows.length === 0) return false;
   await sql`
     DELETE FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at IS NOT NULL AND (expires_at <= ${at} OR id NOT IN (
       SELECT id FROM webhook_secrets WHERE endpoint_id = ${endpointId} AND expires_at > ${at} ORDER BY expires_at DESC LIMIT ${MAX_PREVIOUS_SECRETS - 1}))`.execute(
@@ -110,6 +118,7 @@ export async function rotateSecret(trx: Executor, endpointId: string, secret: st
   );
   await sql`UPDATE webhook_secrets SET expires_at = ${overlapUntil} WHERE endpoint_id = ${endpointId} AND expires_at IS NULL`.execute(trx);
   await sql`INSERT INTO webhook_secrets (endpoint_id, secret, created_at) VALUES (${endpointId}, ${secret}, ${at})`.execute(trx);
+  return true;
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -268,10 +268,12 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
       const now = clock.now();
       const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
       // Notified, the dispatcher runs renew their leases at once and sign what they read ahead with both secrets.
-      await db.transaction().execute(async (trx) => {
-        await rotateSecret(trx, row.id, secret, now, until);
+      const rotated = await db.transaction().execute(async (trx) => {
+        if (!(await rotateSecret(trx, row.id, secret, now, until))) return false;
         await notifyEndpointChanged(trx, row.id);
+        return true;
       });
+      if (!rotated) throw new NotFoundError('Webhook endpoint not found');
       return { secret, previous_secret_expires_at: until.toISOString() };
     },
 

@@ -73,6 +73,24 @@ const LATIN_NON_WORD = /[^a-z0-9\u0250-\u{10ffff}]+/gu;
 const WORD_SPLIT = /[^\p{L}\p{N}]+/u;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const NUMERIC_KEYS: ReadonlySet<string> = new Set(['page', 'per_page']);
+/** The filters a search reads (SearchQuery, with `per_page`): any other argument is ignored, whatever its type. */
+const SEARCH_KEYS: ReadonlySet<string> = new Set([
+  'has_contact',
+  'activity_code',
+  'activities',
+  'activity_prefix',
+  'activity_start_from',
+  'open_from',
+  'activity_start_to',
+  'voivodeship',
+  'city',
+  'postal_code',
+  'status',
+  'legal_form',
+  'q',
+  'page',
+  'per_page',
+] satisfies (keyof SearchQuery | 'per_page')[]);
 
 type Errors = Record<string, string[]>;
 
@@ -157,10 +175,11 @@ export function parseSearchQuery(query: SearchQuery): SearchRequest {
     if (typeof value === 'string' && CONTROL.test(value))
       add(errors, key, `The ${key.replace(/_/g, ' ')} field must not contain control characters.`);
     // Every filter is text (a query string's; the MCP tool passes arguments the schema may not
-    // name, as the aliases): a number or a list is refused, not read as text.
-    else if (value !== undefined && typeof value !== 'string' && !NUMERIC_KEYS.has(key))
-      add(errors, key, `The ${key.replace(/_/g, ' ')} field must be a string.`);
-    else (clean as Record<string, unknown>)[key] = value;
+    // name, as the aliases): a number or a list is refused, not read as text. An argument that is
+    // no filter is ignored, as the route ignores an unknown parameter (an agent's `limit: 10`).
+    else if (value !== undefined && typeof value !== 'string' && !NUMERIC_KEYS.has(key)) {
+      if (SEARCH_KEYS.has(key)) add(errors, key, `The ${key.replace(/_/g, ' ')} field must be a string.`);
+    } else (clean as Record<string, unknown>)[key] = value;
   }
   query = clean;
 

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -35,6 +36,8 @@ export const API_PREFIX = '/api/v1';
  */
 /** How long a request may take to arrive, headers and body (Node's `server.requestTimeout`). */
 export const REQUEST_TIMEOUT_MS = 30_000;
+/** How long a kept-alive connection stays open after its last answer once the server closes (buildApp). */
+const KEPT_ALIVE_GRACE_MS = 1_000;
 
 export async function buildApp(parts: Composition, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config, db } = parts;
@@ -120,23 +123,22 @@ export async function buildApp(parts: Composition, options: AppOptions = {}): Pr
     closing = true;
     done();
   });
-  // A connection whose last request is answered while the server closes is ended then: Node's
-  // server.close() ends only the connections idle at its start, so a client that kept one (any
-  // keep-alive agent) held the server open, and the stop with it, until the grace limit killed the
-  // process (found by an audit of the shutdown). A request already pipelined behind it is answered
-  // first (503 below), and its answer closes the connection. Counted per socket, as Node has no public word for "nothing else pending".
+  // A connection whose last request is answered while the server closes is ended a moment later:
+  // Node's server.close() ends only the connections idle at its start, so a client that kept one
+  // (any keep-alive agent) held the server open, and the stop with it, until the grace limit killed
+  // the process (found by an audit of the shutdown). Within the moment, a request the client sends
+  // on it is still answered (503 below, which closes the connection). Requests are counted per
+  // socket as Node parses them (its 'request' event, before any hook).
   const pending = new WeakMap<object, number>();
-  app.addHook('onRequest', async (request) => {
-    const socket = request.raw.socket;
-    if (socket) pending.set(socket, (pending.get(socket) ?? 0) + 1);
-  });
-  app.addHook('onResponse', async (request) => {
-    const socket = request.raw.socket;
-    if (!socket) return;
-    const left = (pending.get(socket) ?? 1) - 1;
-    pending.set(socket, left);
-    // After a moment: a request pipelined behind this one is parsed only once this one is answered.
-    if (closing && left === 0) setTimeout(() => pending.get(socket) === 0 && !socket.destroyed && socket.end(), 100).unref();
+  app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    pending.set(socket, (pending.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (pending.get(socket) ?? 1) - 1;
+      pending.set(socket, left);
+      if (closing && left === 0)
+        setTimeout(() => pending.get(socket) === 0 && !socket.destroyed && socket.end(), KEPT_ALIVE_GRACE_MS).unref();
+    });
   });
   // preParsing: after every onRequest hook, the route's rate limit included, so its headers are set.
   app.addHook('preParsing', async (_request, reply) => {

@@ -126,9 +126,10 @@ test('a daily-run worker and an idle-priority delivery worker on one database', 
     (await sql<{ n: number }>`SELECT count(DISTINCT process_key)::int AS n FROM job_worker_liveness WHERE dead_since IS NULL`.execute(db))
       .rows[0]!.n;
   await waitFor('both worker processes', async () => (await workers()) === 2, 30_000);
-  assert.match(delivery.output(), /worker process under SCHED_IDLE/);
+  // Logged just after the worker registers: waited for, as the output may not hold it yet.
+  await waitFor('the SCHED_IDLE line', () => /worker process under SCHED_IDLE/.test(delivery.output()), 10_000);
   // Without PUBLIC_BASE_URL a worker that mails recovery links says where they would point.
-  assert.match(daily.output(), /PUBLIC_BASE_URL is not set/);
+  await waitFor('the PUBLIC_BASE_URL warning', () => /PUBLIC_BASE_URL is not set/.test(daily.output()), 10_000);
   assert.doesNotMatch(delivery.output(), /PUBLIC_BASE_URL is not set/);
 
   const day2 = writeNdjson(

@@ -101,8 +101,7 @@ const MAX_PREVIOUS_SECRETS = 4;
  * The new secret becomes current; the previous current one keeps signing until `overlapUntil`, and
  * one rotated out earlier keeps the expiry its rotation answered (a second rotation within 24 h
  * does not cut the first one's overlap short), the oldest dropped beyond MAX_PREVIOUS_SECRETS.
- */
-/**
+ *
  * False when the endpoint is gone. The endpoint's row is taken first (FOR NO KEY UPDATE: the
  * fan-out's FOR KEY SHARE does not wait for it), so two rotations run one after the other, the
  * second expiring the first's new secret (one current secret, never two without an expiry), and

@@ -89,6 +89,7 @@ async function measure(c: Conn, schema: 'before' | 'after'): Promise<{ insert_us
       error: null,
       body: null,
       attemptsBefore: 0,
+      dueBefore: at,
       nextAttemptAt: null,
       at,
       endedAt: at,

@@ -1,7 +1,7 @@
 /**
  * DECISIONS 8 at its edges, with a real receiver verifying every message: an event of a run still
  * running, watched after an endpoint appeared, is pushed; messages read ahead before a rotation
- * carry the new signature; a replay during an attempt in flight is sent again; and a test event of
+ * carry the new signature; a replay or a retry during an attempt in flight is sent again; and a test event of
  * each of the 29 types.
  */
 import { test } from 'node:test';
@@ -25,6 +25,7 @@ const rx = await startReceiver(({ path, attempt }): AnswerValue => {
     return 'hang';
   }
   if (path === '/last-hangs') return attempt === 1 ? 500 : 'hang';
+  if (path === '/first-hangs' || path === '/retry-hangs') return attempt === 1 ? 'hang' : 200;
   return 200;
 });
 
@@ -52,6 +53,25 @@ async function insertCompany(krs: string, name: string): Promise<string> {
     INSERT INTO companies (primary_identifier_type, primary_identifier, name, status, snapshot, content_hash, name_folded, first_seen_date)
     VALUES ('KRS', ${krs}, ${name}, 'ACTIVE', '{}', '\\x00', ${name.toLowerCase()}, '2030-05-01') RETURNING id`.execute(t.db.db);
   return rows[0]!.id;
+}
+
+/** An endpoint at `path` and a watched company with one event of `date`; replays `after_id` just below the event. */
+async function watchedEventAt(path: string, krs: string, name: string, date: string) {
+  const company = await insertCompany(krs, name);
+  const {
+    rows: [ev],
+  } = await sql<{ id: string }>`
+    INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity)
+    VALUES (${company}, ${date}, 'COMPANY_NAME_CHANGED', 'OLD NAME SA', ${name}, 'info') RETURNING id`.execute(t.db.db);
+  const ep = await createEndpoint(path);
+  const { watchCompanies } = await import('../src/modules/watchlist/repo.ts');
+  await t.db.db.transaction().execute((trx) => watchCompanies(trx, aId, [company], new Date(`${date}T00:00:00Z`), new Date()));
+  const replay = async () => {
+    const res = await api('POST', `/webhooks/${ep.id}/replay`, { after_id: Number(ev!.id) - 1 });
+    assert.equal(res.statusCode, 202, res.body);
+    assert.equal(res.json().data.queued, 1);
+  };
+  return { ep, replay };
 }
 
 // Must run first: no endpoint of any account is enabled yet when the run writes its events.
@@ -128,20 +148,10 @@ test('rotation: every message sent after rotate-secret answers carries the new s
 });
 
 test('replay while the last scheduled attempt is in flight: the replayed message still gets its whole schedule', async () => {
-  const company = await insertCompany('0000777002', 'REPLAY RACE SA');
-  const {
-    rows: [ev],
-  } = await sql<{ id: string }>`
-    INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity)
-    VALUES (${company}, '2030-05-02', 'COMPANY_NAME_CHANGED', 'RACE OLD SA', 'REPLAY RACE SA', 'info') RETURNING id`.execute(t.db.db);
-  const ep = await createEndpoint('/last-hangs');
-  const { watchCompanies } = await import('../src/modules/watchlist/repo.ts');
-  await t.db.db.transaction().execute((trx) => watchCompanies(trx, aId, [company], new Date('2030-05-02T00:00:00Z'), new Date()));
+  const { ep, replay } = await watchedEventAt('/last-hangs', '0000777002', 'REPLAY RACE SA', '2030-05-02');
   // Attempt 1: 500. Attempt 2 (the last of schedule "1"): hangs until the 2 s timeout.
   await waitFor('the last attempt under way', () => rx.on('/last-hangs').length === 2, 15_000);
-  const res = await api('POST', `/webhooks/${ep.id}/replay`, { after_id: Number(ev!.id) - 1 });
-  assert.equal(res.statusCode, 202, res.body);
-  assert.equal(res.json().data.queued, 1);
+  await replay();
   // docs/webhooks.md: "A replayed message starts again as a new one: attempts 0, ..., the whole retry schedule ahead."
   await new Promise((r) => setTimeout(r, 6_000));
   const list = await api('GET', `/webhooks/${ep.id}/deliveries`);
@@ -151,6 +161,36 @@ test('replay while the last scheduled attempt is in flight: the replayed message
     arrivalsAfterReplay >= 1,
     `the replay was swallowed by the attempt in flight: ${arrivalsAfterReplay} attempts after it; the delivery: ${JSON.stringify({ status: d.status, attempts: d.attempts, next_attempt_at: d.next_attempt_at })}`,
   );
+});
+
+/** The hung first attempt at `path` is followed by a 2xx, and the log counts only that attempt. */
+async function assertDeliveredOnceAfterHang(path: string, endpointId: string) {
+  await waitFor('an attempt after the hung one', () => rx.on(path).some((m) => m.status === 200), 15_000);
+  const latest = async () => (await api('GET', `/webhooks/${endpointId}/deliveries`)).json().data[0];
+  await waitFor('the delivery recorded', async () => (await latest()).status === 'delivered', 10_000);
+  const d = await latest();
+  assert.equal(d.attempts, 1, JSON.stringify(d));
+}
+
+test('replay during the first attempt: the replayed message is sent again after it', async () => {
+  const { ep, replay } = await watchedEventAt('/first-hangs', '0000777003', 'FIRST RACE SA', '2030-05-03');
+  // Attempt 1 hangs until the 2 s timeout; the replay commits meanwhile (attempts 0 before and after it).
+  await waitFor('the first attempt under way', () => rx.on('/first-hangs').length === 1, 15_000);
+  await replay();
+  // The replayed message's own first attempt is the one recorded: the hung one started before it.
+  await assertDeliveredOnceAfterHang('/first-hangs', ep.id);
+  assert.equal(new Set(rx.on('/first-hangs').map((m) => m.id)).size, 1, 'the same webhook-id');
+});
+
+test("retry of one delivery during its attempt: sent again after it (the older attempt's outcome not recorded over it)", async () => {
+  const ep = await createEndpoint('/retry-hangs');
+  const sent = await api('POST', `/webhooks/${ep.id}/test`, { event_type: 'COMPANY_NAME_CHANGED' });
+  assert.equal(sent.statusCode, 202, sent.body);
+  await waitFor('the first attempt under way', () => rx.on('/retry-hangs').length === 1, 15_000);
+  const [d0] = (await api('GET', `/webhooks/${ep.id}/deliveries`)).json().data;
+  const res = await api('POST', `/webhooks/${ep.id}/deliveries/${d0.id}/retry`);
+  assert.equal(res.statusCode, 202, res.body);
+  await assertDeliveredOnceAfterHang('/retry-hangs', ep.id);
 });
 
 test('POST /test for each of the 29 types: delivered, verified, type and data.test', async () => {

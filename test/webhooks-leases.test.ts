@@ -109,6 +109,7 @@ test('an endpoint is held by one run until its lease lapses; renewal drops a dis
         ok: true,
         gone: false,
         attemptsBefore: 0,
+        dueBefore: T0,
         status: 204,
         error: null,
         body: '',

@@ -81,6 +81,8 @@ export interface DueDelivery {
   created_at: Date;
   /** Attempts made before this one. */
   attempts: number;
+  /** When it fell due, as read: with `attempts`, what tells a replay or retry since (RecordedAttempt). */
+  next_attempt_at: Date;
   /** The id as a number, for ordering (ids stay far below 2^53). */
   order: number;
 }
@@ -98,12 +100,12 @@ export async function readDueDeliveries(
   // The secrets come as one space-separated text (a secret is `whsec_` and base64: no spaces), split
   // once per endpoint: cheaper than a text[] parsed on every row.
   const { rows } = await sql<Omit<DueDelivery, 'secrets' | 'order'> & { secrets: string | string[]; order?: number }>`
-    SELECT d.id, d.endpoint_id, ep.url, array_to_string(s.secrets, ' ') AS secrets, d.event_type, d.payload::text AS payload, d.created_at, d.attempts
+    SELECT d.id, d.endpoint_id, ep.url, array_to_string(s.secrets, ' ') AS secrets, d.event_type, d.payload::text AS payload, d.created_at, d.attempts, d.next_attempt_at
     FROM unnest(${r.want.map((w) => w.endpointId)}::bigint[], ${r.want.map((w) => w.count)}::int[]) AS w(endpoint_id, n)
     JOIN webhook_endpoints ep ON ep.id = w.endpoint_id AND ep.status = 'enabled' AND ep.lease_owner = ${r.owner}
     CROSS JOIN LATERAL ${signingSecrets(sql`w.endpoint_id`, r.now)} s
     CROSS JOIN LATERAL (
-      SELECT d.id, d.endpoint_id, d.event_type, d.payload, d.created_at, d.attempts FROM webhook_deliveries d
+      SELECT d.id, d.endpoint_id, d.event_type, d.payload, d.created_at, d.attempts, d.next_attempt_at FROM webhook_deliveries d
       WHERE d.endpoint_id = w.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= ${r.now}
         AND NOT (d.id = ANY(${[...r.held]}::bigint[]))
       ORDER BY d.next_attempt_at, d.id LIMIT w.n
@@ -131,11 +133,14 @@ export interface RecordedAttempt {
   /** Null with ok false: the schedule is spent and the message failed. */
   nextAttemptAt: Date | null;
   /**
-   * The message's attempts when it was read: its outcome is recorded only while they are still
-   * so. A replay meanwhile (attempts back to 0, due at once) keeps the message pending, to be sent
-   * again, rather than have this older attempt's outcome written over it.
+   * The message's attempts and due time when it was read: its outcome is recorded only while both
+   * are still so. A replay or a retry meanwhile (due again at once; a replay also sets attempts
+   * back to 0) keeps the message pending, to be sent again, rather than have this older attempt's
+   * outcome written over it. The due time tells a replay during the first attempt (attempts 0
+   * before and after it).
    */
   attemptsBefore: number;
+  dueBefore: Date;
   /** When the attempt started (last_attempt_at) and when its answer came (delivered_at on a 2xx). */
   at: Date;
   endedAt: Date;
@@ -178,9 +183,11 @@ export async function recordAttempts(
         delivered_at = CASE WHEN u.ok THEN u.ended_at ELSE NULL END
       FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
         ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[],
-        ${col((a) => a.endpointId)}::bigint[], ${col((a) => a.endedAt)}::timestamptz[], ${col((a) => a.attemptsBefore)}::int[])
-        AS u(id, ok, next_at, code, error, body, at, endpoint_id, ended_at, attempts_before)
+        ${col((a) => a.endpointId)}::bigint[], ${col((a) => a.endedAt)}::timestamptz[], ${col((a) => a.attemptsBefore)}::int[],
+        ${col((a) => a.dueBefore)}::timestamptz[])
+        AS u(id, ok, next_at, code, error, body, at, endpoint_id, ended_at, attempts_before, due_before)
       WHERE d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.status = 'pending' AND d.attempts = u.attempts_before
+        AND d.next_attempt_at = u.due_before
       RETURNING d.id
     )
     UPDATE webhook_endpoints SET

@@ -376,6 +376,7 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
       body: r.body,
       nextAttemptAt,
       attemptsBefore: d.attempts,
+      dueBefore: d.next_attempt_at,
       at,
       endedAt: ended,
     });

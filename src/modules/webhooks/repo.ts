@@ -267,8 +267,9 @@ export async function listDeliveries(
 
 /**
  * Sends one delivery again now. Should an attempt of it be in flight, that attempt's outcome is
- * what gets recorded (the message is being sent now); a failed message gets this one attempt
- * beyond its schedule (its attempts stay counted).
+ * not recorded and the message goes again once it ends (the attempt may have started before
+ * whatever the caller is recovering from); a failed message gets this one attempt beyond its
+ * schedule (its attempts stay counted).
  */
 export async function requeueDelivery(db: Executor, endpointId: string, deliveryId: string, at: Date): Promise<boolean> {
   const { rows } = await sql<{ id: string }>`

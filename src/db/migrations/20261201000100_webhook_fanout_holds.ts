@@ -17,15 +17,8 @@ import { sql, type Kysely } from 'kysely';
 // events' delay: after it their messages go out beside the run.
 const HOLD_SECONDS = 60;
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`
-    CREATE TABLE webhook_fanout_holds (
-      job_key text PRIMARY KEY,
-      run_id bigint NOT NULL,
-      payload json NOT NULL
-    );
-    CREATE INDEX webhook_fanout_holds_run_idx ON webhook_fanout_holds (run_id);
-
+/** The functions as this migration makes them (20261204000100's down() puts them back). */
+export const QUEUE_FAN_OUT = sql`
     CREATE OR REPLACE FUNCTION webhooks_queue_fan_out() RETURNS trigger LANGUAGE plpgsql AS $fn$
     DECLARE
       lo bigint; hi bigint; d0 date; d1 date; run bigint; k text; p json;
@@ -49,8 +42,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       RETURN NULL;
     END
     $fn$;
-
-    CREATE FUNCTION webhooks_release_fan_out() RETURNS trigger LANGUAGE plpgsql AS $fn$
+`;
+export const RELEASE_FAN_OUT = sql`
+    CREATE OR REPLACE FUNCTION webhooks_release_fan_out() RETURNS trigger LANGUAGE plpgsql AS $fn$
     DECLARE
       h record;
     BEGIN
@@ -63,6 +57,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       RETURN NULL;
     END
     $fn$;
+`;
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    CREATE TABLE webhook_fanout_holds (
+      job_key text PRIMARY KEY,
+      run_id bigint NOT NULL,
+      payload json NOT NULL
+    );
+    CREATE INDEX webhook_fanout_holds_run_idx ON webhook_fanout_holds (run_id);
+
+    ${QUEUE_FAN_OUT}
+    ${RELEASE_FAN_OUT}
     CREATE TRIGGER daily_runs_webhooks_release AFTER UPDATE OF status ON daily_runs
       FOR EACH ROW WHEN (OLD.status = 'running' AND NEW.status <> 'running')
       EXECUTE FUNCTION webhooks_release_fan_out();

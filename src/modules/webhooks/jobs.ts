@@ -11,7 +11,8 @@ import { fanOutEvents, forgetFanOutHold } from './repo.ts';
 
 /**
  * Queued by the trigger on `events` (migration 20261125000100_webhooks) in the events' own transaction;
- * while their run is running, held until it ends (migration 20261201000100_webhook_fanout_holds).
+ * while their run is running, held until it ends (migrations 20261201000100_webhook_fanout_holds,
+ * 20261204000100_webhook_fanout_holds_without_endpoints).
  */
 export const FANOUT_TASK = 'webhooks.fanout';
 

@@ -14,8 +14,8 @@ import { FEED_JSON, type Executor } from './repo.ts';
  * 20261201000100_webhook_fanout_holds), which reads the feed when the run ends and finds these
  * rows there: the runs' rows are taken FOR SHARE, so a run's completion waits for this commit, and
  * its released job cannot read the feed before these rows are in it. Only when such a job holds
- * the event: a batch committed while no endpoint anywhere was enabled queued none (and a held job
- * that already ran forgot its hold), so its events are pushed here, or never. The watch's
+ * the event: a held job that already ran (its run's process died) forgot its hold, so its events
+ * are pushed here, or never. The watch's
  * transaction holds the events writer's lock (watchCompanies), which a fan-out job takes before it
  * reads the feed (jobs.ts): a held job never runs between this statement and the watch's commit.
  */

@@ -239,6 +239,11 @@ const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9
  * Parses the environment once into a frozen Config. Every problem is collected so that an
  * operator sees all of them at start, each naming its variable.
  */
+/** PUBLIC_BASE_URL's default: `http://HOST:PORT`, an IPv6 host in brackets. */
+export function defaultPublicBaseUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   // An empty or blank variable counts as unset; values are trimmed.
@@ -366,7 +371,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: e.REDIS_URL,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? 'regwatch <no-reply@regwatch.local>',
-    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? defaultPublicBaseUrl(host, port)).replace(/\/+$/, ''),
     publicBaseUrlSet: e.PUBLIC_BASE_URL !== undefined,
     paymentProvider,
     stripeSecretKey: e.STRIPE_SECRET_KEY,

@@ -4,6 +4,7 @@ import type { Runner } from 'graphile-worker';
 import { Redis } from 'ioredis';
 import { buildApp } from './app.ts';
 import { databaseHealth } from './http/health.ts';
+import { resolveListenPort } from './http/listen-port.ts';
 import { createMetricsRegistry, serveMetrics } from './http/metrics.ts';
 import type { Config } from './config.ts';
 import { compose, type Composition } from './composition.ts';
@@ -25,7 +26,8 @@ const SHUTDOWN_GRACE_MS = 30_000;
  * close-with-grace: the HTTP server stops accepting and finishes in-flight requests, the worker
  * finishes running jobs, then the parts and the database (and an embedded cluster) are let go.
  */
-export async function serveCommand(config: Config): Promise<number> {
+export async function serveCommand(given: Config): Promise<number> {
+  const config = await resolveListenPort(given);
   const logger = createLogger(config.logLevel);
   const started = Date.now();
   // WORKER_IDLE_PRIORITY (ROLE=worker only): every backend of the worker's pool (graphile-worker's

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { createTestDatabase } from './helpers/db.ts';
 import { freePort } from './helpers/net.ts';
-import { serveProcess } from './helpers/serve.ts';
+import { serveEnv, serveProcess } from './helpers/serve.ts';
 import { waitFor } from './helpers/wait.ts';
 
 /**
@@ -17,14 +17,7 @@ import { waitFor } from './helpers/wait.ts';
  */
 
 const t = await createTestDatabase();
-const env: Record<string, string | undefined> = {
-  ...process.env,
-  DATABASE_URL: t.url,
-  REGISTRY_SOURCES: '',
-  DEMO_COMPANIES: '0',
-  LOG_LEVEL: 'info',
-};
-delete env.REDIS_URL;
+const env = serveEnv(t.url);
 
 test(
   'SIGTERM with a request in flight on a keep-alive connection: the request finishes, then the process stops cleanly, exit 0',

@@ -12,6 +12,23 @@ export interface ServeProcess {
 }
 
 /**
+ * The environment of a `regwatch serve` process on the test database `databaseUrl`: the parent's,
+ * no registry sources, no demo data, no Redis, info logs; `extra` on top.
+ */
+export function serveEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REGISTRY_SOURCES: '',
+    DEMO_COMPANIES: '0',
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+  delete env.REDIS_URL;
+  return env;
+}
+
+/**
  * `regwatch serve` in a process of its own with exactly `env` (pass the parent's environment in
  * when it should be kept), stopped when the test file ends: with SIGTERM (SIGKILL after 15 s), or
  * at once with SIGKILL (`stop: 'kill'`).

@@ -251,6 +251,13 @@ test('filters on both feeds: event_type (one or a comma list), scope, from_date 
   assert.deepEqual(await types('event_type=COMPANY_NAME_CHANGED&from_date=2026-11-24', perCompany), ['2026-11-24 COMPANY_NAME_CHANGED']);
   assert.deepEqual(await types('scope=contact', perCompany), ['2026-11-23 COMPANY_PHONE_CHANGED']);
 
+  // An empty filter (a form's empty field) is the same as none.
+  const all = await types('');
+  for (const q of ['from_date=', 'to_date=', 'from_date=&to_date=', 'event_type=', 'scope=']) {
+    assert.deepEqual(await types(q), all, q);
+    assert.deepEqual(await types(q, perCompany), await types('', perCompany), `${q} (per company)`);
+  }
+
   const bad: [string, string][] = [
     ['event_type=COMPANY_EXPLODED', 'event_type'],
     ['scope=weather', 'scope'],

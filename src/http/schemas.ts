@@ -6,6 +6,13 @@ export const NullableTimestampSchema = Type.Union([TimestampSchema, Type.Null()]
 export const DateSchema = Type.String({ format: 'date', maxLength: 10, examples: ['2026-11-21'] });
 
 /**
+ * A date filter in a query string: YYYY-MM-DD, or empty (`from_date=`, as a form leaves it), the
+ * same as absent. The handler's parser checks the date and words the error (a format keyword here
+ * would refuse the empty value with 422).
+ */
+export const QueryDateSchema = Type.String({ maxLength: 10, examples: ['2026-11-21'] });
+
+/**
  * The longest path parameter the router hands on (Fastify's `maxParamLength`, set to this in
  * app.ts): a longer one is a 404 before validation (error-handler.ts, frameworkErrors). A path id
  * is bounded by it and by nothing shorter, so an id that names nothing is its resource's 404

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { parseIdentifierList } from './identifier-list.ts';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DateSchema, errorResponses, PathIdSchema, TimestampSchema } from '../../http/schemas.ts';
+import { QueryDateSchema, errorResponses, PathIdSchema, TimestampSchema } from '../../http/schemas.ts';
 import { reportCharge } from '../../http/pricing.ts';
 import { EVENT_SCOPES, EVENT_TYPES, IDENTIFIER_TYPES } from '../../registry/model.ts';
 import { parseEventFilters, type EventFilterQuery } from './event-filters.ts';
@@ -76,8 +76,8 @@ const CommaList = (max: number, description: string) =>
 const FilterQuery = {
   event_type: Type.Optional(CommaList(1000, `One event type or a comma list (any of): ${EVENT_TYPES.join(', ')}.`)),
   scope: Type.Optional(CommaList(200, `An event group: ${Object.keys(EVENT_SCOPES).join(', ')}. With \`event_type\`, both must match.`)),
-  from_date: Type.Optional(Type.String({ ...DateSchema, description: 'Events dated on or after (YYYY-MM-DD).' })),
-  to_date: Type.Optional(Type.String({ ...DateSchema, description: 'Events dated on or before (YYYY-MM-DD).' })),
+  from_date: Type.Optional(Type.String({ ...QueryDateSchema, description: 'Events dated on or after (YYYY-MM-DD; empty: no bound).' })),
+  to_date: Type.Optional(Type.String({ ...QueryDateSchema, description: 'Events dated on or before (YYYY-MM-DD; empty: no bound).' })),
 };
 const PageQuery = {
   page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { EventType, IdentifierType, Severity } from '../../registry/model.ts';
 import { EVENTS_WRITER_LOCK, lockEventsWriter } from '../../registry/store.ts';
-import { fanOutWatchStarted } from '../webhooks/watch-fanout.ts';
+import { fanOutWatchStarted, stopUnwatchedMessages } from '../webhooks/watch-fanout.ts';
 import type { EventFilters } from './event-filters.ts';
 import { identifierKey } from '../../lib/identifiers.ts';
 import type { WatchItemStatus, WatchRequestStatus } from './tables.ts';
@@ -289,7 +289,10 @@ export async function watchCompanies(
   return new Set(started);
 }
 
-/** Stops watching at once: the companies' rows leave the feed. Returns those that were watched. */
+/**
+ * Stops watching at once: the companies' rows leave the feed, and their webhook messages not sent
+ * yet are not sent (webhooks/watch-fanout.ts). Returns those that were watched.
+ */
 export async function unwatchCompanies(trx: Executor, accountId: string, companyIds: readonly string[], at: Date): Promise<Set<string>> {
   if (companyIds.length === 0) return new Set();
   await lockEventsWriter(trx);
@@ -302,7 +305,9 @@ export async function unwatchCompanies(trx: Executor, accountId: string, company
     await sql`
       WITH gone AS (
         DELETE FROM watchlist_feed WHERE account_id = ${accountId} AND company_id = ANY(${stopped}::bigint[])
-        RETURNING event_date, event_type
+        RETURNING event_id, event_date, event_type
+      ), unsent AS (
+        ${stopUnwatchedMessages(accountId, sql`SELECT event_id FROM gone`)}
       ), per_day AS (
         SELECT event_date, event_type, count(*)::int AS n FROM gone GROUP BY 1, 2
       )

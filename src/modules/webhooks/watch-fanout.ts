@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { queueDispatch } from './dispatcher.ts';
 import { FEED_JSON, type Executor } from './repo.ts';
 
@@ -51,4 +51,22 @@ export async function fanOutWatchStarted(
   const n = Number(result.numAffectedRows ?? 0);
   if (n > 0) await queueDispatch(trx);
   return n;
+}
+
+/** What a message of an event that left the feed before it was sent says in the delivery log. */
+export const UNWATCHED_ERROR = 'Not sent: the company was removed from the watchlist before delivery.';
+
+/**
+ * The other side of a watch's end (watchlist/repo.ts, unwatchCompanies): the account's messages
+ * still pending for the events that leave its feed (`eventIds`, a query of their ids) are not sent
+ * or retried any more, since the feed no longer shows those events. They end `failed` with
+ * UNWATCHED_ERROR, kept in the delivery log; messages delivered or failed before stay as they
+ * are. An attempt in flight meanwhile is not recorded over it (dispatch-repo.ts records pending
+ * messages only). A statement for the watch's own transaction, to run as a CTE beside it.
+ */
+export function stopUnwatchedMessages(accountId: string, eventIds: RawBuilder<unknown>): RawBuilder<unknown> {
+  // Through the account's endpoints: (endpoint_id, event_id) is a message's unique key, indexed.
+  return sql`UPDATE webhook_deliveries d SET status = 'failed', next_attempt_at = NULL, last_error = ${UNWATCHED_ERROR}
+    FROM webhook_endpoints ep
+    WHERE ep.account_id = ${accountId} AND d.endpoint_id = ep.id AND d.event_id IN (${eventIds}) AND d.status = 'pending'`;
 }

@@ -6,12 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { bearer, createAccount, createTestApp } from './helpers/app.ts';
-import { defer } from './helpers/cleanup.ts';
 import { createTestDatabase } from './helpers/db.ts';
+import { connectMcpClient } from './helpers/mcp.ts';
 import { nipFor, type CompanySpec } from './helpers/registry.ts';
 import { runDay } from './watchlist-support.ts';
 
@@ -20,11 +18,7 @@ const specs: CompanySpec[] = [960, 961, 962].map((n) => ({ n, city: 'Kraków' })
 await runDay(db.db, '2026-11-20', specs);
 const t = await createTestApp({ db, listen: true, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
 const alice = await createAccount(t);
-const client = new Client({ name: 'unknown-arguments', version: '1.0.0' });
-await client.connect(
-  new StreamableHTTPClientTransport(new URL('/api/v1/mcp', t.baseUrl), { requestInit: { headers: bearer(alice.master) } }),
-);
-defer(() => client.close());
+const client = await connectMcpClient(t.baseUrl, alice.master, 'unknown-arguments');
 
 async function tool(name: string, args: Record<string, unknown>) {
   const r = (await client.callTool({ name, arguments: args })) as CallToolResult;

@@ -52,6 +52,8 @@ export const SearchCompaniesInput = tool({
 });
 export const GetCompanyInput = tool(SnapshotBodySchema.properties);
 export const WatchInput = tool({ identifier_type: IdentifierType, identifier_value: IdentifierValues });
+/** What the watch tools validate with ajv: `dry_run`. Their identifier list is the REST body's, checked by parseIdentifierList with its messages and aliases. */
+export const WatchValidatedInput = tool({});
 export const ListWatchedInput = tool({ page: Page, per_page: PerPage });
 export const CompanyEventsInput = tool({
   identifier_type: IdentifierType,

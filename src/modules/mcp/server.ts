@@ -76,7 +76,7 @@ async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: 
   const { db, prices } = deps;
   let args: Record<string, unknown> & { dry_run?: boolean };
   try {
-    args = validateArguments(tool.input, rawArgs, tool.checks) as typeof args;
+    args = validateArguments(tool.validatedInput ?? tool.input, rawArgs, tool.checks) as typeof args;
   } catch (e) {
     if (e instanceof ValidationError && tool.withValueErrors && rawArgs !== null && typeof rawArgs === 'object')
       throw new ValidationError(tool.withValueErrors(rawArgs as Record<string, unknown>, e.errors));

@@ -18,6 +18,7 @@ import {
   MatchCompaniesInput,
   SearchCompaniesInput,
   WatchInput,
+  WatchValidatedInput,
   WatchlistEventsInput,
   type MatchQueryInput,
 } from './schema.ts';
@@ -70,6 +71,12 @@ export interface Tool<S extends TObject = TObject> {
   /** What it does; the price sentence is appended from the configured prices. */
   readonly description: string;
   readonly input: S;
+  /**
+   * The schema the arguments are validated against when it is not `input` (which `tools/list`
+   * shows): the watch tools check only `dry_run` there and leave the identifier list to the REST
+   * routes' parser, as those routes attach ajv's verdict instead of answering with it.
+   */
+  readonly validatedInput?: TObject;
   /** Checks beyond the input schema, reported beside its errors (a route's `bodyChecks`). */
   readonly checks?: (args: unknown) => Record<string, string[]>;
   readonly readOnly: boolean;
@@ -94,6 +101,17 @@ const free = async () => ({ units: 0 });
 function checkIdentifier(type: IdentifierType, value: string): void {
   const parsed = parseIdentifier(type, value);
   if (!parsed.ok) throw new ValidationError({ identifier_value: [parsed.error] });
+}
+
+/** The REST parser's errors of a watch tool's identifier list, said beside a bad `dry_run`. */
+function identifierListErrors(args: unknown): Record<string, string[]> {
+  try {
+    parseIdentifierList(args);
+    return {};
+  } catch (e) {
+    if (e instanceof ValidationError) return e.errors;
+    throw e;
+  }
 }
 
 function withoutDryRun<T extends { dry_run?: boolean }>(args: T): Omit<T, 'dry_run'> {
@@ -154,6 +172,8 @@ export function createTools(services: McpServices): Tool[] {
     readOnly: false,
     openWorld: true,
     input: WatchInput,
+    validatedInput: WatchValidatedInput,
+    checks: identifierListErrors,
     description:
       "Add companies to the account's watchlist, so that their registry changes appear in `watchlist_events` (and webhooks). Asynchronous: known companies are watched within moments, unknown ones after a lookup in the live registries; " +
       'an e-mail confirms which identifiers are watched.',
@@ -182,6 +202,8 @@ export function createTools(services: McpServices): Tool[] {
     readOnly: false,
     destructive: true,
     input: WatchInput,
+    validatedInput: WatchValidatedInput,
+    checks: identifierListErrors,
     description:
       'Remove companies from the watchlist; monitoring stops at once. Each value ends in `removed`, `not_watched` (a known company not on the list) or `not_found` (no such company).',
     quote: async (args) => {

@@ -9,18 +9,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { bearer, createAccount, createTestApp } from './helpers/app.ts';
-import { createTestDatabase } from './helpers/db.ts';
-import { connectMcpClient } from './helpers/mcp.ts';
-import { nipFor, type CompanySpec } from './helpers/registry.ts';
-import { runDay } from './watchlist-support.ts';
+import { bearer } from './helpers/app.ts';
+import { mcpFixture } from './helpers/mcp.ts';
+import { nipFor } from './helpers/registry.ts';
 
-const db = await createTestDatabase();
-const specs: CompanySpec[] = [970, 971].map((n) => ({ n, city: 'Kraków' }));
-await runDay(db.db, '2026-11-20', specs);
-const t = await createTestApp({ db, listen: true, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
-const alice = await createAccount(t);
-const client = await connectMcpClient(t.baseUrl, alice.master, 'watch-arguments');
+const { t, alice, client } = await mcpFixture('watch-arguments', [970, 971]);
 
 type Outcome = { status: number; message?: string; errors?: Record<string, string[]> };
 

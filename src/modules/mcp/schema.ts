@@ -84,6 +84,9 @@ export const GetWalletInput = tool({});
 export const MatchCompaniesInput = tool({ queries: MatchBodySchema.properties.queries });
 export type MatchQueryInput = MatchQueryBody;
 
+/** `identifier_type` in any letter case: the REST routes' preValidation (src/http/identifier-type.ts), for the tools of those routes. */
+export { upperCaseIdentifierType } from '../../http/identifier-type.ts';
+
 /** The arguments once validated: defaults filled in (unknown properties are left alone and unused). */
 export type Args<T extends TObject> = Static<T>;
 

@@ -75,6 +75,7 @@ function answer(structured: Record<string, unknown>, summary: string): CallToolR
 async function callTool(deps: McpServerDeps, tool: Tool, rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
   const { db, prices } = deps;
   let args: Record<string, unknown> & { dry_run?: boolean };
+  tool.preValidation?.(rawArgs);
   try {
     args = validateArguments(tool.validatedInput ?? tool.input, rawArgs, tool.checks) as typeof args;
   } catch (e) {

@@ -20,6 +20,7 @@ import {
   WatchInput,
   WatchValidatedInput,
   WatchlistEventsInput,
+  upperCaseIdentifierType,
   type MatchQueryInput,
 } from './schema.ts';
 import { companyLine, eventLines, matchLines, pageLine, plural, searchLines, watchedLines, type MatchAnswer } from './summaries.ts';
@@ -77,6 +78,8 @@ export interface Tool<S extends TObject = TObject> {
    * routes' parser, as those routes attach ajv's verdict instead of answering with it.
    */
   readonly validatedInput?: TObject;
+  /** Puts the arguments right before they are validated, as the REST route's preValidation hook (identifier_type in any case). */
+  readonly preValidation?: (args: unknown) => void;
   /** Checks beyond the input schema, reported beside its errors (a route's `bodyChecks`). */
   readonly checks?: (args: unknown) => Record<string, string[]>;
   readonly readOnly: boolean;
@@ -152,6 +155,7 @@ export function createTools(services: McpServices): Tool[] {
     readOnly: true,
     openWorld: true,
     input: GetCompanyInput,
+    preValidation: upperCaseIdentifierType,
     description:
       'The full profile of one company by NIP, REGON9 or KRS: names, identifiers, one profile per registry (status, legal form, address, activities, dates, contacts, VAT status, bank accounts) and persons. ' +
       'A company the service does not hold yet is looked up in the live registries first.',
@@ -257,6 +261,7 @@ export function createTools(services: McpServices): Tool[] {
     readOnly: true,
     openWorld: true,
     input: CompanyEventsInput,
+    preValidation: upperCaseIdentifierType,
     description:
       'Every change detected in the registries for one company (watched or not), newest first: name, address, activities, status, insolvency, contacts, persons, tax. Filter by event type, scope and dates.',
     price: PER_CALL('companies.events'),

@@ -4,10 +4,11 @@ import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { EmptyResultSchema, type CallToolResult, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { bearer, createAccount, createTestApp } from './helpers/app.ts';
 import { defer } from './helpers/cleanup.ts';
 import { createTestDatabase } from './helpers/db.ts';
+import { connectMcpClient } from './helpers/mcp.ts';
 import { nipFor, type CompanySpec } from './helpers/registry.ts';
 import { accountIdOf, ledger, runDay, setBalance } from './watchlist-support.ts';
 
@@ -74,6 +75,30 @@ test('the bridge lists the tools the HTTP endpoint lists, and says it is regwatc
   const viaHttp = await direct.callTool({ name: 'nosuchtool', arguments: {} }).catch((e: Error) => e.message);
   assert.equal(viaBridge, 'MCP error -32602: Unknown tool: nosuchtool');
   assert.equal(viaBridge, viaHttp);
+});
+
+test('malformed params: -32602 naming the field through the bridge, as over HTTP, not -32603 with a zod dump', async () => {
+  const direct = await connectMcpClient(t.baseUrl, alice.master, 'direct');
+  const failure = (c: Client, method: string, params?: Record<string, unknown>) =>
+    c.request({ method, ...(params ? { params } : {}) } as never, EmptyResultSchema).then(
+      () => null,
+      (e: McpError) => ({ code: e.code, message: e.message }),
+    );
+  for (const [method, params, field] of [
+    ['tools/call', { name: 'get_wallet', arguments: null }, 'params.arguments'],
+    ['tools/call', { name: 'get_wallet', arguments: 'x' }, 'params.arguments'],
+    ['tools/call', { arguments: {} }, 'params.name'],
+    ['tools/call', undefined, 'params'],
+    ['tools/list', { cursor: 5 }, 'params.cursor'],
+    ['initialize', {}, 'params.protocolVersion'],
+  ] as const) {
+    const what = `${method} ${JSON.stringify(params)}`;
+    const viaBridge = await failure(client, method, params);
+    assert.equal(viaBridge?.code, -32602, `${what}: ${viaBridge?.message}`);
+    assert.match(viaBridge.message, new RegExp(`^MCP error -32602: Invalid params of ${method}: .*${field.replace('.', '\\.')}: `), what);
+    assert.doesNotMatch(viaBridge.message, /invalid_type|\[/, what);
+    assert.deepEqual(viaBridge, await failure(direct, method, params), `${what}: the HTTP endpoint's answer`);
+  }
 });
 
 test('through the bridge: a call charged once, dry_run free, a bad argument and an exhausted wallet as tool errors', async () => {

@@ -427,7 +427,7 @@ test('HTTP: no token or a bad one is 401 with the REST body; an API token works;
     });
     const { error } = (await bad.json()) as { error: { code: number; message: string } };
     assert.equal(error.code, -32602, JSON.stringify(params));
-    assert.match(error.message, /Invalid tools\/call request/);
+    assert.match(error.message, /^Invalid params of tools\/call: params\.(arguments|name): invalid input: /);
   }
 
   // A JSON-RPC batch would be many tool calls for one request of the rate limit: refused, nothing run.

@@ -6,6 +6,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { Readable, Writable } from 'node:stream';
 import { toolError } from './errors.ts';
 import { INSTRUCTIONS, SERVER_INFO } from './info.ts';
+import { refusingInvalidParams } from './invalid-params.ts';
 import { rpcError } from './rpc-error.ts';
 
 /**
@@ -106,7 +107,8 @@ export async function runStdioBridge(options: BridgeOptions): Promise<number> {
     server.onclose = resolve;
     stdin.once('end', () => void server.close());
   });
-  await server.connect(new StdioServerTransport(stdin, options.stdout ?? process.stdout));
+  // Malformed params are -32602 with a readable message, as the HTTP endpoint answers them, not the SDK's -32603 with a zod dump.
+  await server.connect(refusingInvalidParams(new StdioServerTransport(stdin, options.stdout ?? process.stdout)));
   await closed;
   if (remote) await (await (remote as Promise<Client>).catch(() => null))?.close();
   return 0;

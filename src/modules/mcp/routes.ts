@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { InitializeRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../tokens/authenticate.ts';
 import type { Log } from '../../logger.ts';
+import { invalidParams } from './invalid-params.ts';
 
 /** The headers the Streamable HTTP transport reads; the rest (the Bearer token first) stays out of it. */
 const TRANSPORT_HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
@@ -21,22 +22,6 @@ const PARSE_ERROR = rpcErrorBody(-32700, 'Parse error: the request body is not v
 /** A JSON-RPC 2.0 message by the MCP SDK's own schema (an `id` of an object, `error: 5` are not). */
 function isJsonRpcMessage(m: unknown): boolean {
   return JSONRPCMessageSchema.safeParse(m).success;
-}
-
-/**
- * The SDK parses `initialize` and `tools/list` strictly and answers a malformed one as an internal
- * error (-32603) with its parser's dump; checked here first, such a request is JSON-RPC's Invalid
- * params (-32602), as a malformed tools/call is (server.ts).
- */
-const STRICT_REQUESTS = { initialize: InitializeRequestSchema, 'tools/list': ListToolsRequestSchema } as const;
-
-function invalidParams(message: unknown): { jsonrpc: '2.0'; id: string | number; error: { code: number; message: string } } | null {
-  const m = message as { method?: unknown; id?: unknown };
-  if (typeof m.method !== 'string' || !(m.method in STRICT_REQUESTS) || (typeof m.id !== 'string' && typeof m.id !== 'number')) return null;
-  const parsed = STRICT_REQUESTS[m.method as keyof typeof STRICT_REQUESTS].safeParse(message);
-  if (parsed.success) return null;
-  const where = parsed.error.issues.map((i) => `${i.path.join('.') || 'params'}: ${i.message.toLowerCase()}`).join('; ');
-  return { jsonrpc: '2.0', id: m.id, error: { code: -32602, message: `Invalid params of ${m.method}: ${where}` } };
 }
 
 function transportRequest(req: FastifyRequest): Request {

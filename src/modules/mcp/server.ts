@@ -170,9 +170,9 @@ export function createMcpServer(deps: McpServerDeps, definitions: readonly ToolD
   const byName = new Map(deps.tools.map((t) => [t.name, t]));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...definitions] }));
   // Registered with a loose schema: with CallToolRequestSchema itself, the SDK's first parse
-  // answered a malformed call (`arguments: null`) as an internal error (-32603). Its tools/call
-  // wrapper then checks the request against CallToolRequestSchema and answers invalid params
-  // (-32602), so what reaches this handler parses.
+  // answered a malformed call (`arguments: null`) as an internal error (-32603). The endpoint
+  // refuses such a call first (invalid-params.ts: -32602, readable); the SDK's tools/call wrapper
+  // checks it again, so what reaches this handler parses.
   server.setRequestHandler(LooseCallToolRequest, async (raw) => {
     const request = CallToolRequestSchema.parse(raw);
     const tool = byName.get(request.params.name);

@@ -1575,7 +1575,7 @@ export interface operations {
                 /** @description One event type or a comma list (any of): COMPANY_NAME_CHANGED, COMPANY_LEGAL_FORM_CHANGED, COMPANY_TAX_IDENTITY_CHANGED, COMPANY_REGISTERED_ADDRESS_ADDED, COMPANY_REGISTERED_ADDRESS_CHANGED, COMPANY_ACTIVITIES_ADDED, COMPANY_ACTIVITIES_REMOVED, COMPANY_ACTIVITIES_CHANGED, COMPANY_MAIN_ACTIVITY_CHANGED, COMPANY_SUSPENDED_DATE, COMPANY_RESUMPTION_DATE, COMPANY_CLOSED_DATE, COMPANY_START_DATE_CHANGE, COMPANY_STATUS_CHANGED, COMPANY_BANKRUPTCY_STARTED, COMPANY_BANKRUPTCY_ENDED, COMPANY_LIQUIDATION_STARTED, COMPANY_LIQUIDATION_ENDED, COMPANY_RESTRUCTURING_STARTED, COMPANY_RESTRUCTURING_ENDED, COMPANY_EMAIL_CHANGED, COMPANY_PHONE_CHANGED, COMPANY_WEBSITE_CHANGED, COMPANY_UNIT_OPENED, COMPANY_UNIT_CLOSED, COMPANY_PERSON_ADDED, COMPANY_PERSON_REMOVED, COMPANY_VAT_STATUS_CHANGED, COMPANY_BANK_ACCOUNTS_CHANGED. */
                 event_type?: string | string[];
                 /**
-                 * @description Events dated on or after (YYYY-MM-DD).
+                 * @description Events dated on or after (YYYY-MM-DD; empty: no bound).
                  * @example 2026-11-21
                  */
                 from_date?: string;
@@ -1586,7 +1586,7 @@ export interface operations {
                 /** @description An event group: identity, address, activities, status, insolvency, contact, persons, tax. With `event_type`, both must match. */
                 scope?: string | string[];
                 /**
-                 * @description Events dated on or before (YYYY-MM-DD).
+                 * @description Events dated on or before (YYYY-MM-DD; empty: no bound).
                  * @example 2026-11-21
                  */
                 to_date?: string;
@@ -5282,7 +5282,7 @@ export interface operations {
                 /** @description One event type or a comma list (any of): COMPANY_NAME_CHANGED, COMPANY_LEGAL_FORM_CHANGED, COMPANY_TAX_IDENTITY_CHANGED, COMPANY_REGISTERED_ADDRESS_ADDED, COMPANY_REGISTERED_ADDRESS_CHANGED, COMPANY_ACTIVITIES_ADDED, COMPANY_ACTIVITIES_REMOVED, COMPANY_ACTIVITIES_CHANGED, COMPANY_MAIN_ACTIVITY_CHANGED, COMPANY_SUSPENDED_DATE, COMPANY_RESUMPTION_DATE, COMPANY_CLOSED_DATE, COMPANY_START_DATE_CHANGE, COMPANY_STATUS_CHANGED, COMPANY_BANKRUPTCY_STARTED, COMPANY_BANKRUPTCY_ENDED, COMPANY_LIQUIDATION_STARTED, COMPANY_LIQUIDATION_ENDED, COMPANY_RESTRUCTURING_STARTED, COMPANY_RESTRUCTURING_ENDED, COMPANY_EMAIL_CHANGED, COMPANY_PHONE_CHANGED, COMPANY_WEBSITE_CHANGED, COMPANY_UNIT_OPENED, COMPANY_UNIT_CLOSED, COMPANY_PERSON_ADDED, COMPANY_PERSON_REMOVED, COMPANY_VAT_STATUS_CHANGED, COMPANY_BANK_ACCOUNTS_CHANGED. */
                 event_type?: string | string[];
                 /**
-                 * @description Events dated on or after (YYYY-MM-DD).
+                 * @description Events dated on or after (YYYY-MM-DD; empty: no bound).
                  * @example 2026-11-21
                  */
                 from_date?: string;
@@ -5291,7 +5291,7 @@ export interface operations {
                 /** @description An event group: identity, address, activities, status, insolvency, contact, persons, tax. With `event_type`, both must match. */
                 scope?: string | string[];
                 /**
-                 * @description Events dated on or before (YYYY-MM-DD).
+                 * @description Events dated on or before (YYYY-MM-DD; empty: no bound).
                  * @example 2026-11-21
                  */
                 to_date?: string;

@@ -31,6 +31,19 @@ export type RecoveryCheck =
 export function createAccountsService(deps: AccountsDeps) {
   const { db, clock } = deps;
 
+  /** Ended by another link of the account being used: confirmRecovery sets its expiry to that use. */
+  async function isSuperseded(tokenId: string, accountId: string, expiresAt: Date): Promise<boolean> {
+    const other = await db
+      .selectFrom('one_time_tokens')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('purpose', '=', 'recover')
+      .where('id', '<>', tokenId)
+      .where('used_at', '=', expiresAt)
+      .executeTakeFirst();
+    return other !== undefined;
+  }
+
   async function checkRecoveryToken(token: string): Promise<RecoveryCheck> {
     if (!token || token.length > 200) return { ok: false, reason: 'This recovery link is not valid.' };
     const row = await db
@@ -42,19 +55,9 @@ export function createAccountsService(deps: AccountsDeps) {
       .executeTakeFirst();
     if (!row) return { ok: false, reason: 'This recovery link is not valid.' };
     if (row.used_at) return { ok: false, reason: 'This recovery link has already been used.' };
-    if (row.expires_at <= clock.now()) {
-      // Ended by another link of the account being used (confirmRecovery sets its expiry to that use).
-      const superseded = await db
-        .selectFrom('one_time_tokens')
-        .select('id')
-        .where('account_id', '=', row.account_id)
-        .where('purpose', '=', 'recover')
-        .where('used_at', '=', row.expires_at)
-        .executeTakeFirst();
-      if (superseded)
-        return { ok: false, reason: 'This recovery link no longer works: the account was recovered with another link since.' };
-      return { ok: false, reason: 'This recovery link has expired. Request a new one.' };
-    }
+    if (await isSuperseded(row.id, row.account_id, row.expires_at))
+      return { ok: false, reason: 'This recovery link no longer works: the account was recovered with another link since.' };
+    if (row.expires_at <= clock.now()) return { ok: false, reason: 'This recovery link has expired. Request a new one.' };
     return { ok: true, accountId: row.account_id, email: row.email, userRef: row.user_ref, tokenId: row.id };
   }
 
@@ -187,18 +190,33 @@ export function createAccountsService(deps: AccountsDeps) {
     async confirmRecovery(token: string) {
       const check = await checkRecoveryToken(token);
       if (!check.ok) return check;
-      const now = clock.now();
       return db.transaction().execute(async (trx) => {
         // Token writes of the account wait for this one, and this for them (lockAccountTokens):
         // one issued or rotated meanwhile is revoked below, never left working beside the new Master Token.
         await lockAccountTokens(trx, check.accountId);
+        const now = clock.now();
         const claimed = await trx
-          .updateTable('one_time_tokens')
+          .updateTable('one_time_tokens as o')
           .set({ used_at: now })
-          .where('id', '=', check.tokenId)
-          .where('used_at', 'is', null)
-          .where('expires_at', '>', now)
-          .returning('id')
+          .where('o.id', '=', check.tokenId)
+          .where('o.used_at', 'is', null)
+          .where('o.expires_at', '>', now)
+          // Not ended by another link's use meanwhile (its expiry set to that use, below). Said
+          // outright rather than left to the times: a confirmation whose clock reads earlier than
+          // the winner's (another process, a clock stepped back) would still see its link unexpired.
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('one_time_tokens as s')
+                  .select('s.id')
+                  .whereRef('s.account_id', '=', 'o.account_id')
+                  .where('s.purpose', '=', 'recover')
+                  .whereRef('s.id', '<>', 'o.id')
+                  .whereRef('s.used_at', '=', 'o.expires_at'),
+              ),
+            ),
+          )
+          .returning('o.id')
           .executeTakeFirst();
         if (!claimed) {
           // Another confirmation of the account went first (this one waited for its lock): say which link ended it.

@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { compileJsonValidator } from '../../http/ajv.ts';
-import { DateSchema } from '../../http/schemas.ts';
+import { QueryDateSchema } from '../../http/schemas.ts';
 import { fieldLabel, validationErrorsFromAjv, withCheckErrors } from '../../http/validation.ts';
 import { unstorableTextFields } from '../../lib/storable-text.ts';
 import { ValidationError } from '../../lib/errors.ts';
@@ -38,8 +38,9 @@ const EventFilters = {
       description: `An event group or a comma list: ${Object.keys(EVENT_SCOPES).join(', ')}. With event_type, both must match.`,
     }),
   ),
-  from_date: Type.Optional(Type.String({ ...DateSchema, description: 'Events dated on or after (YYYY-MM-DD).' })),
-  to_date: Type.Optional(Type.String({ ...DateSchema, description: 'Events dated on or before (YYYY-MM-DD).' })),
+  // As GET /companies/events takes them: an empty value is no bound, and parseEventFilters words a bad date's error.
+  from_date: Type.Optional(Type.String({ ...QueryDateSchema, description: 'Events dated on or after (YYYY-MM-DD; empty: no bound).' })),
+  to_date: Type.Optional(Type.String({ ...QueryDateSchema, description: 'Events dated on or before (YYYY-MM-DD; empty: no bound).' })),
 };
 
 const tool = <P extends TProperties>(properties: P) => Type.Object({ ...properties, dry_run: DryRun });

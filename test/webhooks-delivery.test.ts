@@ -28,6 +28,7 @@ const rx = await startReceiver(({ path, attempt }): AnswerValue | Promise<Answer
   }
   if (path === '/flaky') return attempt <= 2 ? 500 : 200;
   if (path === '/gone') return 410;
+  if (path === '/gone-then-back') return attempt === 1 ? 410 : 200;
   if (path === '/hang' || path === '/hang-then-more') return 'hang';
   if (path === '/busy') return { status: 503, headers: { 'retry-after': '120' } };
   if (path === '/nul-500') return { status: 500, headers: {}, body: 'bad\u0000body' };
@@ -329,6 +330,35 @@ test('410 disables the endpoint at once; nothing more is sent to it', async () =
   await sendTest(ep.id);
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(rx.on('/gone').length, 1);
+});
+
+test('enabled again after a 410, the endpoint gets the message that met the 410, with the same webhook-id', async () => {
+  const path = '/gone-then-back';
+  const ep = await createEndpoint(a.master, path);
+  const id = await sendTest(ep.id);
+  await waitFor('the endpoint disabled', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
+    return res.json().data.status === 'disabled';
+  });
+  const held = (await delivery(ep.id, id))!;
+  assert.equal(held.last_response_status, 410);
+  assert.equal(held.status, 'pending', 'the message keeps its schedule while the endpoint is disabled');
+  assert.equal(held.attempts, 1);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(rx.on(path).length, 1, 'nothing is sent to the disabled endpoint, its due time passed');
+  const enable = await t.app.inject({
+    method: 'PATCH',
+    url: `/api/v1/webhooks/${ep.id}`,
+    headers: bearer(a.master),
+    payload: { status: 'enabled' },
+  });
+  assert.equal(enable.statusCode, 200, enable.body);
+  await waitFor('the message delivered', async () => (await delivery(ep.id, id))?.status === 'delivered');
+  const got = rx.on(path);
+  assert.equal(got.length, 2);
+  assert.equal(got[1]!.id, got[0]!.id, 'the same webhook-id');
+  assert.equal(got[1]!.verifiedBy.length, 1);
+  await t.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${ep.id}`, headers: bearer(a.master) });
 });
 
 test('a receiver that hangs: the timeout is a failed attempt, retried', async () => {

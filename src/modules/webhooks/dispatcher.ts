@@ -357,7 +357,9 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
     const ended = o.clock.now();
     let nextAttemptAt: Date | null = null;
     const made = d.attempts + 1;
-    if (!r.ok && !gone && made <= o.retrySchedule.length) {
+    // A 410 keeps the message's schedule too: the endpoint is disabled (nothing goes to it), and
+    // enabling it again sends the message that met the 410 with the others it holds.
+    if (!r.ok && made <= o.retrySchedule.length) {
       const wait = r.retryAfter !== null ? Math.min(r.retryAfter, MAX_RETRY_AFTER_S) : o.retrySchedule[made - 1]!;
       nextAttemptAt = new Date(ended.getTime() + wait * 1000);
     }

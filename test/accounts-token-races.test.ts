@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
+import { createManualClock } from '../src/lib/clock.ts';
 import {
   bearer,
   createAccount,
@@ -213,6 +214,28 @@ test('two recovery links confirmed at once by processes whose clocks disagree: t
     [acct.email],
   );
   assert.equal(tokens.rows[0]!.n, 1, 'one working Master Token');
+});
+
+test("a recovery link near its expiry is ended by another link's use even when the winner's clock reads it expired", async () => {
+  // The winner's process reads a time just past the older link's expiry, the loser's (its clock
+  // two seconds behind) one just before it: the link must not be left to the loser's clock.
+  // Failed while the ending skipped the links the winner's clock saw as expired.
+  const t0 = Date.parse('2026-11-21T10:00:00Z');
+  const clock = createManualClock(new Date(t0));
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' }, clock });
+  const acct = await createAccount(t, 'race-expiry@example.com');
+  const older = await recoveryToken(t, acct.email);
+  clock.advance(3600_000);
+  const newer = await recoveryToken(t, acct.email);
+  clock.set(new Date(t0 + 24 * 3600_000 + 1000));
+  const won = await confirmRecovery(t, newer);
+  assert.equal(won.statusCode, 200, won.body);
+  clock.set(new Date(t0 + 24 * 3600_000 - 1000));
+  const late = await confirmRecovery(t, older);
+  assert.equal(late.statusCode, 422, late.body);
+  assert.match(late.body, /recovered with another link since/);
+  const verify = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(won.json().master_token as string) });
+  assert.equal(verify.statusCode, 200, 'the Master Token the winner showed works');
 });
 
 test('two recovery links of one account confirmed at once: one recovers, the other says the account was recovered with another link', async () => {

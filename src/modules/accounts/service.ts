@@ -224,13 +224,14 @@ export function createAccountsService(deps: AccountsDeps) {
           return again.ok ? { ok: false as const, reason: 'This recovery link has already been used.' } : again;
         }
         // The account's other recovery links end with this one: each would revoke the Master Token just issued.
+        // Every unused one, those this clock reads as expired too: a process whose clock is behind
+        // would still find them unexpired.
         await trx
           .updateTable('one_time_tokens')
           .set({ expires_at: now })
           .where('account_id', '=', check.accountId)
           .where('purpose', '=', 'recover')
           .where('used_at', 'is', null)
-          .where('expires_at', '>', now)
           .execute();
         // Every token of the account stops working at once, the Master Token included.
         await trx

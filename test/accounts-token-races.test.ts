@@ -255,3 +255,30 @@ test('two recovery links of one account confirmed at once: one recovers, the oth
   const verify = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(master) });
   assert.equal(verify.statusCode, 200, 'the Master Token the winner showed works');
 });
+
+test('a recovery asked for before the account was recovered, its job late, sends no link that would undo that recovery', async () => {
+  const t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+  const acct = await createAccount(t, 'race-late-job@example.com');
+  const first = await recoveryToken(t, acct.email);
+  // Asked again; its job has not run yet when the first link is confirmed.
+  await t.app.inject({ method: 'POST', url: '/api/v1/auth/recover', payload: { email: acct.email } });
+  await new Promise((r) => setTimeout(r, 5)); // the confirmation a moment later: a request in its very millisecond still gets a link
+  const confirmed = await confirmRecovery(t, first);
+  assert.equal(confirmed.statusCode, 200, confirmed.body);
+  await drainJobs(t);
+  const mails = await t.db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM mail_outbox WHERE to_address = $1 AND kind = 'recovery'`,
+    [acct.email],
+  );
+  assert.equal(mails.rows[0]!.n, 1, 'only the first link was mailed');
+  const open = await t.db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM one_time_tokens o JOIN accounts a ON a.id = o.account_id
+      WHERE a.email = $1 AND o.purpose = 'recover' AND o.used_at IS NULL AND o.expires_at > now()`,
+    [acct.email],
+  );
+  assert.equal(open.rows[0]!.n, 0, 'no recovery link works');
+  // A recovery asked for after it mails a link as ever.
+  await recoveryToken(t, acct.email);
+  const verify = await t.app.inject({ method: 'POST', url: '/api/v1/tokens/verify', headers: bearer(confirmed.json().master_token) });
+  assert.equal(verify.statusCode, 200, 'the recovered Master Token still works');
+});

@@ -270,6 +270,18 @@ export function createAccountJobs(deps: AccountsDeps): JobModule {
     const token = newOneTimeToken();
     const link = recoveryLink(deps.publicBaseUrl, token);
     await deps.db.transaction().execute(async (trx) => {
+      // A recovery confirmed since the request ended every link of the account then (confirmRecovery):
+      // a link asked for before it, its job late, would revoke the Master Token that recovery showed.
+      // (A request in the confirmation's very millisecond still gets its link, as before.)
+      await lockAccountTokens(trx, account.id);
+      const recoveredSince = await trx
+        .selectFrom('one_time_tokens')
+        .select('id')
+        .where('account_id', '=', account.id)
+        .where('purpose', '=', 'recover')
+        .where('used_at', '>', requestedAt)
+        .executeTakeFirst();
+      if (recoveredSince) return;
       await trx
         .insertInto('one_time_tokens')
         .values({ account_id: account.id, purpose: 'recover', token_hash: hashSecret(token), expires_at: expiresAt })

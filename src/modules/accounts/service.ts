@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import type { Db } from '../../db/database.ts';
+import type { Db, DbOrTrx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { hashSecret, newOneTimeToken, newRef } from '../../lib/ids.ts';
 import { ValidationError } from '../../lib/errors.ts';
@@ -32,8 +32,8 @@ export function createAccountsService(deps: AccountsDeps) {
   const { db, clock } = deps;
 
   /** Ended by another link of the account being used: confirmRecovery sets its expiry to that use. */
-  async function isSuperseded(tokenId: string, accountId: string, expiresAt: Date): Promise<boolean> {
-    const other = await db
+  async function isSuperseded(ex: DbOrTrx, tokenId: string, accountId: string, expiresAt: Date): Promise<boolean> {
+    const other = await ex
       .selectFrom('one_time_tokens')
       .select('id')
       .where('account_id', '=', accountId)
@@ -44,9 +44,9 @@ export function createAccountsService(deps: AccountsDeps) {
     return other !== undefined;
   }
 
-  async function checkRecoveryToken(token: string): Promise<RecoveryCheck> {
+  async function checkRecoveryToken(token: string, ex: DbOrTrx = db): Promise<RecoveryCheck> {
     if (!token || token.length > 200) return { ok: false, reason: 'This recovery link is not valid.' };
-    const row = await db
+    const row = await ex
       .selectFrom('one_time_tokens as o')
       .innerJoin('accounts as a', 'a.id', 'o.account_id')
       .select(['o.id', 'o.used_at', 'o.expires_at', 'a.id as account_id', 'a.email', 'a.user_ref'])
@@ -55,7 +55,7 @@ export function createAccountsService(deps: AccountsDeps) {
       .executeTakeFirst();
     if (!row) return { ok: false, reason: 'This recovery link is not valid.' };
     if (row.used_at) return { ok: false, reason: 'This recovery link has already been used.' };
-    if (await isSuperseded(row.id, row.account_id, row.expires_at))
+    if (await isSuperseded(ex, row.id, row.account_id, row.expires_at))
       return { ok: false, reason: 'This recovery link no longer works: the account was recovered with another link since.' };
     if (row.expires_at <= clock.now()) return { ok: false, reason: 'This recovery link has expired. Request a new one.' };
     return { ok: true, accountId: row.account_id, email: row.email, userRef: row.user_ref, tokenId: row.id };
@@ -194,35 +194,13 @@ export function createAccountsService(deps: AccountsDeps) {
         // Token writes of the account wait for this one, and this for them (lockAccountTokens):
         // one issued or rotated meanwhile is revoked below, never left working beside the new Master Token.
         await lockAccountTokens(trx, check.accountId);
+        // Checked again under the lock, which every confirmation of the account takes: one that went
+        // first (this one waited for it) used or ended this link. Its state says so outright, not
+        // the times, so a confirmation whose clock reads earlier than the winner's is refused too.
+        const locked = await checkRecoveryToken(token, trx);
+        if (!locked.ok) return locked;
         const now = clock.now();
-        const claimed = await trx
-          .updateTable('one_time_tokens as o')
-          .set({ used_at: now })
-          .where('o.id', '=', check.tokenId)
-          .where('o.used_at', 'is', null)
-          .where('o.expires_at', '>', now)
-          // Not ended by another link's use meanwhile (its expiry set to that use, below). Said
-          // outright rather than left to the times: a confirmation whose clock reads earlier than
-          // the winner's (another process, a clock stepped back) would still see its link unexpired.
-          .where(({ not, exists, selectFrom }) =>
-            not(
-              exists(
-                selectFrom('one_time_tokens as s')
-                  .select('s.id')
-                  .whereRef('s.account_id', '=', 'o.account_id')
-                  .where('s.purpose', '=', 'recover')
-                  .whereRef('s.id', '<>', 'o.id')
-                  .whereRef('s.used_at', '=', 'o.expires_at'),
-              ),
-            ),
-          )
-          .returning('o.id')
-          .executeTakeFirst();
-        if (!claimed) {
-          // Another confirmation of the account went first (this one waited for its lock): say which link ended it.
-          const again = await checkRecoveryToken(token);
-          return again.ok ? { ok: false as const, reason: 'This recovery link has already been used.' } : again;
-        }
+        await trx.updateTable('one_time_tokens').set({ used_at: now }).where('id', '=', check.tokenId).execute();
         // The account's other recovery links end with this one: each would revoke the Master Token just issued.
         // Every unused one, those this clock reads as expired too: a process whose clock is behind
         // would still find them unexpired.

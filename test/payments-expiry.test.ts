@@ -123,3 +123,43 @@ test('stripe: a stale checkout is asked about first: open ones are expired at St
   });
   assert.deepEqual((await auditWallets(t.db.db)).findings, []);
 });
+
+test('stripe: payments that stay pending do not starve the others: a paid top-up behind 200 of them is confirmed', async () => {
+  const fake = await startFakeStripe();
+  const clock = createManualClock(new Date());
+  const t = await createTestApp({
+    clock,
+    env: {
+      PAYMENT_PROVIDER: 'stripe',
+      STRIPE_SECRET_KEY: 'sk_test_x',
+      STRIPE_WEBHOOK_SECRET: 'whsec_x',
+      STRIPE_API_BASE: fake.url,
+      RATE_LIMIT_PER_MINUTE: '100000',
+    },
+  });
+  const a = await createAccount(t);
+  const sessionOf = async (ref: string) =>
+    (await t.db.db.selectFrom('payments').select('provider_session_id').where('payment_ref', '=', ref).executeTakeFirstOrThrow())
+      .provider_session_id!;
+
+  // A delayed payment method: each session is complete but unpaid, so the job leaves it pending.
+  for (let i = 0; i < 200; i++) fake.complete(await sessionOf((await topup(t, a.master)).payment_ref), 'unpaid');
+  clock.advance(MINUTE);
+  const paid = await topup(t, a.master);
+  fake.complete(await sessionOf(paid.payment_ref), 'paid'); // and its webhook never came
+
+  clock.advance(61 * MINUTE);
+  await runExpiryJob(t);
+  assert.equal((await statusOf(t, paid.payment_ref)).status, 'confirmed');
+  const pending = await t.db.db
+    .selectFrom('payments')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  assert.equal(Number(pending.n), 200, 'the delayed ones are still pending');
+  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, {
+    balance: 1100,
+    total_purchased: 1000,
+  });
+  assert.deepEqual((await auditWallets(t.db.db)).findings, []);
+});

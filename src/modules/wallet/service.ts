@@ -91,6 +91,32 @@ export function createWalletService(deps: WalletDeps) {
     return r.payment ?? p;
   }
 
+  /** One stale payment: asked about at its provider, then settled; what became of it (null: settled meanwhile). */
+  async function expireOne(p: {
+    payment_ref: string;
+    provider: 'dev' | 'stripe';
+    provider_session_id: string | null;
+  }): Promise<'expired' | 'confirmed' | 'failed' | 'left' | null> {
+    const provider = payments.byName(p.provider);
+    if (!provider) {
+      logger.warn({ payment_ref: p.payment_ref, provider: p.provider }, 'stale payment of a provider that is not configured: left pending');
+      return 'left';
+    }
+    let state;
+    try {
+      state = await provider.closeStaleCheckout(p.provider_session_id);
+    } catch (e) {
+      logger.warn({ err: e, payment_ref: p.payment_ref }, 'stale payment could not be checked with its provider: left pending');
+      return 'left';
+    }
+    const outcome = state === 'paid' ? 'paid' : state === 'failed' ? 'failed' : state === 'expired' ? 'expired' : null;
+    if (!outcome) return 'left';
+    const r = await settle(p, outcome, p.provider_session_id ? { sessionId: p.provider_session_id } : {});
+    // Settled meanwhile (its webhook came first): nothing changed here, and nothing is counted.
+    if (!r.changed) return null;
+    return outcome === 'paid' ? 'confirmed' : outcome;
+  }
+
   return {
     async getWallet(accountId: string) {
       const w = await db
@@ -261,44 +287,31 @@ export function createWalletService(deps: WalletDeps) {
     /**
      * The expiry job: pending payments past their expiry are closed. A provider checkout is asked
      * first (and closed there), so a payment that did go through is confirmed, never expired.
+     * Every stale payment is visited, a page of `pageSize` at a time in id order (ids are exact;
+     * a timestamp read into a Date loses its microseconds, so it cannot serve as a page's key):
+     * payments the provider keeps pending (a delayed method, a provider that is down or not
+     * configured) stay stale, and a job that read only the oldest page would never reach a paid
+     * top-up behind them.
      */
-    async expireStalePayments(limit = 200): Promise<{ expired: number; confirmed: number; failed: number; left: number }> {
-      const stale = await db
-        .selectFrom('payments')
-        .select(['payment_ref', 'provider', 'provider_session_id'])
-        .where('status', '=', 'pending')
-        .where('expires_at', '<=', clock.now())
-        .orderBy('expires_at')
-        .limit(limit)
-        .execute();
+    async expireStalePayments(pageSize = 200): Promise<{ expired: number; confirmed: number; failed: number; left: number }> {
       const counts = { expired: 0, confirmed: 0, failed: 0, left: 0 };
-      for (const p of stale) {
-        const provider = payments.byName(p.provider);
-        if (!provider) {
-          logger.warn(
-            { payment_ref: p.payment_ref, provider: p.provider },
-            'stale payment of a provider that is not configured: left pending',
-          );
-          counts.left++;
-          continue;
+      const now = clock.now();
+      let after: string | null = null;
+      for (;;) {
+        let query = db
+          .selectFrom('payments')
+          .select(['id', 'payment_ref', 'provider', 'provider_session_id'])
+          .where('status', '=', 'pending')
+          .where('expires_at', '<=', now);
+        if (after !== null) query = query.where('id', '>', after);
+        const page = await query.orderBy('id').limit(pageSize).execute();
+        for (const p of page) {
+          const outcome = await expireOne(p);
+          if (outcome !== null) counts[outcome]++;
         }
-        let state;
-        try {
-          state = await provider.closeStaleCheckout(p.provider_session_id);
-        } catch (e) {
-          logger.warn({ err: e, payment_ref: p.payment_ref }, 'stale payment could not be checked with its provider: left pending');
-          counts.left++;
-          continue;
-        }
-        const outcome = state === 'paid' ? 'paid' : state === 'failed' ? 'failed' : state === 'expired' ? 'expired' : null;
-        if (!outcome) {
-          counts.left++;
-          continue;
-        }
-        const r = await settle(p, outcome, p.provider_session_id ? { sessionId: p.provider_session_id } : {});
-        if (r.changed) counts[outcome === 'paid' ? 'confirmed' : outcome]++;
+        if (page.length < pageSize) return counts;
+        after = page[page.length - 1]!.id;
       }
-      return counts;
     },
   };
 }

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { SOURCE_NAMES } from '../model.ts';
 import type { RegistryExecutor } from './executor.ts';
+import { RUN_LOCK_CLASS } from './locks.ts';
+import { advisoryLockHeldSql } from '../../db/advisory-locks.ts';
 
 /**
  * The daily runs seen per source (a source's name: krs, bir, ceidg, vat, synthetic, file), for
@@ -65,16 +67,22 @@ export async function completedRunDays(db: RegistryExecutor, from: string, to: s
   return days;
 }
 
+/** A `running` row's process is alive: it still holds the run's session lock (locks.ts tryLockRun). */
+const OWNER_ALIVE = sql.raw(advisoryLockHeldSql(`${RUN_LOCK_CLASS}::int`, "hashtext(r.run_date::text || '|' || r.source_key)"));
+
 /**
  * Each source's most recent daily run: one still running first, else the one that finished last
- * (a failed day resumed later is more recent than the days that ran in between).
+ * (a failed day resumed later is more recent than the days that ran in between). A `running` row
+ * whose process died (no session holds its run lock) is a failed run, ranked by its start: its
+ * row stays `running` until the day is run again, but nothing is running it.
  */
 export async function latestSourceRuns(db: RegistryExecutor): Promise<SourceRunRow[]> {
   const { rows } = await sql<SourceRunRow>`
-    SELECT DISTINCT ON (source) source, run_date::text AS date, status, started_at, finished_at,
+    SELECT DISTINCT ON (source) source, run_date::text AS date,
+      CASE WHEN status = 'running' AND NOT alive THEN 'failed' ELSE status END AS status, started_at, finished_at,
       new_count AS new, updated_count AS updated, deleted_count AS deleted, events_count::float8 AS events
-    FROM daily_runs WHERE kind = 'daily'
-    ORDER BY source, (finished_at IS NULL) DESC, finished_at DESC, id DESC`.execute(db);
+    FROM (SELECT r.*, r.status = 'running' AND ${OWNER_ALIVE} AS alive FROM daily_runs r WHERE r.kind = 'daily') r
+    ORDER BY source, alive DESC, coalesce(finished_at, started_at) DESC, id DESC`.execute(db);
   return rows;
 }
 

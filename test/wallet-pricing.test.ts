@@ -278,8 +278,7 @@ test('chargedBy service: the charge commits or rolls back with the operation; re
     const r = await refundCredits(t.db.db, {
       accountId: id,
       operation: 'companies.add',
-      units: 2,
-      prices: config.prices,
+      credits: 2,
       reference: 'refund:req-1',
       description: 'companies.add refund: 2 identifiers not found',
     });

@@ -421,7 +421,7 @@ export function createCompaniesService(deps: CompaniesServiceDeps) {
         await refundCredits(db, {
           accountId: payer.accountId,
           operation: 'companies.search',
-          prices: deps.config.prices,
+          credits: attempt.charged,
           reference: `companies.search:${randomUUID()}`,
           description: 'companies.search refund: the search failed after its charge',
         }).catch((r: unknown) => deps.logger.error({ err: r, account_id: payer.accountId }, 'search refund failed'));

@@ -139,8 +139,11 @@ export async function chargeCredits(trx: DbOrTrx, args: ChargeArgs): Promise<Cha
 export interface RefundArgs {
   accountId: string;
   operation: PriceKey;
-  units?: number;
-  prices: PriceTable;
+  /**
+   * Credits to give back: what the operation was charged for what is refunded (say, the credits a
+   * charge took), not its price now, which may have changed since the charge.
+   */
+  credits: number;
   /** Required: a retried job must never refund twice. */
   reference: string;
   /** Defaults to `<operation> refund`. */
@@ -149,7 +152,8 @@ export interface RefundArgs {
 
 /** Gives back credits of a charged operation as one `refund` ledger row (idempotent by reference). */
 export async function refundCredits(trx: DbOrTrx, args: RefundArgs): Promise<{ refunded: number }> {
-  const amount = priceOf(args.prices, args.operation, args.units ?? 1);
+  const amount = args.credits;
+  if (!Number.isInteger(amount) || amount < 0) throw new RangeError(`credits must be a non-negative integer (got ${amount})`);
   if (amount === 0) return { refunded: 0 };
   const r = await applyLedgerEntry(trx, {
     accountId: args.accountId,

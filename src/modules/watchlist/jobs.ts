@@ -119,7 +119,7 @@ export async function settleWatchRequest(
         .execute((trx) => settleItems(trx, requestId, [{ position: item.position, status: 'not_found', companyId: null }], clock.now()));
   }
 
-  const completed = await db.transaction().execute((trx) => completeSettledRequest(trx, deps.config, request, clock.now()));
+  const completed = await db.transaction().execute((trx) => completeSettledRequest(trx, request, clock.now()));
   return completed ? 'completed' : 'already_completed';
 }
 

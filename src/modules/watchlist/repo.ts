@@ -217,18 +217,28 @@ export async function cancelQueuedItems(
  * Marks the request completed once no item is queued. Returns the refund owed (charged items
  * that did not end watched) when this call completed it, null when it was not (yet) to complete.
  */
-export async function completeRequest(trx: Executor, requestId: string, at: Date): Promise<{ refundUnits: number } | null> {
-  const { rows } = await sql<{ refund_units: number }>`
+/**
+ * Completes a request none of whose items is still queued (null when some are, or it is completed
+ * already). The refund is in credits at the price the request was charged (charged_credits over
+ * its queued_count, the values charged), not at today's: PRICES may have changed since.
+ */
+export async function completeRequest(
+  trx: Executor,
+  requestId: string,
+  at: Date,
+): Promise<{ refundUnits: number; refundCredits: number } | null> {
+  const { rows } = await sql<{ refund_units: number; refunded_credits: number }>`
     WITH owed AS (
       SELECT count(*) FILTER (WHERE charged AND status <> 'watched')::int AS refund_units,
              count(*) FILTER (WHERE status = 'queued')::int AS open
       FROM watch_request_items WHERE request_id = ${requestId}
     )
-    UPDATE watch_requests r SET status = 'completed', completed_at = ${at}, refunded_credits = owed.refund_units
+    UPDATE watch_requests r SET status = 'completed', completed_at = ${at},
+           refunded_credits = CASE WHEN r.queued_count > 0 THEN owed.refund_units * r.charged_credits / r.queued_count ELSE 0 END
     FROM owed
     WHERE r.id = ${requestId} AND r.status = 'queued' AND owed.open = 0
-    RETURNING owed.refund_units`.execute(trx);
-  return rows[0] ? { refundUnits: rows[0].refund_units } : null;
+    RETURNING owed.refund_units, r.refunded_credits`.execute(trx);
+  return rows[0] ? { refundUnits: rows[0].refund_units, refundCredits: rows[0].refunded_credits } : null;
 }
 
 export async function accountEmail(db: Executor, accountId: string): Promise<string | null> {

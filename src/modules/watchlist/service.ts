@@ -172,7 +172,7 @@ export function createWatchlistService(deps: { db: Db; config: Config; clock: Cl
         // its job next runs, which may be hours away while a registry is down.
         for (const requestId of new Set(cancelled.map((c) => c.requestId))) {
           const request = await findRequestById(trx, requestId);
-          if (request) await completeSettledRequest(trx, config, request, at);
+          if (request) await completeSettledRequest(trx, request, at);
         }
         return out;
       });
@@ -234,19 +234,18 @@ function addCounts(list: IdentifierList, items: readonly NewRequestItem[]): Omit
 
 /**
  * Completes a request none of whose items is queued any more, in the caller's transaction: marks
- * it completed, refunds one credit for each charged item that did not end `watched` (idempotent by
- * reference) and queues the confirmation mail. Exactly once: false when items are still queued or
+ * it completed, refunds what each charged item that did not end `watched` was charged (idempotent
+ * by reference) and queues the confirmation mail. Exactly once: false when items are still queued or
  * another transaction completed it first.
  */
-export async function completeSettledRequest(trx: Executor, config: Config, request: WatchRequestRow, at: Date): Promise<boolean> {
+export async function completeSettledRequest(trx: Executor, request: WatchRequestRow, at: Date): Promise<boolean> {
   const done = await completeRequest(trx, request.id, at);
   if (!done) return false;
-  if (done.refundUnits > 0) {
+  if (done.refundCredits > 0) {
     await refundCredits(trx, {
       accountId: request.account_id,
       operation: 'companies.add',
-      units: done.refundUnits,
-      prices: config.prices,
+      credits: done.refundCredits,
       reference: refundReference(request.request_ref),
       description: `companies.add refund: ${done.refundUnits} identifier${done.refundUnits === 1 ? '' : 's'} not watched (request ${request.request_ref})`,
     });
@@ -258,7 +257,7 @@ export async function completeSettledRequest(trx: Executor, config: Config, requ
       requestRef: request.request_ref,
       type: request.identifier_type,
       items,
-      refunded: done.refundUnits * config.prices['companies.add'],
+      refunded: done.refundCredits,
     });
     await enqueueMail(trx, { kind: 'watchlist', to: email, subject: mail.subject, text: mail.text });
   }

@@ -73,14 +73,24 @@ export function ledgerEntrySteps(e: LedgerEntry, gate: RawBuilder<unknown> = sql
     )`;
 }
 
-/** Applies one entry in one statement (ledgerEntrySteps). */
+/**
+ * Applies one entry in one statement (ledgerEntrySteps). An entry with a reference, in a caller's
+ * transaction, first locks the wallet row in a statement of its own: an entry with the same
+ * reference that another open transaction holds is then waited for before the entry's statement
+ * takes its snapshot, so `ledger_dup` sees it once committed (READ COMMITTED). Without that lock the
+ * statement would only meet it in the unique index, and the 23505 aborts the whole transaction.
+ */
 export async function applyLedgerEntry(db: DbOrTrx, e: LedgerEntry): Promise<LedgerResult> {
+  if (e.reference && db.isTransaction) {
+    await db.selectFrom('wallets').select('account_id').where('account_id', '=', e.accountId).forUpdate().execute();
+  }
   let res;
   try {
     res = await executePrepared(db, sql<{ balance_after: string }>`WITH ${ledgerEntrySteps(e)} SELECT balance_after FROM ledger_ins`);
   } catch (err) {
-    // Two concurrent entries with one reference: the unique index lets only one in.
-    if ((err as { code?: string }).code === '23505' && e.reference) return { applied: false, reason: 'duplicate' };
+    // Two concurrent entries with one reference outside transactions: the unique index lets only
+    // one in, and the failed statement took nothing.
+    if ((err as { code?: string }).code === '23505' && e.reference && !db.isTransaction) return { applied: false, reason: 'duplicate' };
     throw err;
   }
   if (res.rows.length === 1) return { applied: true, balanceAfter: Number(res.rows[0].balance_after) };

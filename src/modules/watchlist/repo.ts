@@ -214,13 +214,10 @@ export async function cancelQueuedItems(
 }
 
 /**
- * Marks the request completed once no item is queued. Returns the refund owed (charged items
- * that did not end watched) when this call completed it, null when it was not (yet) to complete.
- */
-/**
  * Completes a request none of whose items is still queued (null when some are, or it is completed
- * already). The refund is in credits at the price the request was charged (charged_credits over
- * its queued_count, the values charged), not at today's: PRICES may have changed since.
+ * already), and returns the refund owed: the charged items that did not end watched, in credits at
+ * the price the request was charged (charged_credits over its queued_count, the values charged),
+ * not at today's: PRICES may have changed since.
  */
 export async function completeRequest(
   trx: Executor,

@@ -31,6 +31,27 @@ async function statusOf(t: TestApp, ref: string) {
   return t.db.db.selectFrom('payments').select(['status', 'completed_at']).where('payment_ref', '=', ref).executeTakeFirstOrThrow();
 }
 
+/** A test app on the fake Stripe, with a manual clock, one account and a lookup of a payment's session. */
+async function stripeApp(env: Record<string, string> = {}) {
+  const fake = await startFakeStripe();
+  const clock = createManualClock(new Date());
+  const t = await createTestApp({
+    clock,
+    env: {
+      PAYMENT_PROVIDER: 'stripe',
+      STRIPE_SECRET_KEY: 'sk_test_x',
+      STRIPE_WEBHOOK_SECRET: 'whsec_x',
+      STRIPE_API_BASE: fake.url,
+      ...env,
+    },
+  });
+  const a = await createAccount(t);
+  const sessionOf = async (ref: string) =>
+    (await t.db.db.selectFrom('payments').select('provider_session_id').where('payment_ref', '=', ref).executeTakeFirstOrThrow())
+      .provider_session_id!;
+  return { fake, clock, t, a, sessionOf };
+}
+
 test('the expiry job is registered with a UTC crontab line that parses', async () => {
   const parts = compose({
     config: testConfig(),
@@ -81,16 +102,7 @@ test('dev: pending payments past their expiry become expired; confirmed ones are
 });
 
 test('stripe: a stale checkout is asked about first: open ones are expired at Stripe, paid ones confirmed, delayed ones left pending', async () => {
-  const fake = await startFakeStripe();
-  const clock = createManualClock(new Date());
-  const t = await createTestApp({
-    clock,
-    env: { PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: 'whsec_x', STRIPE_API_BASE: fake.url },
-  });
-  const a = await createAccount(t);
-  const sessionOf = async (ref: string) =>
-    (await t.db.db.selectFrom('payments').select('provider_session_id').where('payment_ref', '=', ref).executeTakeFirstOrThrow())
-      .provider_session_id!;
+  const { fake, clock, t, a, sessionOf } = await stripeApp();
 
   const open = await topup(t, a.master);
   const missedWebhook = await topup(t, a.master);
@@ -125,22 +137,7 @@ test('stripe: a stale checkout is asked about first: open ones are expired at St
 });
 
 test('stripe: payments that stay pending do not starve the others: a paid top-up behind 200 of them is confirmed', async () => {
-  const fake = await startFakeStripe();
-  const clock = createManualClock(new Date());
-  const t = await createTestApp({
-    clock,
-    env: {
-      PAYMENT_PROVIDER: 'stripe',
-      STRIPE_SECRET_KEY: 'sk_test_x',
-      STRIPE_WEBHOOK_SECRET: 'whsec_x',
-      STRIPE_API_BASE: fake.url,
-      RATE_LIMIT_PER_MINUTE: '100000',
-    },
-  });
-  const a = await createAccount(t);
-  const sessionOf = async (ref: string) =>
-    (await t.db.db.selectFrom('payments').select('provider_session_id').where('payment_ref', '=', ref).executeTakeFirstOrThrow())
-      .provider_session_id!;
+  const { fake, clock, t, a, sessionOf } = await stripeApp({ RATE_LIMIT_PER_MINUTE: '100000' });
 
   // A delayed payment method: each session is complete but unpaid, so the job leaves it pending.
   for (let i = 0; i < 200; i++) fake.complete(await sessionOf((await topup(t, a.master)).payment_ref), 'unpaid');
@@ -160,6 +157,28 @@ test('stripe: payments that stay pending do not starve the others: a paid top-up
   assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, {
     balance: 1100,
     total_purchased: 1000,
+  });
+  assert.deepEqual((await auditWallets(t.db.db)).findings, []);
+});
+
+test('stripe: a delayed payment whose failure webhook was lost fails at the next expiry run; one still processing stays pending', async () => {
+  const { fake, clock, t, a, sessionOf } = await stripeApp();
+  const failed = await topup(t, a.master);
+  const processing = await topup(t, a.master);
+  fake.complete(await sessionOf(failed.payment_ref), 'unpaid');
+  fake.complete(await sessionOf(processing.payment_ref), 'unpaid');
+  fake.failDelayed(await sessionOf(failed.payment_ref)); // and checkout.session.async_payment_failed never came
+
+  clock.advance(61 * MINUTE);
+  await runExpiryJob(t);
+  const s = await statusOf(t, failed.payment_ref);
+  assert.equal(s.status, 'failed');
+  assert.equal(s.completed_at?.getTime(), clock.now().getTime());
+  assert.equal((await statusOf(t, processing.payment_ref)).status, 'pending', 'a debit still in flight is waited for');
+  assert.ok(fake.requests.some((r) => r.method === 'GET' && r.path.startsWith('/v1/payment_intents/')));
+  assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/v1/wallet', headers: bearer(a.master) })).json().data, {
+    balance: 100,
+    total_purchased: 0,
   });
   assert.deepEqual((await auditWallets(t.db.db)).findings, []);
 });

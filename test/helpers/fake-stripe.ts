@@ -32,6 +32,15 @@ export interface FakeSession {
   automatic_tax: { enabled: false; liability: null; status: null };
 }
 
+/** A PaymentIntent as the Stripe API returns it, trimmed to what the service reads. */
+export interface FakePaymentIntent {
+  id: string;
+  object: 'payment_intent';
+  amount: number;
+  currency: string;
+  status: 'processing' | 'succeeded' | 'requires_payment_method' | 'canceled';
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -42,11 +51,14 @@ export interface RecordedRequest {
 export interface FakeStripe {
   url: string;
   sessions: Map<string, FakeSession>;
+  paymentIntents: Map<string, FakePaymentIntent>;
   requests: RecordedRequest[];
   /** Next requests answer 500 (Stripe down) while true. */
   failing: boolean;
   /** The payer paid: the session completes (paid, or unpaid for a delayed method). */
   complete(sessionId: string, paymentStatus?: 'paid' | 'unpaid'): FakeSession;
+  /** A delayed payment of a complete, unpaid session failed: its PaymentIntent wants another method. */
+  failDelayed(sessionId: string): FakePaymentIntent;
   close(): Promise<void>;
 }
 
@@ -75,11 +87,13 @@ function send(res: ServerResponse, status: number, body: unknown) {
 const invalid = (message: string, param?: string) => ({ error: { type: 'invalid_request_error', message, ...(param ? { param } : {}) } });
 
 /**
- * The few Checkout Session endpoints of the Stripe API the service calls, on 127.0.0.1:
- * create (form-encoded, with idempotency keys honoured), retrieve and expire.
+ * The few endpoints of the Stripe API the service calls, on 127.0.0.1: Checkout Sessions' create
+ * (form-encoded, with idempotency keys honoured), retrieve and expire, and a PaymentIntent's
+ * retrieve.
  */
 export async function startFakeStripe(options: { secretKey?: string } = {}): Promise<FakeStripe> {
   const sessions = new Map<string, FakeSession>();
+  const paymentIntents = new Map<string, FakePaymentIntent>();
   const byIdempotencyKey = new Map<string, string>();
   const requests: RecordedRequest[] = [];
   const state = { failing: false };
@@ -159,6 +173,12 @@ export async function startFakeStripe(options: { secretKey?: string } = {}): Pro
         return send(res, 200, session);
       }
     }
+    const pi = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
+    if (pi && req.method === 'GET') {
+      const intent = paymentIntents.get(decodeURIComponent(pi[1]));
+      if (!intent) return send(res, 404, invalid(`No such payment_intent: '${pi[1]}'`, 'intent'));
+      return send(res, 200, intent);
+    }
     return send(res, 404, invalid(`Unrecognized request URL (${req.method}: ${path}).`));
   };
   const server = createServer((req, res) => void handle(req, res));
@@ -167,6 +187,7 @@ export async function startFakeStripe(options: { secretKey?: string } = {}): Pro
   const fake: FakeStripe = {
     url: `http://127.0.0.1:${port}`,
     sessions,
+    paymentIntents,
     requests,
     get failing() {
       return state.failing;
@@ -180,9 +201,22 @@ export async function startFakeStripe(options: { secretKey?: string } = {}): Pro
       s.status = 'complete';
       s.payment_status = paymentStatus;
       s.payment_intent = id('pi');
+      paymentIntents.set(s.payment_intent, {
+        id: s.payment_intent,
+        object: 'payment_intent',
+        amount: s.amount_total,
+        currency: s.currency,
+        status: paymentStatus === 'paid' ? 'succeeded' : 'processing',
+      });
       s.customer_details = { email: s.customer_email };
       s.url = null;
       return s;
+    },
+    failDelayed(sessionId) {
+      const intent = paymentIntents.get(sessions.get(sessionId)?.payment_intent ?? '');
+      if (!intent) throw new Error(`no completed fake session ${sessionId}`);
+      intent.status = 'requires_payment_method';
+      return intent;
     },
     close: () =>
       new Promise<void>((resolve) => {

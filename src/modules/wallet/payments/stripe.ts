@@ -72,6 +72,13 @@ export function sessionState(s: Stripe.Checkout.Session): SessionState {
   return 'open';
 }
 
+/** What the PaymentIntent of a complete but unpaid session says of it (see closeStaleCheckout). */
+export function paymentIntentState(intent: Stripe.PaymentIntent): SessionState {
+  if (intent.status === 'succeeded') return 'paid';
+  if (intent.status === 'requires_payment_method' || intent.status === 'canceled') return 'failed';
+  return 'processing';
+}
+
 /** Stripe Checkout Sessions: a hosted payment page; the wallet is credited by the webhook. */
 export function createStripePaymentProvider(settings: StripeSettings): StripePaymentProvider {
   const stripe = createStripeClient(settings);
@@ -132,7 +139,14 @@ export function createStripePaymentProvider(settings: StripeSettings): StripePay
             session = await stripe.checkout.sessions.retrieve(sessionId);
           }
         }
-        return sessionState(session);
+        const state = sessionState(session);
+        // A delayed payment method (a bank debit, say): the session is complete and unpaid until its
+        // PaymentIntent succeeds or fails. Should the async_payment_* webhook be lost, its
+        // PaymentIntent tells: a failed debit returns it to requires_payment_method (a completed
+        // session takes no other payment method), a cancelled one is done too.
+        if (state !== 'processing' || session.payment_intent === null) return state;
+        const intentId = typeof session.payment_intent === 'string' ? session.payment_intent : session.payment_intent.id;
+        return paymentIntentState(await stripe.paymentIntents.retrieve(intentId));
       } catch (e) {
         throw new PaymentProviderError(
           `Stripe could not report checkout session ${sessionId}: ${e instanceof Error ? e.message : String(e)}`,

@@ -151,7 +151,7 @@ test('demo data: a synthetic registry with a few days of history, once, and only
   const demoDb = await createTestDatabase();
   const runtime = (embedded: boolean) =>
     ({
-      config: config({ DEMO_COMPANIES: '400' }),
+      config: config({ DEMO_COMPANIES: '400', REGISTRY_SOURCES: 'synthetic' }),
       logger,
       database: demoDb,
       embedded: embedded ? { url: demoDb.url, adminUrl: demoDb.url, owned: false, stop: async () => {} } : null,
@@ -174,7 +174,7 @@ test('demo data: a load stopped midway (the server stopping, or the process kill
   const [stoppedDb, referenceDb] = [await createTestDatabase(), await createTestDatabase()];
   const runtime = (d: typeof stoppedDb) =>
     ({
-      config: config({ DEMO_COMPANIES: '6000' }),
+      config: config({ DEMO_COMPANIES: '6000', REGISTRY_SOURCES: 'synthetic' }),
       logger,
       database: d,
       embedded: { url: d.url, adminUrl: d.url, owned: false, stop: async () => {} },
@@ -209,4 +209,28 @@ test('demo data: a load stopped midway (the server stopping, or the process kill
     Array(5).fill('completed'),
   );
   assert.equal(await ensureDemoData(runtime(stoppedDb), { today: '2026-11-22' }), null, 'not again once whole');
+});
+
+test('demo data: none when REGISTRY_SOURCES leaves out synthetic (set but empty, or other sources only)', async () => {
+  // REGISTRY_SOURCES set but empty means no source at all (DECISIONS 1): an embedded server started
+  // so was given 50,000 synthetic companies and five days of synthetic runs all the same, which a
+  // registry built from `regwatch daily --source file:…` then shared its search, stats and totals with.
+  const demoDb = await createTestDatabase();
+  const runtime = (env: Record<string, string>) =>
+    ({
+      config: config({ DEMO_COMPANIES: '400', ...env }),
+      logger,
+      database: demoDb,
+      embedded: { url: demoDb.url, adminUrl: demoDb.url, owned: false, stop: async () => {} },
+      close: async () => {},
+    }) as unknown as Runtime;
+  assert.equal(await ensureDemoData(runtime({ REGISTRY_SOURCES: '' }), { today: '2026-11-21' }), null);
+  assert.equal(
+    await ensureDemoData(runtime({ REGISTRY_SOURCES: 'vat', VAT_API_URL: 'http://127.0.0.1:9' }), { today: '2026-11-21' }),
+    null,
+  );
+  const companies = await sql<{ n: number }>`SELECT count(*)::int AS n FROM companies`.execute(demoDb.db);
+  assert.equal(companies.rows[0]!.n, 0);
+  const runs = await sql<{ n: number }>`SELECT count(*)::int AS n FROM daily_runs`.execute(demoDb.db);
+  assert.equal(runs.rows[0]!.n, 0);
 });

@@ -91,17 +91,18 @@ async function demoToDo(db: RegistryExecutor, sourceKey: string): Promise<{ resu
 }
 
 /**
- * On the embedded database with no companies: the synthetic registry (config.demoCompanies
- * companies) loaded as of DEMO_HISTORY_DAYS + 1 days ago, then one daily run of synthetic changes
- * for each later day up to yesterday. Those are the runs the scheduled `synthetic` run would have
- * made, under the same keys, so it carries on from there. A load stopped midway (`signal`, at a
- * stop of the server, or the process killed) is resumed by the next call, from the day it
- * started. Null when nothing was done.
+ * On the embedded database with no companies, while `synthetic` is a configured source (the
+ * embedded default; REGISTRY_SOURCES set without it, or set but empty, means no synthetic data):
+ * the synthetic registry (config.demoCompanies companies) loaded as of DEMO_HISTORY_DAYS + 1 days
+ * ago, then one daily run of synthetic changes for each later day up to yesterday. Those are the
+ * runs the scheduled `synthetic` run would have made, under the same keys, so it carries on from
+ * there. A load stopped midway (`signal`, at a stop of the server, or the process killed) is
+ * resumed by the next call, from the day it started. Null when nothing was done.
  */
 export async function ensureDemoData(runtime: Runtime, options: { today?: string; signal?: AbortSignal } = {}): Promise<DemoResult | null> {
   const { config, logger } = runtime;
   const db = runtime.database.db as unknown as RegistryExecutor;
-  if (!runtime.embedded || config.demoCompanies <= 0) return null;
+  if (!runtime.embedded || config.demoCompanies <= 0 || !config.registrySources.includes('synthetic')) return null;
   const sourceKey = `synthetic:${DEFAULT_SYNTHETIC_SEED}`;
   if ((await demoToDo(db, sourceKey)) === null) return null;
 

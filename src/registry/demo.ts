@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Log } from '../logger.ts';
 import type { Runtime } from '../runtime.ts';
 import type { RegistrySource } from './sources/source.ts';
+import type { CompanySnapshot } from './model.ts';
+import { storedIdentifierKey } from '../lib/identifiers.ts';
 import { createSyntheticSource, type SyntheticSource } from './sources/synthetic.ts';
 import type { DailyProgress } from './daily/options.ts';
 import { runDaily } from './daily/run.ts';
@@ -41,13 +43,110 @@ export interface SeedOptions {
   logger?: Log;
 }
 
+/** Generated companies checked against the stored ones at a time. */
+const SEED_CHECK_CHUNK = 1000;
+/** Chunks of primaries whose keys the substitutes are checked against besides the stored ones (a run has a few 2,000-line batches in flight). */
+const RECENT_PRIMARY_CHUNKS = 20;
+
 /**
- * Loads `count` generated companies as a run of `date` under the key `seed:SEED:COUNT`, so the
- * same command twice adds nothing and an interrupted load resumes.
+ * The synthetic registry's companies for `date`, each with no identifier of a company already
+ * stored (one a file, a live source or another seed brought in). Identifiers are unique within one
+ * seed, but two seeds draw from the same ranges (REGON's 10^8, KRS's 2^20), so a load next to the
+ * demo registry met a few hundred companies per 100,000: each became an update of a stranger,
+ * with its events, instead of a new company. Such a company is left out and a company of a derived
+ * seed (`SEED:1`, `SEED:2`, …) takes its place, so the load still adds `count`. A company this
+ * load stored before it was interrupted owns all its identifiers itself and comes back as it is.
+ */
+async function* freshSyntheticCompanies(
+  db: RegistryExecutor,
+  options: SeedOptions,
+  date: string,
+  runOptions?: { signal?: AbortSignal },
+): AsyncGenerator<CompanySnapshot> {
+  const primary = createSyntheticSource({ seed: options.seed, size: options.count }).allSnapshots(date, runOptions);
+  // Nothing stored: nothing to meet (the first load of an empty registry, at full speed).
+  if (!(await hasAnyCompany(db))) {
+    yield* primary;
+    return;
+  }
+  let missing = 0;
+  // Keys a substitute must not repeat: the other substitutes', and the last primaries', which may
+  // not be stored yet when the substitutes are checked (the run writes a few batches behind its
+  // reading). Two seeds do share some identifiers index for index (a company turned into a KRS
+  // form gets KRS 50,000,000 + its index), so a substitute meets its own load's primary there.
+  const substituteKeys = new Set<string>();
+  const recentChunks: string[][] = [];
+  let recentPrimaryKeys: Set<string> | null = null;
+  const fresh = async function* (source: AsyncIterable<CompanySnapshot>, substitutes: boolean) {
+    let chunk: CompanySnapshot[] = [];
+    const flush = async function* () {
+      const keysOf = (s: CompanySnapshot) => s.identity.identifiers.map((x) => storedIdentifierKey(x.type, x.value));
+      const owners = await identifierOwners(db, chunk.flatMap(keysOf));
+      for (const snapshot of chunk) {
+        if (substitutes && missing === 0) return;
+        const keys = keysOf(snapshot);
+        const ids = new Set(keys.map((k) => owners.get(k)?.companyId));
+        const none = ids.size === 1 && ids.has(undefined);
+        // Stored by this load before: one company, holding exactly these identifiers (a stranger
+        // sharing the only identifier of a company that has one holds others besides).
+        const owner = ids.size === 1 ? owners.get(keys[0]!) : undefined;
+        const own = owner !== undefined && owner.keys.size === keys.length && keys.every((k) => owner.keys.has(k));
+        if (substitutes) {
+          recentPrimaryKeys ??= new Set(recentChunks.flat());
+          if (keys.some((k) => substituteKeys.has(k) || recentPrimaryKeys!.has(k))) continue;
+        }
+        if (!own && !none) {
+          if (!substitutes) missing++;
+          continue;
+        }
+        if (substitutes) {
+          missing--;
+          for (const k of keys) substituteKeys.add(k);
+        }
+        yield snapshot;
+      }
+      if (!substitutes) {
+        recentChunks.push(chunk.flatMap(keysOf));
+        if (recentChunks.length > RECENT_PRIMARY_CHUNKS) recentChunks.shift();
+      }
+      chunk = [];
+    };
+    for await (const snapshot of source) {
+      chunk.push(snapshot);
+      if (chunk.length >= SEED_CHECK_CHUNK) yield* flush();
+      if (substitutes && missing === 0) return;
+    }
+    if (chunk.length > 0) yield* flush();
+  };
+  yield* fresh(primary, false);
+  for (let round = 1; missing > 0 && round <= 10; round++) {
+    const substitute = createSyntheticSource({ seed: `${options.seed}:${round}`, size: options.count });
+    yield* fresh(substitute.allSnapshots(date, runOptions), true);
+  }
+}
+
+/** The company owning each of `keys` (company_identifiers) that is stored, with every key that company holds. */
+async function identifierOwners(db: RegistryExecutor, keys: string[]): Promise<Map<string, { companyId: string; keys: Set<string> }>> {
+  if (keys.length === 0) return new Map();
+  const { rows } = await sql<{ key: string; company_id: string }>`
+    SELECT key::text AS key, company_id::text AS company_id FROM company_identifiers
+    WHERE company_id IN (SELECT company_id FROM company_identifiers WHERE key = ANY(${keys}::bigint[]))`.execute(db);
+  const held = new Map<string, Set<string>>();
+  for (const r of rows) {
+    let set = held.get(r.company_id);
+    if (!set) held.set(r.company_id, (set = new Set()));
+    set.add(r.key);
+  }
+  return new Map(rows.map((r) => [r.key, { companyId: r.company_id, keys: held.get(r.company_id)! }]));
+}
+
+/**
+ * Loads `count` generated companies, every one new (freshSyntheticCompanies), as a run of `date`
+ * under the key `seed:SEED:COUNT`, so the same command twice adds nothing and an interrupted load
+ * resumes.
  */
 export async function seedSyntheticCompanies(db: RegistryExecutor, options: SeedOptions): Promise<DailyRunSummary> {
-  const registry = createSyntheticSource({ seed: options.seed, size: options.count });
-  const base: RegistrySource = { name: 'synthetic', snapshotsForDate: (date, o) => registry.allSnapshots(date, o) };
+  const base: RegistrySource = { name: 'synthetic', snapshotsForDate: (date, o) => freshSyntheticCompanies(db, options, date, o) };
   return runDaily(db, {
     date: options.date,
     source: base,

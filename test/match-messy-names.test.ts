@@ -25,6 +25,7 @@ const TARGETS: CompanySpec[] = [
   { n: 7, name: 'FIRMA HANDLOWO-USŁUGOWA MAREX MAREK NOWAK', city: 'Opole', postalCode: '45-001' },
   { n: 8, name: 'PPHU KRYSTAL ANNA WIŚNIEWSKA', city: 'Lublin', postalCode: '20-001' },
   { n: 9, name: 'PRZEDSIĘBIORSTWO HANDLOWE ZBYCHMAR SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', city: 'Toruń', postalCode: '87-100' },
+  { n: 10, name: 'STALMET SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ SPÓŁKA KOMANDYTOWO-AKCYJNA', city: 'Katowice', postalCode: '40-001' },
 ];
 
 const PREFIXES = [
@@ -105,6 +106,18 @@ describe('messy real-world names (POST /companies/match)', () => {
     expectBet(5, { name: 'Kombud sp. z o.o. w likw.' });
     expectBet(3, { name: 'Zbychpol sp. z o.o. w organizacji' });
     expectBet(4, { name: 'Elektromax s.j.' });
+  });
+
+  describe('legal forms abbreviated half-way, or the short forms of the longer ones', () => {
+    // One word written out and the other cut (`sp. z ograniczoną odp.`), `odpow.`, and
+    // spółka komandytowo-akcyjna cut as `sp. kom.-akc.`: no word of the legal form is left over
+    // to count against the name (an unknown word weighs as the rarest).
+    expectBet(3, { name: 'Zbychpol sp. z ograniczoną odp.' });
+    expectBet(3, { name: 'Zbychpol sp. z ogr. odpowiedzialnością' });
+    expectBet(3, { name: 'Zbychpol Sp. z ogr. odpow.' });
+    expectBet(10, { name: 'Stalmet sp. z o.o. sp. kom.-akc.' });
+    expectBet(10, { name: 'Stalmet Sp. z o.o. S.K.A.' });
+    expectBet(5, { name: 'Kombud sp. z o.o. w likwid.' });
   });
 
   describe('business forms: PPHU / PHU / FHU and their spelled-out forms, Przeds. (src/modules/match/business-forms.ts)', () => {

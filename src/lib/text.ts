@@ -86,11 +86,14 @@ export function normalizeActivityCode(s: string): string {
 const SEP = '[\\s.]*';
 const UNAMBIGUOUS_FORMS = [
   `(?:prosta${SEP})?spolka${SEP}(?:akcyjna|jawna|komandytowa|komandytowo[\\s-]*akcyjna|partnerska|cywilna|europejska)`,
-  // Abbreviated as lists abbreviate them: `sp. kom.`, `Sp. Akc.`, `spółka cyw.`, `sp. partn.`.
+  // Abbreviated as lists abbreviate them: `sp. kom.-akc.` (before `sp. kom.`, which would leave
+  // `akc` behind), `sp. kom.`, `Sp. Akc.`, `spółka cyw.`, `sp. partn.`.
+  `(?:spolka|sp)${SEP}(?:komandytowo|kom)[\\s.-]*(?:akcyjna|akc)\\.?`,
   `(?:spolka|sp)${SEP}(?:akc|kom|komandyt|cyw|partn)\\.?`,
   `sp${SEP}(?:akcyjna|jawna|komandytowa|partnerska|cywilna)`,
-  `(?:spolka|sp)${SEP}z${SEP}(?:ograniczona${SEP}odpowiedzialnoscia|ogr${SEP}odp|o${SEP}o)\\.?`,
-  `w${SEP}(?:likwidacji|likw|upadlosci(?:${SEP}ukladowej|${SEP}likwidacyjnej)?|restrukturyzacji|organizacji)\\.?`,
+  // Either word written out or cut: `sp. z ogr. odp.`, `sp. z ograniczoną odp.`, `sp. z ogr. odpow.`.
+  `(?:spolka|sp)${SEP}z${SEP}(?:(?:ograniczona|ogr)${SEP}(?:odpowiedzialnoscia|odpow|odp)|o${SEP}o)\\.?`,
+  `w${SEP}(?:likwidacji|likwid|likw|upadlosci(?:${SEP}ukladowej|${SEP}likwidacyjnej)?|restrukturyzacji|organizacji)\\.?`,
 ];
 // Short abbreviations that are also ordinary words or letters (`sa`, `psa`, `sc`): removed anywhere
 // when written with a dot, but without dots only at the end of the name, so that "hotel dla psa
@@ -104,7 +107,7 @@ const EDGE_PUNCTUATION = /^[\s,;:\-–]+|[\s,;:\-–.]+$/g;
 
 /**
  * Removes legal-form words (`sp. z o.o.`, `spolka akcyjna`, `s.a.`, `w likwidacji`, and their
- * abbreviations: `sp. kom.`, `sp. akc.`, `sp. z ogr. odp.`, `s.j.`, `w likw.`, …) from a folded name, so that a search for "orlen" or "orlen sa" finds "ORLEN SPÓŁKA AKCYJNA".
+ * abbreviations: `sp. kom.`, `sp. kom.-akc.`, `sp. akc.`, `sp. z ogr. odp.`, `sp. z ograniczoną odp.`, `s.j.`, `w likw.`, …) from a folded name, so that a search for "orlen" or "orlen sa" finds "ORLEN SPÓŁKA AKCYJNA".
  */
 export function stripLegalFormWords(foldedName: string): string {
   let s = foldedName.replace(UNAMBIGUOUS_RE, ' ');

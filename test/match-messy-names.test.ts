@@ -26,6 +26,7 @@ const TARGETS: CompanySpec[] = [
   { n: 8, name: 'PPHU KRYSTAL ANNA WIŚNIEWSKA', city: 'Lublin', postalCode: '20-001' },
   { n: 9, name: 'PRZEDSIĘBIORSTWO HANDLOWE ZBYCHMAR SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ', city: 'Toruń', postalCode: '87-100' },
   { n: 10, name: 'STALMET SPÓŁKA Z OGRANICZONĄ ODPOWIEDZIALNOŚCIĄ SPÓŁKA KOMANDYTOWO-AKCYJNA', city: 'Katowice', postalCode: '40-001' },
+  { n: 11, name: 'FILMAR SPÓŁKA AKCYJNA', city: 'Rzeszów', postalCode: '35-001' },
 ];
 
 const PREFIXES = [
@@ -118,6 +119,19 @@ describe('messy real-world names (POST /companies/match)', () => {
     expectBet(10, { name: 'Stalmet sp. z o.o. sp. kom.-akc.' });
     expectBet(10, { name: 'Stalmet Sp. z o.o. S.K.A.' });
     expectBet(5, { name: 'Kombud sp. z o.o. w likwid.' });
+  });
+
+  describe('text pasted from PDFs and web pages: ligatures, full-width letters, invisible formatting', () => {
+    // `ﬁ` (U+FB01) was read as nothing, losing the letters `fi`; full-width letters as nothing at all.
+    expectBet(11, { name: 'ﬁlmar S.A.' });
+    expectBet(11, { name: 'ＦＩＬＭＡＲ Ｓ.Ａ.' });
+    expectBet(11, { name: 'Fil\u00admar S.A.' });
+    expectBet(11, { name: 'Fil\u200bmar S.A.' });
+    void test('a full-width city and postal code agree with the company’s', async () => {
+      const { nip, candidates } = await bet({ name: 'Filmar S.A.', city: 'Ｒｚｅｓｚóｗ', postal_code: '３５-００１' });
+      assert.equal(nip, nipFor(11));
+      assert.deepEqual(candidates[0]!.features, ['name', 'city', 'postal_code'], summary(candidates));
+    });
   });
 
   describe('business forms: PPHU / PHU / FHU and their spelled-out forms, Przeds. (src/modules/match/business-forms.ts)', () => {

@@ -9,6 +9,20 @@ import { abbreviateBusinessForms } from './business-forms.ts';
  */
 
 const NON_WORD = /[^a-z0-9]+/g;
+/** Invisible formatting a pasted name carries (soft hyphen, zero-width space and joiners, word joiner, BOM): nobody sees it, so it joins rather than splits. */
+const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
+/** Beyond Latin Extended-B, where a compatibility form may stand for letters: `ﬁ` (U+FB01), full-width `Ｆ`. */
+const BEYOND_LATIN = /[\u0250-\uffff]/;
+
+/**
+ * What a reader sees in text pasted from a PDF or a web page: ligatures and full-width forms as
+ * their letters (NFKC), invisible formatting gone. foldText alone read `ﬁlmar` as `lmar` and
+ * `ＦＩＬＭＡＲ` as nothing. Applied to both sides, the query and the registry's names.
+ */
+function readable(raw: string): string {
+  const s = raw.replace(INVISIBLE, '');
+  return BEYOND_LATIN.test(s) ? s.normalize('NFKC') : s;
+}
 /** Words that join names and carry nothing: `Borkowski i Walczak`, `A & B`. */
 const STOP_WORDS: ReadonlySet<string> = new Set(['i', 'oraz', 'and', 'the', 'der', 'und']);
 
@@ -71,7 +85,7 @@ function isLegalFormWordAt(words: readonly string[], i: number): boolean {
  */
 export function nameTokens(raw: string): string[] {
   const words = abbreviateBusinessForms(
-    stripLegalFormWords(foldText(raw))
+    stripLegalFormWords(foldText(readable(raw)))
       .replace(NON_WORD, ' ')
       .split(' ')
       .filter((w) => w.length > 0),
@@ -98,7 +112,7 @@ export function nameTokens(raw: string): string[] {
 /** `Kędzierzyn-Koźle` and `KEDZIERZYN KOZLE` → `kedzierzyn kozle`; null when nothing is left. */
 export function cityKey(raw: string | null | undefined): string | null {
   if (!raw) return null;
-  const key = foldText(raw).replace(NON_WORD, ' ').trim();
+  const key = foldText(readable(raw)).replace(NON_WORD, ' ').trim();
   return key === '' ? null : key;
 }
 
@@ -123,7 +137,7 @@ const STREET_TYPES: ReadonlySet<string> = new Set([
  */
 export function streetKey(raw: string | null | undefined): string | null {
   if (!raw) return null;
-  const words = foldText(raw).replace(NON_WORD, ' ').trim().split(' ');
+  const words = foldText(readable(raw)).replace(NON_WORD, ' ').trim().split(' ');
   const kept = words.filter((w, i) => w !== '' && !/\d/.test(w) && !(i === 0 && STREET_TYPES.has(w)) && !(w.length === 1 && i === 0));
   return kept.length === 0 ? null : kept.join(' ');
 }
@@ -131,7 +145,7 @@ export function streetKey(raw: string | null | undefined): string | null {
 /** `00-950` → 950 (a number, so the index holds it in an Int32Array); null unless five digits. */
 export function postalKey(raw: string | null | undefined): number | null {
   if (!raw) return null;
-  const digits = normalizePostalCode(raw);
+  const digits = normalizePostalCode(readable(raw));
   return digits.length === 5 ? Number(digits) : null;
 }
 

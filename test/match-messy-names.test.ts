@@ -125,6 +125,8 @@ describe('messy real-world names (POST /companies/match)', () => {
     // `ﬁ` (U+FB01) was read as nothing, losing the letters `fi`; full-width letters as nothing at all.
     expectBet(11, { name: 'ﬁlmar S.A.' });
     expectBet(11, { name: 'ＦＩＬＭＡＲ Ｓ.Ａ.' });
+    // Other symbols stay punctuation: `™` is not read as the letters `TM` glued to the word.
+    expectBet(11, { name: 'Filmar™ S.A.' });
     expectBet(11, { name: 'Fil\u00admar S.A.' });
     expectBet(11, { name: 'Fil\u200bmar S.A.' });
     void test('a full-width city and postal code agree with the company’s', async () => {

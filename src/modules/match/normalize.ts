@@ -11,18 +11,22 @@ import { abbreviateBusinessForms } from './business-forms.ts';
 const NON_WORD = /[^a-z0-9]+/g;
 /** Invisible formatting a pasted name carries (soft hyphen, zero-width space and joiners, word joiner, BOM): nobody sees it, so it joins rather than splits. */
 const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
-/** Beyond Latin Extended-B, where a compatibility form may stand for letters: `ﬁ` (U+FB01), full-width `Ｆ`. */
-const BEYOND_LATIN = /[\u0250-\uffff]/;
+/**
+ * Compatibility forms that stand for plain letters: the Latin ligatures (`ﬁ`, U+FB00–FB06) and
+ * full-width ASCII (`Ｆ`, U+FF01–FF5E). Only these are decomposed (NFKC): NFKC of the whole name
+ * would also glue `™` to its word as `TM` (`ABC™` → `abctm`).
+ */
+const COMPATIBILITY_LETTERS = /[\ufb00-\ufb06\uff01-\uff5e]/g;
 
 /**
  * What a reader sees in text pasted from a PDF or a web page: ligatures and full-width forms as
- * their letters (NFKC), invisible formatting gone. foldText alone read `ﬁlmar` as `lmar` and
+ * their letters, invisible formatting gone. foldText alone read `ﬁlmar` as `lmar` and
  * `ＦＩＬＭＡＲ` as nothing. Applied to both sides, the query and the registry's names.
  */
 function readable(raw: string): string {
-  const s = raw.replace(INVISIBLE, '');
-  return BEYOND_LATIN.test(s) ? s.normalize('NFKC') : s;
+  return raw.replace(INVISIBLE, '').replace(COMPATIBILITY_LETTERS, (c) => c.normalize('NFKC'));
 }
+
 /** Words that join names and carry nothing: `Borkowski i Walczak`, `A & B`. */
 const STOP_WORDS: ReadonlySet<string> = new Set(['i', 'oraz', 'and', 'the', 'der', 'und']);
 

@@ -11,6 +11,9 @@ describe('endpointOf: REGWATCH_URL as the base or the endpoint itself', () => {
     ['https://api.example.com/regwatch/', 'https://api.example.com/regwatch/api/v1/mcp'],
     ['http://h:1/api/v1/mcp', 'http://h:1/api/v1/mcp'],
     ['http://h:1/api/v1/mcp/', 'http://h:1/api/v1/mcp'],
+    // The REST API's base, as a client of the API has it configured: not `…/api/v1/api/v1/mcp`.
+    ['http://h:1/api/v1', 'http://h:1/api/v1/mcp'],
+    ['https://api.example.com/regwatch/api/v1/', 'https://api.example.com/regwatch/api/v1/mcp'],
   ];
   for (const [given, expected] of table) it(given, () => assert.equal(endpointOf(given).href, expected));
   it('refuses what is not an http(s) URL', () => {

@@ -28,14 +28,16 @@ export interface BridgeOptions {
   warn?: (line: string) => void;
 }
 
-const ENDPOINT_PATH = '/api/v1/mcp';
+const API_PATH = '/api/v1';
+const ENDPOINT_PATH = `${API_PATH}/mcp`;
 
 export function endpointOf(url: string): URL {
   const u = new URL(url);
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new TypeError(`Not an http(s) URL: ${url}`);
-  // The endpoint has no route with a trailing slash: `…/api/v1/mcp/` is `…/api/v1/mcp`.
+  // The endpoint has no route with a trailing slash: `…/api/v1/mcp/` is `…/api/v1/mcp`. The
+  // REST API's base (`…/api/v1`, what a client of the API has configured) names the endpoint too.
   const path = u.pathname.replace(/\/+$/, '');
-  u.pathname = path.endsWith(ENDPOINT_PATH) ? path : `${path}${ENDPOINT_PATH}`;
+  u.pathname = path.endsWith(ENDPOINT_PATH) ? path : path.endsWith(API_PATH) ? `${path}/mcp` : `${path}${ENDPOINT_PATH}`;
   return u;
 }
 

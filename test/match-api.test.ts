@@ -141,6 +141,17 @@ describe('POST /companies/match', () => {
     assert.deepEqual(data[3]![0]!.features, ['name', 'street']);
   });
 
+  test("a city written with its postal code, as a list's address column holds it, still agrees on the city", async () => {
+    const data = await results([
+      { name: 'Nowak Budownictwo S.A.', city: '30-001 Kraków' },
+      { name: 'Jan Kowalski Usługi Remontowe', city: 'Poznań, 60-001' },
+    ]);
+    assert.deepEqual(data[0]![0]!.features, ['name', 'city'], JSON.stringify(data[0]));
+    assert.equal(data[0]![0]!.score, 1);
+    // The name three companies share: the city tells them apart.
+    assert.equal(nipOf(matched(data[1]!)[0]), nipFor(4), JSON.stringify(data[1]));
+  });
+
   test('nothing alike: no candidates, or none bet on', async () => {
     const data = await results([{ name: 'Zupełnie Inna Nazwa Firmy Xyzzy' }, { name: 'sp. z o.o.', city: 'Łódź' }]);
     assert.deepEqual(matched(data[0]!), []);

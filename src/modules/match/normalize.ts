@@ -9,6 +9,8 @@ import { abbreviateBusinessForms } from './business-forms.ts';
  */
 
 const NON_WORD = /[^a-z0-9]+/g;
+const HAS_DIGIT = /\d/;
+const WORD_WITH_DIGIT = /[a-z0-9]*\d[a-z0-9]*/g;
 /** Invisible formatting a pasted name carries (soft hyphen, zero-width space and joiners, word joiner, BOM): nobody sees it, so it joins rather than splits. */
 const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
 /**
@@ -113,10 +115,15 @@ export function nameTokens(raw: string): string[] {
   return out;
 }
 
-/** `Kędzierzyn-Koźle` and `KEDZIERZYN KOZLE` → `kedzierzyn kozle`; null when nothing is left. */
+/**
+ * `Kędzierzyn-Koźle` and `KEDZIERZYN KOZLE` → `kedzierzyn kozle`; null when nothing is left.
+ * Words with a digit go: no Polish place name has one, and a list's city column often carries
+ * the postal code (`30-001 Kraków`, `Kraków, 30-001`).
+ */
 export function cityKey(raw: string | null | undefined): string | null {
   if (!raw) return null;
-  const key = foldText(readable(raw)).replace(NON_WORD, ' ').trim();
+  const words = foldText(readable(raw)).replace(NON_WORD, ' ');
+  const key = (HAS_DIGIT.test(words) ? words.replace(WORD_WITH_DIGIT, ' ') : words).replace(/\s+/g, ' ').trim();
   return key === '' ? null : key;
 }
 
@@ -142,7 +149,7 @@ const STREET_TYPES: ReadonlySet<string> = new Set([
 export function streetKey(raw: string | null | undefined): string | null {
   if (!raw) return null;
   const words = foldText(readable(raw)).replace(NON_WORD, ' ').trim().split(' ');
-  const kept = words.filter((w, i) => w !== '' && !/\d/.test(w) && !(i === 0 && STREET_TYPES.has(w)) && !(w.length === 1 && i === 0));
+  const kept = words.filter((w, i) => w !== '' && !HAS_DIGIT.test(w) && !(i === 0 && STREET_TYPES.has(w)) && !(w.length === 1 && i === 0));
   return kept.length === 0 ? null : kept.join(' ');
 }
 

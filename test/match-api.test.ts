@@ -7,7 +7,7 @@ import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
 import { createMatchEngine, type MatchEngine } from '../src/modules/match/engine.ts';
 import { bearer, createAccount, createTestApp, type TestApp } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
-import { arraySource, companySnapshot, nipFor, type CompanySpec } from './helpers/registry.ts';
+import { arraySource, companySnapshot, krsFor, nipFor, regonFor, type CompanySpec } from './helpers/registry.ts';
 
 /** POST /companies/match over a small registry whose every answer is known (docs/match.md). */
 
@@ -120,6 +120,25 @@ describe('POST /companies/match', () => {
     assert.equal(nipOf(matched(data[1]!)[0]), nip);
     assert.equal(nipOf(data[1]![0]), nip);
     assert.deepEqual(data[2], []);
+  });
+
+  test('an identifier cell as lists hold it: its label, quotes, the spreadsheet text mark, full-width digits', async () => {
+    const nip = nipFor(7);
+    const queries = [
+      { nip: `NIP: ${nip.slice(0, 3)}-${nip.slice(3, 6)}-${nip.slice(6, 8)}-${nip.slice(8)}` },
+      { nip: `NIP PL${nip}` },
+      { krs: `KRS nr ${krsFor(7)}` },
+      { krs: `Nr KRS: ${krsFor(7)}` },
+      { regon: `REGON: ${regonFor(7)}` },
+      { nip: `'${nip}` },
+      { nip: `"${nip}"` },
+      { nip: nip.replace(/\d/g, (d) => String.fromCharCode(0xff10 + Number(d))) },
+    ];
+    const data = await results(queries);
+    data.forEach((cs, i) => {
+      assert.equal(nipOf(matched(cs)[0]), nip, `${JSON.stringify(queries[i])}: ${JSON.stringify(cs)}`);
+      assert.deepEqual(cs[0]!.features, ['identifier']);
+    });
   });
 
   test('a shared name: the address decides; deleted companies rank below active ones; no address, no bet', async () => {

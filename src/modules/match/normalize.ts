@@ -29,6 +29,19 @@ function readable(raw: string): string {
   return raw.replace(INVISIBLE, '').replace(COMPATIBILITY_LETTERS, (c) => c.normalize('NFKC'));
 }
 
+/**
+ * A list's identifier cell beyond the number: its label as a company's letterhead or footer writes
+ * it (`NIP: 774-000-14-54`, `KRS nr 0000028860`, `Nr KRS 0000028860`, `REGON 610188201`), quotes or the mark
+ * spreadsheets put before a number kept as text (`'7740001454`), full-width digits. What is left
+ * is read by parseIdentifier (spaces, dashes, a `PL` prefix).
+ */
+const IDENTIFIER_LABEL = /^(?:nr\.?\s*)?(?:nip|regon|krs)(?:\s*(?:nr|no)\b)?[\s.:#]*/i;
+const QUOTES = /^['"`„“”‘’]+|['"`„“”‘’]+$/g;
+
+export function identifierText(raw: string): string {
+  return readable(raw).trim().replace(QUOTES, '').trim().replace(IDENTIFIER_LABEL, '');
+}
+
 /** Words that join names and carry nothing: `Borkowski i Walczak`, `A & B`. */
 const STOP_WORDS: ReadonlySet<string> = new Set(['i', 'oraz', 'and', 'the', 'der', 'und']);
 

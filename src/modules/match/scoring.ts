@@ -1,7 +1,7 @@
 import { parseIdentifier, identifierKey } from '../../lib/identifiers.ts';
 import type { IdentifierType } from '../../registry/model.ts';
 import type { MatchCandidate } from './match-index.ts';
-import { allowedTypos, cityKey, editDistanceWithin, nameTokens, postalKey, streetKey } from './normalize.ts';
+import { allowedTypos, cityKey, editDistanceWithin, identifierText, nameTokens, postalKey, streetKey } from './normalize.ts';
 
 /**
  * How one query and one company are compared: the score from 0 to 1, the features that agreed,
@@ -42,7 +42,7 @@ export function prepareQuery(q: MatchQuery): PreparedQuery {
   for (const [field, type] of IDENTIFIER_FIELDS) {
     const raw = q[field];
     if (!raw) continue;
-    const parsed = parseIdentifier(type, raw);
+    const parsed = parseIdentifier(type, identifierText(raw));
     if (!parsed.ok) continue;
     const key = identifierKey(type, parsed.value);
     if (key !== null) identifierKeys.push(Number(key));

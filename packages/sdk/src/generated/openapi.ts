@@ -1773,7 +1773,7 @@ export interface operations {
                          */
                         city?: string;
                         /**
-                         * @description KRS number, with or without leading zeros.
+                         * @description KRS number, with or without leading zeros or its label (`KRS nr 0000028860`).
                          * @example 28860
                          */
                         krs?: string;
@@ -1783,7 +1783,7 @@ export interface operations {
                          */
                         name?: string;
                         /**
-                         * @description NIP, with or without spaces, dashes or a `PL` prefix. A NIP that names a company wins outright.
+                         * @description NIP, with or without spaces, dashes, a `PL` prefix or its label (`NIP: 774-000-14-54`). A NIP that names a company wins outright.
                          * @example PL 774-000-14-54
                          */
                         nip?: string;
@@ -1793,7 +1793,7 @@ export interface operations {
                          */
                         postal_code?: string;
                         /**
-                         * @description REGON (9 digits), with or without spaces.
+                         * @description REGON (9 digits), with or without spaces, dashes or its label (`REGON: 610188201`).
                          * @example 610188201
                          */
                         regon?: string;

@@ -129,6 +129,11 @@ describe('messy real-world names (POST /companies/match)', () => {
     expectBet(11, { name: 'Filmar™ S.A.' });
     expectBet(11, { name: 'Fil\u00admar S.A.' });
     expectBet(11, { name: 'Fil\u200bmar S.A.' });
+    // HTML entities left in by an export from a web system: `amp`, `quot` read as words of the name.
+    expectBet(2, { name: '&quot;Transgaz&quot; S.A.' });
+    expectBet(3, { name: '&bdquo;Zbychpol&rdquo; Sp. z o.o.' });
+    expectBet(5, { name: 'Kombud &amp; sp. z o.o. w likwidacji' });
+    expectBet(4, { name: 'Elektromax&#32;s.c.' });
     void test('a full-width city and postal code agree with the company’s', async () => {
       const { nip, candidates } = await bet({ name: 'Filmar S.A.', city: 'Ｒｚｅｓｚóｗ', postal_code: '３５-００１' });
       assert.equal(nip, nipFor(11));

@@ -20,13 +20,40 @@ const INVISIBLE = /[\u00ad\u200b-\u200d\u2060\ufeff]/g;
  */
 const COMPATIBILITY_LETTERS = /[\ufb00-\ufb06\uff01-\uff5e]/g;
 
+/** The HTML entities an export from a web system leaves in names: quotes, `&`, spaces, dashes. */
+const NAMED_ENTITIES: Readonly<Record<string, string>> = {
+  amp: '&',
+  quot: '"',
+  apos: "'",
+  lt: '<',
+  gt: '>',
+  nbsp: ' ',
+  bdquo: '„',
+  ldquo: '“',
+  rdquo: '”',
+  laquo: '«',
+  raquo: '»',
+  ndash: '–',
+  mdash: '—',
+};
+const ENTITY = /&(?:#(\d{1,7})|#x([0-9a-f]{1,6})|([a-z]{2,6}));/gi;
+
+function decodeEntity(whole: string, dec?: string, hex?: string, name?: string): string {
+  const code = dec !== undefined ? Number(dec) : hex !== undefined ? parseInt(hex, 16) : null;
+  // A code point that is no text (NUL, a surrogate, beyond U+10FFFF) stays as written.
+  if (code !== null) return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
+  return NAMED_ENTITIES[name!.toLowerCase()] ?? whole;
+}
+
 /**
  * What a reader sees in text pasted from a PDF or a web page: ligatures and full-width forms as
- * their letters, invisible formatting gone. foldText alone read `ﬁlmar` as `lmar` and
- * `ＦＩＬＭＡＲ` as nothing. Applied to both sides, the query and the registry's names.
+ * their letters, invisible formatting gone, HTML entities as their characters. foldText alone read
+ * `ﬁlmar` as `lmar`, `ＦＩＬＭＡＲ` as nothing and `&quot;` as the word `quot`. Applied to both
+ * sides, the query and the registry's names.
  */
 function readable(raw: string): string {
-  return raw.replace(INVISIBLE, '').replace(COMPATIBILITY_LETTERS, (c) => c.normalize('NFKC'));
+  const text = raw.includes('&') ? raw.replace(ENTITY, decodeEntity) : raw;
+  return text.replace(INVISIBLE, '').replace(COMPATIBILITY_LETTERS, (c) => c.normalize('NFKC'));
 }
 
 /**

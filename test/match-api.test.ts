@@ -4,6 +4,7 @@ import pino from 'pino';
 import { runDaily } from '../src/registry/daily.ts';
 import { importCompany } from '../src/registry/import.ts';
 import { applyLedgerEntry } from '../src/modules/wallet/ledger.ts';
+import { regon14CheckDigit } from '../src/lib/identifiers.ts';
 import { createMatchEngine, type MatchEngine } from '../src/modules/match/engine.ts';
 import { bearer, createAccount, createTestApp, type TestApp } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
@@ -132,6 +133,8 @@ describe('POST /companies/match', () => {
       { regon: `REGON: ${regonFor(7)}` },
       { nip: `'${nip}` },
       { nip: `"${nip}"` },
+      // A 14-digit REGON: a local unit's, or the entity's as systems storing every REGON in 14 digits write it.
+      { regon: `${regonFor(7)}0000${regon14CheckDigit(`${regonFor(7)}0000`)}` },
       { nip: nip.replace(/\d/g, (d) => String.fromCharCode(0xff10 + Number(d))) },
     ];
     const data = await results(queries);
@@ -139,6 +142,10 @@ describe('POST /companies/match', () => {
       assert.equal(nipOf(matched(cs)[0]), nip, `${JSON.stringify(queries[i])}: ${JSON.stringify(cs)}`);
       assert.deepEqual(cs[0]!.features, ['identifier']);
     });
+    // A 14-digit number whose REGON14 checksum fails names nothing, whatever its first nine digits.
+    const unit = `${regonFor(7)}0000`;
+    const [bad] = await results([{ regon: `${unit}${(regon14CheckDigit(unit) + 1) % 10}` }]);
+    assert.deepEqual(bad, []);
   });
 
   test('a shared name: the address decides; deleted companies rank below active ones; no address, no bet', async () => {

@@ -22,7 +22,11 @@ export const MatchQuerySchema = Type.Object(
       'NIP, with or without spaces, dashes, a `PL` prefix or its label (`NIP: 774-000-14-54`). A NIP that names a company wins outright.',
       ['PL 774-000-14-54'],
     ),
-    regon: text(30, 'REGON (9 digits), with or without spaces, dashes or its label (`REGON: 610188201`).', ['610188201']),
+    regon: text(
+      30,
+      'REGON (9 digits, or 14: a local unit’s names its company), with or without spaces, dashes or its label (`REGON: 610188201`).',
+      ['610188201'],
+    ),
     krs: text(30, 'KRS number, with or without leading zeros or its label (`KRS nr 0000028860`).', ['28860']),
     city: text(100, 'City, ignoring case and diacritics (`Łódź` = `Lodz`).', ['Płock']),
     postal_code: text(20, 'Postal code, with or without the dash.', ['09-411']),

@@ -1,4 +1,4 @@
-import { parseIdentifier, identifierKey } from '../../lib/identifiers.ts';
+import { identifierKey, isValidRegon14, parseIdentifier, stripFormatting } from '../../lib/identifiers.ts';
 import type { IdentifierType } from '../../registry/model.ts';
 import type { MatchCandidate } from './match-index.ts';
 import { allowedTypos, cityKey, editDistanceWithin, identifierText, nameTokens, postalKey, streetKey } from './normalize.ts';
@@ -37,12 +37,23 @@ const IDENTIFIER_FIELDS: ReadonlyArray<readonly ['nip' | 'regon' | 'krs', Identi
   ['krs', 'KRS'],
 ];
 
+/**
+ * A 14-digit REGON (a local unit's, or the entity's as systems that store every REGON with 14
+ * digits write it) names the company whose REGON9 its first nine digits are; anything else is
+ * left for parseIdentifier to judge.
+ */
+function regon9Of(text: string): string {
+  const digits = stripFormatting(text);
+  return isValidRegon14(digits) ? digits.slice(0, 9) : text;
+}
+
 export function prepareQuery(q: MatchQuery): PreparedQuery {
   const identifierKeys: number[] = [];
   for (const [field, type] of IDENTIFIER_FIELDS) {
     const raw = q[field];
     if (!raw) continue;
-    const parsed = parseIdentifier(type, identifierText(raw));
+    const text = identifierText(raw);
+    const parsed = parseIdentifier(type, type === 'REGON9' ? regon9Of(text) : text);
     if (!parsed.ok) continue;
     const key = identifierKey(type, parsed.value);
     if (key !== null) identifierKeys.push(Number(key));

@@ -1793,7 +1793,7 @@ export interface operations {
                          */
                         postal_code?: string;
                         /**
-                         * @description REGON (9 digits), with or without spaces, dashes or its label (`REGON: 610188201`).
+                         * @description REGON (9 digits, or 14: a local unit’s names its company), with or without spaces, dashes or its label (`REGON: 610188201`).
                          * @example 610188201
                          */
                         regon?: string;

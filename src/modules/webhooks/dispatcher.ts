@@ -253,6 +253,13 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
       await o.db.transaction().execute(async (trx) => {
         const disabled = await recordAttempts(trx, batch, now, ids);
         for (const e of disabled) {
+          // Nothing more to it from this run, as after a 410: the messages read ahead stay pending,
+          // their attempts uncounted, for the day it is enabled again.
+          const h = held.get(e.id);
+          if (h) {
+            h.stopped = true;
+            h.queue = [];
+          }
           endpointsDisabled.inc({ reason: e.reason });
           if (e.reason === 'failing') await enqueueMail(trx, { kind: 'webhook_disabled', to: e.email, ...describeDisabling(e) });
           o.logger.warn({ endpoint: `ep_${e.id}`, reason: e.reason }, 'webhook endpoint disabled');

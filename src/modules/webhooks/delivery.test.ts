@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createSender, MAX_RESPONSE_BYTES } from './delivery.ts';
+import { createSender, MAX_RESPONSE_BYTES, parseRetryAfter } from './delivery.ts';
 import type { ResolveHost } from './url-guard.ts';
 
 // The sender against a real HTTP server on 127.0.0.1: what an attempt makes of each kind of answer.
@@ -92,4 +92,27 @@ test('an answer later than the timeout is a timeout; a private address is refuse
     assert.match(named.error!, /resolves to 127\.0\.0\.1, not a public address/);
     await guarded.close();
   });
+});
+
+test('Retry-After: delta seconds or an HTTP date; a value that is neither leaves the schedule, not an attempt at once', () => {
+  const now = new Date('2026-12-08T00:00:00Z');
+  const cases: [string | undefined, number | null][] = [
+    ['120', 120],
+    [' 120 ', 120],
+    ['0', 0],
+    ['120.5', 121],
+    ['Tue, 08 Dec 2026 00:01:30 GMT', 90],
+    ['Tuesday, 08-Dec-26 00:01:30 GMT', 90],
+    ['Mon, 07 Dec 2026 23:00:00 GMT', 0],
+    // Date.parse reads a day of 2001 into these: a wait of 0 before.
+    ['-5', null],
+    ['1 2', null],
+    ['soon', null],
+    ['', null],
+    [undefined, null],
+  ];
+  assert.deepEqual(
+    cases.map(([v]) => [v, parseRetryAfter(v, now)]),
+    cases,
+  );
 });

@@ -17,11 +17,19 @@ export interface AttemptResult {
 export const MAX_RESPONSE_BYTES = 1024;
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 
-/** `Retry-After`: delta seconds or an HTTP date. */
+/**
+ * `Retry-After`: delta seconds or an HTTP date; null for anything else (the schedule applies).
+ * Only a value that names a day goes to Date.parse: its fallback reads a date into bare numbers
+ * ("-5", "120.5", "1 2" are days of 2001), which made such a wait 0, an attempt at once.
+ */
 export function parseRetryAfter(value: string | string[] | undefined, now: Date): number | null {
-  const v = Array.isArray(value) ? value[0] : value;
+  const v = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!v) return null;
-  if (/^\d{1,9}$/.test(v.trim())) return Number(v.trim());
+  if (/^\d{1,9}$/.test(v)) return Number(v);
+  // Not in the grammar, but plain in what it asks: that long, rounded up.
+  if (/^\d{1,9}\.\d{1,9}$/.test(v)) return Math.ceil(Number(v));
+  // IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") and the two obsolete forms begin with the day's name.
+  if (!/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/i.test(v)) return null;
   const at = Date.parse(v);
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now.getTime()) / 1000));
 }

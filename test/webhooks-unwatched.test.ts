@@ -2,6 +2,7 @@
  * A company removed from the watchlist leaves the feed at once (docs/watchlist.md), and its
  * webhook messages not yet delivered stop with it (DECISIONS 8: exactly the events the feed
  * shows): no more retries, `failed` in the delivery log with the reason; delivered ones stay.
+ * Watched again, the company's events are in the feed again, and so are those stopped messages.
  * A real receiver that keeps failing.
  */
 import { test } from 'node:test';
@@ -13,11 +14,13 @@ import { accountIdOf } from './watchlist-support.ts';
 import { startReceiver, startWebhookWorker } from './webhooks-support.ts';
 import { unwatchCompanies, watchCompanies } from '../src/modules/watchlist/repo.ts';
 import { UNWATCHED_ERROR } from '../src/modules/webhooks/watch-fanout.ts';
+import { recordAttempts, type RecordedAttempt } from '../src/modules/webhooks/dispatch-repo.ts';
 
 const t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1,1,1' } });
 const a = await createAccount(t);
 const aId = await accountIdOf(t, a.userRef);
-const rx = await startReceiver(({ path }) => (path === '/ok' ? 200 : 500));
+let backUp = false;
+const rx = await startReceiver(({ path }) => (path === '/ok' || (path === '/back' && backUp) ? 200 : 500));
 await startWebhookWorker(t);
 
 async function companyWithEvent(krs: string): Promise<{ company: string; event: string }> {
@@ -45,12 +48,12 @@ test('unwatching a company stops its pending messages: failed with the reason, n
   await waitFor('two failed attempts and the delivery', () => rx.on('/fails').length >= 2 && rx.on('/ok').length === 1, 20_000);
 
   await t.db.db.transaction().execute((trx) => unwatchCompanies(trx, aId, [company], new Date()));
-  const { rows } = await sql<{ path: string; status: string; last_error: string | null; next_attempt_at: Date | null }>`
-    SELECT substring(ep.url from '/[a-z]+$') AS path, d.status, d.last_error, d.next_attempt_at
+  const { rows } = await sql<{ path: string; status: string; last_error: string | null }>`
+    SELECT substring(ep.url from '/[a-z]+$') AS path, d.status, d.last_error
     FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.id = d.endpoint_id WHERE d.event_id = ${event} ORDER BY 1`.execute(t.db.db);
   assert.deepEqual(rows, [
-    { path: '/fails', status: 'failed', last_error: UNWATCHED_ERROR, next_attempt_at: null },
-    { path: '/ok', status: 'delivered', last_error: null, next_attempt_at: null },
+    { path: '/fails', status: 'failed', last_error: UNWATCHED_ERROR },
+    { path: '/ok', status: 'delivered', last_error: null },
   ]);
   // An attempt under way as the unwatch committed may still arrive; none starts after it.
   await new Promise((r) => setTimeout(r, 1_000));
@@ -62,4 +65,79 @@ test('unwatching a company stops its pending messages: failed with the reason, n
   const log = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${failing.id}/deliveries`, headers: bearer(a.master) });
   assert.equal(log.json().data[0].last_error, UNWATCHED_ERROR);
   assert.equal(log.json().data[0].status, 'failed');
+  assert.equal(log.json().data[0].next_attempt_at, null);
+});
+
+test('a company watched again: the feed shows its events again, so a message its removal stopped is sent after all, with its webhook-id', async () => {
+  const r = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer(a.master), payload: { url: `${rx.url}/back` } });
+  assert.equal(r.statusCode, 201, r.body);
+  rx.addSecret('/back', r.json().data.secret);
+  const { company, event } = await companyWithEvent('0000779002');
+  const since = new Date('2030-07-01T00:00:00Z');
+  await t.db.db.transaction().execute((trx) => watchCompanies(trx, aId, [company], since, new Date()));
+  await waitFor('a failed attempt', () => rx.on('/back').length >= 1, 20_000);
+  await t.db.db.transaction().execute((trx) => unwatchCompanies(trx, aId, [company], new Date()));
+  await new Promise((r) => setTimeout(r, 1_000)); // an attempt under way as the unwatch committed ends
+  const stopped = rx.on('/back').length;
+
+  backUp = true;
+  // docs/watchlist.md: watched again from the day it was first watched, its events in the feed again.
+  await t.db.db.transaction().execute((trx) => watchCompanies(trx, aId, [company], new Date(), new Date()));
+  const feed = await t.app.inject({ method: 'GET', url: '/api/v1/watchlist/events', headers: bearer(a.master) });
+  assert.ok(
+    feed.json().data.some((e: { id: number }) => String(e.id) === event),
+    'the feed shows the event again',
+  );
+  await waitFor(
+    'the message sent again',
+    () =>
+      rx
+        .on('/back')
+        .slice(stopped)
+        .some((m) => m.status === 200),
+    10_000,
+  );
+  assert.equal(new Set(rx.on('/back').map((m) => m.id)).size, 1, 'the same webhook-id');
+  await waitFor('the delivery recorded', async () => {
+    const { rows } = await sql<{ status: string }>`
+      SELECT d.status FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+      WHERE d.event_id = ${event} AND ep.url LIKE '%/back'`.execute(t.db.db);
+    return rows.length === 1 && rows[0]!.status === 'delivered';
+  });
+});
+
+test('an attempt under way as its company is unwatched: a 2xx is recorded delivered (not sent again on a new watch), a failure is not', async () => {
+  const {
+    rows: [ep],
+  } = await sql<{ id: string }>`SELECT id FROM webhook_endpoints WHERE url LIKE '%/ok'`.execute(t.db.db);
+  const due = new Date('2030-07-02T00:00:00Z');
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at, attempts)
+    SELECT ${ep!.id}, ${aId}, 'COMPANY_NAME_CHANGED', '{}', ${due}, 1 FROM generate_series(1, 2) RETURNING id`.execute(t.db.db);
+  // Both read (attempts 1, due `due`), then stopped by an unwatch while their attempts are under way.
+  await sql`UPDATE webhook_deliveries d SET status = 'failed', last_error = ${UNWATCHED_ERROR}
+    WHERE id = ANY(${rows.map((r) => r.id)}::bigint[])`.execute(t.db.db);
+  const outcome = (id: string, ok: boolean): RecordedAttempt => ({
+    id,
+    endpointId: ep!.id,
+    ok,
+    gone: false,
+    status: ok ? 200 : 500,
+    error: ok ? null : 'HTTP 500',
+    body: '',
+    nextAttemptAt: ok ? null : new Date(due.getTime() + 1000),
+    attemptsBefore: 1,
+    dueBefore: due,
+    at: due,
+    endedAt: due,
+  });
+  await recordAttempts(t.db.db, [outcome(rows[0]!.id, true), outcome(rows[1]!.id, false)], due, { owner: 'none', ids: [] });
+  const { rows: after } = await sql<{ status: string; attempts: number; last_error: string | null }>`
+    SELECT status, attempts, last_error FROM webhook_deliveries WHERE id = ANY(${rows.map((r) => r.id)}::bigint[]) ORDER BY id`.execute(
+    t.db.db,
+  );
+  assert.deepEqual(after, [
+    { status: 'delivered', attempts: 2, last_error: null },
+    { status: 'failed', attempts: 1, last_error: UNWATCHED_ERROR },
+  ]);
 });

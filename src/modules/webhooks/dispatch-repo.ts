@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { EventType } from '../../registry/model.ts';
-import type { Executor } from './repo.ts';
+import { UNWATCHED_ERROR, type Executor } from './repo.ts';
 
 /**
  * Data access of the delivery worker (dispatcher.ts): endpoint leases, the read of due messages,
@@ -186,8 +186,9 @@ export async function recordAttempts(
         ${col((a) => a.endpointId)}::bigint[], ${col((a) => a.endedAt)}::timestamptz[], ${col((a) => a.attemptsBefore)}::int[],
         ${col((a) => a.dueBefore)}::timestamptz[])
         AS u(id, ok, next_at, code, error, body, at, endpoint_id, ended_at, attempts_before, due_before)
-      WHERE d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.status = 'pending' AND d.attempts = u.attempts_before
-        AND d.next_attempt_at = u.due_before
+      WHERE d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.attempts = u.attempts_before AND d.next_attempt_at = u.due_before
+        -- A 2xx under way as its company was unwatched: delivered, whatever the stop says.
+        AND (d.status = 'pending' OR (u.ok AND d.status = 'failed' AND d.last_error = ${UNWATCHED_ERROR}))
       RETURNING d.id
     )
     UPDATE webhook_endpoints SET

@@ -124,6 +124,13 @@ export async function rotateSecret(trx: Executor, endpointId: string, secret: st
 // Messages
 
 /**
+ * What a message of an event that left the feed before it was sent says in the delivery log
+ * (watch-fanout.ts stopUnwatchedMessages); a 2xx under way then is still recorded over it, and
+ * watching the company again sends the message after all (dispatch-repo.ts, watch-fanout.ts).
+ */
+export const UNWATCHED_ERROR = 'Not sent: the company was removed from the watchlist before delivery.';
+
+/**
  * The feed form of an event (src/modules/watchlist/repo.ts FEED_COLUMNS) as compact json in key
  * order (`to_json` of a row: no spaces, unlike json_build_object), which the dispatcher puts into
  * the body as it is.

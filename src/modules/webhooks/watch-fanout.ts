@@ -1,6 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import { queueDispatch } from './dispatcher.ts';
-import { FEED_JSON, type Executor } from './repo.ts';
+import { FEED_JSON, UNWATCHED_ERROR, type Executor } from './repo.ts';
+
+export { UNWATCHED_ERROR };
 
 /**
  * Messages for the events a watch brings into an account's feed (DECISIONS 8: "exactly the events
@@ -8,7 +10,12 @@ import { FEED_JSON, type Executor } from './repo.ts';
  * day (the 03:00 run, a watch added at 10:00) has those events in the feed at once
  * (src/modules/watchlist/repo.ts, watchCompanies), and they are pushed too, in the watch's own
  * transaction, to the account's enabled endpoints whose types match. Unique per endpoint and
- * event (ON CONFLICT DO NOTHING): a company watched again does not get a message it had.
+ * event: a company watched again does not get a message it had, delivered or failed, again; but
+ * a message its removal stopped (UNWATCHED_ERROR) is the feed's again, as its event is (the feed
+ * shows the company from the day it was first watched), and goes on where it stopped: pending,
+ * its attempts and due time as they were (stopUnwatchedMessages keeps them; due at once if that
+ * time has passed). Kept so, an attempt under way through the removal and the watch is
+ * recorded as if neither had happened: its message is not sent twice.
  *
  * Events of a run still running are left to that run's held fan-out job (migration
  * 20261201000100_webhook_fanout_holds), which reads the feed when the run ends and finds these
@@ -47,26 +54,28 @@ export async function fanOutWatchStarted(
       WHERE r.id = f.run_id AND r.status = 'running'
         AND f.event_id BETWEEN (h.payload->>'from_id')::bigint AND (h.payload->>'to_id')::bigint)
     ORDER BY f.event_id, ep.id
-    ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`.execute(trx);
+    ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO UPDATE
+      SET status = 'pending', last_error = NULL,
+        next_attempt_at = coalesce(webhook_deliveries.next_attempt_at, EXCLUDED.next_attempt_at)
+      WHERE webhook_deliveries.status = 'failed' AND webhook_deliveries.last_error = ${UNWATCHED_ERROR}`.execute(trx);
   const n = Number(result.numAffectedRows ?? 0);
   if (n > 0) await queueDispatch(trx);
   return n;
 }
-
-/** What a message of an event that left the feed before it was sent says in the delivery log. */
-export const UNWATCHED_ERROR = 'Not sent: the company was removed from the watchlist before delivery.';
 
 /**
  * The other side of a watch's end (watchlist/repo.ts, unwatchCompanies): the account's messages
  * still pending for the events that leave its feed (`eventIds`, a query of their ids) are not sent
  * or retried any more, since the feed no longer shows those events. They end `failed` with
  * UNWATCHED_ERROR, kept in the delivery log; messages delivered or failed before stay as they
- * are. An attempt in flight meanwhile is not recorded over it (dispatch-repo.ts records pending
- * messages only). A statement for the watch's own transaction, to run as a CTE beside it.
+ * are. An attempt in flight meanwhile is not recorded over it, unless it is a 2xx: that message
+ * was delivered (dispatch-repo.ts recordAttempts). Its attempts and due time are kept, for a
+ * watch of the company again (fanOutWatchStarted). A statement for the watch's own transaction,
+ * to run as a CTE beside it.
  */
 export function stopUnwatchedMessages(accountId: string, eventIds: RawBuilder<unknown>): RawBuilder<unknown> {
   // Through the account's endpoints: (endpoint_id, event_id) is a message's unique key, indexed.
-  return sql`UPDATE webhook_deliveries d SET status = 'failed', next_attempt_at = NULL, last_error = ${UNWATCHED_ERROR}
+  return sql`UPDATE webhook_deliveries d SET status = 'failed', last_error = ${UNWATCHED_ERROR}
     FROM webhook_endpoints ep
     WHERE ep.account_id = ${accountId} AND d.endpoint_id = ep.id AND d.event_id IN (${eventIds}) AND d.status = 'pending'`;
 }

@@ -65,6 +65,9 @@ const MAX_RETRY_AFTER_S = 86_400;
  */
 const FLUSH_EVERY = 500;
 const FLUSH_MS = 200;
+/** Tries at recording a batch of outcomes, RECORD_RETRY_MS × the try apart. */
+const RECORD_TRIES = 4;
+const RECORD_RETRY_MS = 250;
 /** The loop's longest sleep (it wakes at once when an attempt or a flush ends). */
 const LOOP_MS = 50;
 /** How often a busy run looks for more endpoints with due messages. */
@@ -248,9 +251,9 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
     if (batch.length === 0 && release.length === 0) return;
     const now = o.clock.now();
     const ids = { owner, ids: release };
-    if (batch.every((a) => a.ok)) await recordAttempts(o.db, batch, now, ids);
-    else {
-      await o.db.transaction().execute(async (trx) => {
+    const record = async (): Promise<DisabledEndpoint[]> => {
+      if (batch.every((a) => a.ok)) return recordAttempts(o.db, batch, now, ids);
+      return o.db.transaction().execute(async (trx) => {
         const disabled = await recordAttempts(trx, batch, now, ids);
         for (const e of disabled) {
           // Nothing more to it from this run, as after a 410: the messages read ahead stay pending,
@@ -260,11 +263,30 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
             h.stopped = true;
             h.queue = [];
           }
-          endpointsDisabled.inc({ reason: e.reason });
           if (e.reason === 'failing') await enqueueMail(trx, { kind: 'webhook_disabled', to: e.email, ...describeDisabling(e) });
-          o.logger.warn({ endpoint: `ep_${e.id}`, reason: e.reason }, 'webhook endpoint disabled');
         }
+        return disabled;
       });
+    };
+    // A record that fails is made again (a deadlock with a replay or an unwatch updating the same
+    // rows, a dropped connection). Given up at once, the batch's outcomes were lost: the run
+    // ended, and the next one sent its messages again, those answered 2xx too. Made again after a
+    // commit whose answer was lost, it changes nothing: the outcomes no longer match their rows
+    // (attempts, due time), and a disabled endpoint is not disabled or mailed twice.
+    let disabled: DisabledEndpoint[];
+    for (let tried = 1; ; tried++) {
+      try {
+        disabled = await record();
+        break;
+      } catch (err) {
+        if (tried >= RECORD_TRIES) throw err;
+        o.logger.warn({ err, tried }, 'webhook outcomes not recorded; trying again');
+        await new Promise((r) => setTimeout(r, RECORD_RETRY_MS * tried));
+      }
+    }
+    for (const e of disabled) {
+      endpointsDisabled.inc({ reason: e.reason });
+      o.logger.warn({ endpoint: `ep_${e.id}`, reason: e.reason }, 'webhook endpoint disabled');
     }
     recording = [];
   };

@@ -1,11 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import pino from 'pino';
 import type { AttemptResult, Sender } from '../src/modules/webhooks/delivery.ts';
 import { runDispatcher } from '../src/modules/webhooks/dispatcher.ts';
-import { systemClock } from '../src/lib/clock.ts';
 import { createTestDatabase } from './helpers/db.ts';
+import { dispatcherOptions, insertEndpointWithMessages } from './webhooks-support.ts';
 
 /**
  * An endpoint disabled by the dispatcher run that holds it (DECISIONS 8: "an endpoint whose every
@@ -15,35 +14,11 @@ import { createTestDatabase } from './helpers/db.ts';
 
 const db = await createTestDatabase();
 
-async function failingEndpoint(messages: number, failingSince: Date): Promise<{ id: string; deliveries: string[] }> {
-  const {
-    rows: [acct],
-  } = await sql<{ id: string }>`
-    INSERT INTO accounts (user_ref, email, name, status) VALUES ('D1', 'd1@disabling.test', 'disabling', 'initialized') RETURNING id`.execute(
-    db.db,
-  );
-  const {
-    rows: [ep],
-  } = await sql<{ id: string }>`
-    INSERT INTO webhook_endpoints (account_id, url, failing_since) VALUES (${acct!.id}, 'http://127.0.0.1:9/hook', ${failingSince}) RETURNING id`.execute(
-    db.db,
-  );
-  await sql`INSERT INTO webhook_secrets (endpoint_id, secret) VALUES (${ep!.id}, 'whsec_oFScPtb7SuAkMWW9nWk27k9mIDn9qsUrQzxkasNv5X4=')`.execute(
-    db.db,
-  );
-  const { rows } = await sql<{ id: string }>`
-    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at)
-    SELECT ${ep!.id}, ${acct!.id}, 'COMPANY_NAME_CHANGED', json_build_object('n', g), ${new Date(Date.now() - 60_000)}::timestamptz
-    FROM generate_series(1, ${messages}) g ORDER BY g
-    RETURNING id`.execute(db.db);
-  return { id: ep!.id, deliveries: rows.map((r) => r.id) };
-}
-
 const endpointStatus = async (id: string) =>
   (await sql<{ status: string }>`SELECT status FROM webhook_endpoints WHERE id = ${id}`.execute(db.db)).rows[0]!.status;
 
 test('disabled after 5 days of failures: no attempt starts after the disabling, the messages read ahead stay pending', async () => {
-  const ep = await failingEndpoint(8, new Date(Date.now() - 6 * 86_400_000));
+  const ep = await insertEndpointWithMessages(db.db, { ref: 'D1', messages: 8, failingSince: new Date(Date.now() - 6 * 86_400_000) });
   const startedWhileDisabled: string[] = [];
   let attempts = 0;
   const sender: Sender = {
@@ -60,16 +35,7 @@ test('disabled after 5 days of failures: no attempt starts after the disabling, 
     },
     close: async () => {},
   };
-  await runDispatcher({
-    db: db.db,
-    clock: systemClock,
-    logger: pino({ level: 'silent' }),
-    sender,
-    retrySchedule: [3600],
-    concurrency: 1,
-    perEndpoint: 1,
-    leaseMs: 20_000,
-  });
+  await runDispatcher(dispatcherOptions(db.db, sender, { retrySchedule: [3600], concurrency: 1, perEndpoint: 1, leaseMs: 20_000 }));
   assert.equal(await endpointStatus(ep.id), 'disabled');
   assert.deepEqual(startedWhileDisabled, [], 'attempts started after the endpoint was disabled');
   assert.equal(attempts, 2, 'the failure that disabled it and the attempt under way then');

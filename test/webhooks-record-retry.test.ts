@@ -1,11 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import pino from 'pino';
 import type { AttemptResult, Sender } from '../src/modules/webhooks/delivery.ts';
 import { runDispatcher } from '../src/modules/webhooks/dispatcher.ts';
-import { systemClock } from '../src/lib/clock.ts';
 import { createTestDatabase } from './helpers/db.ts';
+import { dispatcherOptions, insertEndpointWithMessages } from './webhooks-support.ts';
 
 /**
  * The record of a batch of outcomes failing once (a deadlock with a replay or an unwatch, a
@@ -16,23 +15,7 @@ import { createTestDatabase } from './helpers/db.ts';
 const db = await createTestDatabase();
 
 test('a batch of outcomes whose record fails once is recorded again: every message sent once', async () => {
-  const {
-    rows: [acct],
-  } = await sql<{ id: string }>`
-    INSERT INTO accounts (user_ref, email, name, status) VALUES ('R1', 'r1@record.test', 'record', 'initialized') RETURNING id`.execute(
-    db.db,
-  );
-  const {
-    rows: [ep],
-  } = await sql<{ id: string }>`
-    INSERT INTO webhook_endpoints (account_id, url) VALUES (${acct!.id}, 'http://127.0.0.1:9/hook') RETURNING id`.execute(db.db);
-  await sql`INSERT INTO webhook_secrets (endpoint_id, secret) VALUES (${ep!.id}, 'whsec_oFScPtb7SuAkMWW9nWk27k9mIDn9qsUrQzxkasNv5X4=')`.execute(
-    db.db,
-  );
-  await sql`
-    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at)
-    SELECT ${ep!.id}, ${acct!.id}, 'COMPANY_NAME_CHANGED', json_build_object('n', g), ${new Date(Date.now() - 60_000)}::timestamptz
-    FROM generate_series(1, 3) g`.execute(db.db);
+  await insertEndpointWithMessages(db.db, { ref: 'R1', messages: 3 });
   // The first UPDATE of the messages fails (a sequence, which a rollback does not undo, counts them).
   await sql`CREATE SEQUENCE record_tries`.execute(db.db);
   await sql`
@@ -54,16 +37,7 @@ test('a batch of outcomes whose record fails once is recorded again: every messa
     },
     close: async () => {},
   };
-  const options = {
-    db: db.db,
-    clock: systemClock,
-    logger: pino({ level: 'silent' }),
-    sender,
-    retrySchedule: [1],
-    concurrency: 4,
-    perEndpoint: 4,
-    leaseMs: 2_000,
-  };
+  const options = dispatcherOptions(db.db, sender, { retrySchedule: [1], concurrency: 4, perEndpoint: 4, leaseMs: 2_000 });
   // As the worker would: a run that failed is followed by another (the job retried, the sweep).
   await runDispatcher(options).catch(() => {});
   await new Promise((r) => setTimeout(r, 2_100)); // a lease the failed run kept has lapsed

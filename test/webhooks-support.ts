@@ -7,7 +7,9 @@ import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { Db } from '../src/db/database.ts';
 import type { Config } from '../src/config.ts';
-import type { Clock } from '../src/lib/clock.ts';
+import { systemClock, type Clock } from '../src/lib/clock.ts';
+import type { Sender } from '../src/modules/webhooks/delivery.ts';
+import type { DispatcherOptions } from '../src/modules/webhooks/dispatcher.ts';
 import { startWorker } from '../src/jobs/worker.ts';
 import { createWebhooksModule } from '../src/modules/webhooks/module.ts';
 import { watchCompanies } from '../src/modules/watchlist/repo.ts';
@@ -150,4 +152,44 @@ export async function deliveryCount(db: Db, status?: string): Promise<number> {
     n: number;
   }>`SELECT count(*)::int AS n FROM webhook_deliveries ${status ? sql`WHERE status = ${status}` : sql``}`.execute(db);
   return rows[0]!.n;
+}
+
+/**
+ * For the tests that drive runDispatcher directly: an account with one endpoint (a fixed secret)
+ * and `messages` messages due a minute ago, in the order of their ids.
+ */
+export async function insertEndpointWithMessages(
+  db: Db,
+  o: { ref: string; messages: number; failingSince?: Date },
+): Promise<{ id: string; deliveries: string[] }> {
+  const {
+    rows: [acct],
+  } = await sql<{ id: string }>`
+    INSERT INTO accounts (user_ref, email, name, status) VALUES (${o.ref}, ${`${o.ref}@dispatch.test`}, 'dispatch', 'initialized') RETURNING id`.execute(
+    db,
+  );
+  const {
+    rows: [ep],
+  } = await sql<{ id: string }>`
+    INSERT INTO webhook_endpoints (account_id, url, failing_since) VALUES (${acct!.id}, 'http://127.0.0.1:9/hook', ${o.failingSince ?? null}) RETURNING id`.execute(
+    db,
+  );
+  await sql`INSERT INTO webhook_secrets (endpoint_id, secret) VALUES (${ep!.id}, 'whsec_oFScPtb7SuAkMWW9nWk27k9mIDn9qsUrQzxkasNv5X4=')`.execute(
+    db,
+  );
+  const { rows } = await sql<{ id: string }>`
+    INSERT INTO webhook_deliveries (endpoint_id, account_id, event_type, payload, next_attempt_at)
+    SELECT ${ep!.id}, ${acct!.id}, 'COMPANY_NAME_CHANGED', json_build_object('n', g), ${new Date(Date.now() - 60_000)}::timestamptz
+    FROM generate_series(1, ${o.messages}) g ORDER BY g
+    RETURNING id`.execute(db);
+  return { id: ep!.id, deliveries: rows.map((r) => r.id) };
+}
+
+/** runDispatcher's options for those tests: the system clock, a silent logger, `sender`. */
+export function dispatcherOptions(
+  db: Db,
+  sender: Sender,
+  o: Pick<DispatcherOptions, 'retrySchedule' | 'concurrency' | 'perEndpoint' | 'leaseMs'>,
+): DispatcherOptions {
+  return { db, clock: systemClock, logger: pino({ level: 'silent' }), sender, ...o };
 }

@@ -20,7 +20,7 @@ const t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHO
 const a = await createAccount(t);
 const aId = await accountIdOf(t, a.userRef);
 let backUp = false;
-const rx = await startReceiver(({ path }) => (path === '/ok' || (path === '/back' && backUp) ? 200 : 500));
+const rx = await startReceiver(({ path }) => (path === '/ok' || (path.startsWith('/back') && backUp) ? 200 : 500));
 await startWebhookWorker(t);
 
 async function companyWithEvent(krs: string): Promise<{ company: string; event: string }> {
@@ -69,16 +69,31 @@ test('unwatching a company stops its pending messages: failed with the reason, n
 });
 
 test('a company watched again: the feed shows its events again, so a message its removal stopped is sent after all, with its webhook-id', async () => {
-  const r = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer(a.master), payload: { url: `${rx.url}/back` } });
-  assert.equal(r.statusCode, 201, r.body);
-  rx.addSecret('/back', r.json().data.secret);
+  const ids: Record<string, string> = {};
+  for (const path of ['/back', '/back-off']) {
+    const r = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer(a.master), payload: { url: rx.url + path } });
+    assert.equal(r.statusCode, 201, r.body);
+    rx.addSecret(path, r.json().data.secret);
+    ids[path] = r.json().data.id;
+  }
+  const setStatus = async (status: string) => {
+    const r = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/webhooks/${ids['/back-off']}`,
+      headers: bearer(a.master),
+      payload: { status },
+    });
+    assert.equal(r.statusCode, 200, r.body);
+  };
   const { company, event } = await companyWithEvent('0000779002');
   const since = new Date('2030-07-01T00:00:00Z');
   await t.db.db.transaction().execute((trx) => watchCompanies(trx, aId, [company], since, new Date()));
-  await waitFor('a failed attempt', () => rx.on('/back').length >= 1, 20_000);
+  await waitFor('a failed attempt on each', () => rx.on('/back').length >= 1 && rx.on('/back-off').length >= 1, 20_000);
   await t.db.db.transaction().execute((trx) => unwatchCompanies(trx, aId, [company], new Date()));
+  await setStatus('disabled'); // a disabled endpoint keeps its pending messages: these too, once watched again
   await new Promise((r) => setTimeout(r, 1_000)); // an attempt under way as the unwatch committed ends
   const stopped = rx.on('/back').length;
+  const stoppedOff = rx.on('/back-off').length;
 
   backUp = true;
   // docs/watchlist.md: watched again from the day it was first watched, its events in the feed again.
@@ -104,6 +119,17 @@ test('a company watched again: the feed shows its events again, so a message its
       WHERE d.event_id = ${event} AND ep.url LIKE '%/back'`.execute(t.db.db);
     return rows.length === 1 && rows[0]!.status === 'delivered';
   });
+  assert.equal(rx.on('/back-off').length, stoppedOff, 'nothing sent to the disabled endpoint');
+  await setStatus('enabled');
+  await waitFor(
+    'the disabled endpoint enabled gets it',
+    () =>
+      rx
+        .on('/back-off')
+        .slice(stoppedOff)
+        .some((m) => m.status === 200),
+    10_000,
+  );
 });
 
 test('an attempt under way as its company is unwatched: a 2xx is recorded delivered (not sent again on a new watch), a failure is not', async () => {

@@ -10,9 +10,10 @@ export { UNWATCHED_ERROR };
  * day (the 03:00 run, a watch added at 10:00) has those events in the feed at once
  * (src/modules/watchlist/repo.ts, watchCompanies), and they are pushed too, in the watch's own
  * transaction, to the account's enabled endpoints whose types match. Unique per endpoint and
- * event: a company watched again does not get a message it had, delivered or failed, again; but
- * a message its removal stopped (UNWATCHED_ERROR) is the feed's again, as its event is (the feed
- * shows the company from the day it was first watched), and goes on where it stopped: pending,
+ * event (ON CONFLICT DO NOTHING): a company watched again does not get a message it had,
+ * delivered or failed, again; but a message its removal stopped (UNWATCHED_ERROR), to any of the
+ * account's endpoints, enabled or not, is the feed's again, as its event is (the feed shows the
+ * company from the day it was first watched), and goes on where it stopped: pending,
  * its attempts and due time as they were (stopUnwatchedMessages keeps them; due at once if that
  * time has passed). Kept so, an attempt under way through the removal and the watch is
  * recorded as if neither had happened: its message is not sent twice.
@@ -34,6 +35,13 @@ export async function fanOutWatchStarted(
   at: Date,
 ): Promise<number> {
   if (companyIds.length === 0) return 0;
+  // The messages the companies' removal stopped, of every endpoint of the account (a disabled one
+  // keeps its pending messages, so it gets these back too): pending again where they stopped.
+  const revived = await sql`
+    UPDATE webhook_deliveries d SET status = 'pending', last_error = NULL, next_attempt_at = coalesce(d.next_attempt_at, ${at})
+    FROM webhook_endpoints ep, events e
+    WHERE ep.account_id = ${accountId} AND e.company_id = ANY(${companyIds}::bigint[]) AND e.event_date >= ${fromDate}::date
+      AND d.endpoint_id = ep.id AND d.event_id = e.id AND d.status = 'failed' AND d.last_error = ${UNWATCHED_ERROR}`.execute(trx);
   const result = await sql`
     WITH ep AS MATERIALIZED (
       SELECT id, account_id, event_types FROM webhook_endpoints WHERE account_id = ${accountId} AND status = 'enabled' FOR KEY SHARE
@@ -54,11 +62,8 @@ export async function fanOutWatchStarted(
       WHERE r.id = f.run_id AND r.status = 'running'
         AND f.event_id BETWEEN (h.payload->>'from_id')::bigint AND (h.payload->>'to_id')::bigint)
     ORDER BY f.event_id, ep.id
-    ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO UPDATE
-      SET status = 'pending', last_error = NULL,
-        next_attempt_at = coalesce(webhook_deliveries.next_attempt_at, EXCLUDED.next_attempt_at)
-      WHERE webhook_deliveries.status = 'failed' AND webhook_deliveries.last_error = ${UNWATCHED_ERROR}`.execute(trx);
-  const n = Number(result.numAffectedRows ?? 0);
+    ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING`.execute(trx);
+  const n = Number(result.numAffectedRows ?? 0) + Number(revived.numAffectedRows ?? 0);
   if (n > 0) await queueDispatch(trx);
   return n;
 }

@@ -68,6 +68,18 @@ test('unwatching a company stops its pending messages: failed with the reason, n
   assert.equal(log.json().data[0].next_attempt_at, null);
 });
 
+/** Waits for a 2xx on `path` among the messages after its first `n`. */
+const deliveredAfter = (path: string, n: number, what: string) =>
+  waitFor(
+    what,
+    () =>
+      rx
+        .on(path)
+        .slice(n)
+        .some((m) => m.status === 200),
+    10_000,
+  );
+
 test('a company watched again: the feed shows its events again, so a message its removal stopped is sent after all, with its webhook-id', async () => {
   const ids: Record<string, string> = {};
   for (const path of ['/back', '/back-off']) {
@@ -103,15 +115,7 @@ test('a company watched again: the feed shows its events again, so a message its
     feed.json().data.some((e: { id: number }) => String(e.id) === event),
     'the feed shows the event again',
   );
-  await waitFor(
-    'the message sent again',
-    () =>
-      rx
-        .on('/back')
-        .slice(stopped)
-        .some((m) => m.status === 200),
-    10_000,
-  );
+  await deliveredAfter('/back', stopped, 'the message sent again');
   assert.equal(new Set(rx.on('/back').map((m) => m.id)).size, 1, 'the same webhook-id');
   await waitFor('the delivery recorded', async () => {
     const { rows } = await sql<{ status: string }>`
@@ -121,15 +125,7 @@ test('a company watched again: the feed shows its events again, so a message its
   });
   assert.equal(rx.on('/back-off').length, stoppedOff, 'nothing sent to the disabled endpoint');
   await setStatus('enabled');
-  await waitFor(
-    'the disabled endpoint enabled gets it',
-    () =>
-      rx
-        .on('/back-off')
-        .slice(stoppedOff)
-        .some((m) => m.status === 200),
-    10_000,
-  );
+  await deliveredAfter('/back-off', stoppedOff, 'the disabled endpoint enabled gets it');
 });
 
 test('an attempt under way as its company is unwatched: a 2xx is recorded delivered (not sent again on a new watch), a failure is not', async () => {

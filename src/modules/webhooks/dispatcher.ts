@@ -485,7 +485,10 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
       // Refilled at once when the run runs short, and every REFILL_MS otherwise: an endpoint whose
       // read-ahead is spent may hold the oldest messages still unread.
       if (queued < o.concurrency || Date.now() - lastRefill >= REFILL_MS) await refill();
-      startAttempts();
+      // A change notified while this pass waited on the database (the renewal's answer may predate
+      // it) is renewed for first, at the next pass: an endpoint deleted or disabled would otherwise
+      // get the attempts started here, after its DELETE or PATCH had answered.
+      if (!endpointsChanged) startAttempts();
       if (
         flushing === null &&
         (pending.length > 0 || [...held.values()].some(idle)) &&

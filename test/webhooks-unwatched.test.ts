@@ -20,7 +20,9 @@ const t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHO
 const a = await createAccount(t);
 const aId = await accountIdOf(t, a.userRef);
 let backUp = false;
-const rx = await startReceiver(({ path }) => (path === '/ok' || (path.startsWith('/back') && backUp) ? 200 : 500));
+const rx = await startReceiver(({ path }) =>
+  path === '/queue' ? 'hang' : path === '/ok' || (path.startsWith('/back') && backUp) ? 200 : 500,
+);
 await startWebhookWorker(t);
 
 async function companyWithEvent(krs: string): Promise<{ company: string; event: string }> {
@@ -162,4 +164,35 @@ test('an attempt under way as its company is unwatched: a 2xx is recorded delive
     { status: 'delivered', attempts: 2, last_error: null },
     { status: 'failed', attempts: 1, last_error: UNWATCHED_ERROR },
   ]);
+});
+
+test("unwatching a company whose message the worker has read ahead, behind an endpoint's attempts under way: that message is not sent", async () => {
+  const r = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: bearer(a.master), payload: { url: `${rx.url}/queue` } });
+  assert.equal(r.statusCode, 201, r.body);
+  // Four events of one company fill the endpoint's four attempts (they hang until the 2 s
+  // timeout); the other company's event waits, read ahead, behind them.
+  const first = await companyWithEvent('0000779003');
+  await sql`
+    INSERT INTO events (company_id, event_date, event_type, old_value, new_value, severity)
+    SELECT ${first.company}, '2030-07-01', 'COMPANY_NAME_CHANGED', 'OLD SA', 'NEW SA ' || g, 'info' FROM generate_series(1, 3) g`.execute(
+    t.db.db,
+  );
+  const second = await companyWithEvent('0000779004');
+  await t.db.db
+    .transaction()
+    .execute((trx) => watchCompanies(trx, aId, [first.company, second.company], new Date('2030-07-01T00:00:00Z'), new Date()));
+  await waitFor('four attempts under way', () => rx.on('/queue').length === 4, 10_000);
+  await t.db.db.transaction().execute((trx) => unwatchCompanies(trx, aId, [second.company], new Date()));
+  const {
+    rows: [m],
+  } = await sql<{ id: string }>`
+    SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
+    WHERE d.event_id = ${second.event} AND ep.url LIKE '%/queue'`.execute(t.db.db);
+  await new Promise((r) => setTimeout(r, 4_000)); // the four time out and go again; a slot is free meanwhile
+  assert.ok(rx.on('/queue').length > 4, 'the endpoint was sent to after the unwatch');
+  assert.deepEqual(
+    rx.on('/queue').filter((x) => x.id === `msg_${m!.id}`),
+    [],
+    "the unwatched company's message was sent after the unwatch",
+  );
 });

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { EventType, IdentifierType, Severity } from '../../registry/model.ts';
 import { EVENTS_WRITER_LOCK, lockEventsWriter } from '../../registry/store.ts';
+import { notifyAccountEndpointsChanged } from '../webhooks/endpoint-changes.ts';
 import { fanOutWatchStarted, stopUnwatchedMessages } from '../webhooks/watch-fanout.ts';
 import type { EventFilters } from './event-filters.ts';
 import { identifierKey } from '../../lib/identifiers.ts';
@@ -322,6 +323,8 @@ export async function unwatchCompanies(trx: Executor, accountId: string, company
       FROM per_day g
       WHERE c.account_id = ${accountId} AND c.event_date = g.event_date AND c.event_type = g.event_type`.execute(trx);
     await sql`DELETE FROM watchlist_feed_counts WHERE account_id = ${accountId} AND n = 0`.execute(trx);
+    // A delivery run that read the stopped messages ahead reads its endpoints' messages again.
+    await notifyAccountEndpointsChanged(trx, accountId);
   }
   return new Set(stopped);
 }

@@ -450,11 +450,16 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
   };
 
   // An endpoint deleted, disabled or re-pointed meanwhile: the leases are renewed at the next pass.
+  // Its messages read ahead are read again too: some may have stopped (a company unwatched).
   let endpointsChanged = false;
+  /** The endpoints notified since the last pass (null: every one, the notices may have been lost). */
+  let changed: Set<string> | null = new Set();
   const stopListening = await listenForEndpointChanges(
     o.db,
-    () => {
+    (endpointId) => {
       endpointsChanged = true;
+      if (endpointId === null) changed = null;
+      else changed?.add(endpointId);
       wake();
     },
     o.logger,
@@ -466,11 +471,21 @@ async function dispatch(o: DispatcherOptions, control: RunControl): Promise<{ at
       let queued = 0;
       let renewDue = endpointsChanged;
       endpointsChanged = false;
+      const reread = changed === null ? [...held.keys()] : [...changed];
+      changed = new Set();
       for (const e of held.values()) {
         queued += e.queue.length;
         if (!e.stopped && now - (e.leaseUntil - o.leaseMs) >= renewAfter) renewDue = true;
       }
       if (renewDue) await renew();
+      // What a notified endpoint's queue holds may be older than the change (read by a refill
+      // under way as it committed): read again, after the change, rather than sent.
+      for (const id of reread) {
+        const e = held.get(id);
+        if (e === undefined) continue;
+        e.queue = [];
+        e.drained = false;
+      }
       let found = -1;
       // Endpoints are taken while there is room, not only once the run runs short of messages:
       // the oldest messages are sent first only among the endpoints held. A poke (new messages)

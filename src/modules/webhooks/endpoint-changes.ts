@@ -21,20 +21,33 @@ export async function notifyEndpointChanged(trx: Executor, endpointId: string): 
 }
 
 /**
+ * Every endpoint of the account, as changed: its messages were stopped (a company unwatched), so
+ * the runs holding one read its due messages again rather than send those they had read ahead.
+ */
+export async function notifyAccountEndpointsChanged(trx: Executor, accountId: string): Promise<void> {
+  await sql`SELECT pg_notify(${CHANNEL}, id::text) FROM webhook_endpoints WHERE account_id = ${accountId}`.execute(trx);
+}
+
+/**
  * Listens (src/db/listen.ts: a connection of its own with the pool's settings, so a worker at idle
- * priority has its backend at idle priority too) until the returned function is called. Listening
- * again after the connection dropped counts as a change, since notices sent meanwhile are lost. A
+ * priority has its backend at idle priority too) until the returned function is called, naming the
+ * endpoint changed. Listening again after the connection dropped counts as a change of every
+ * endpoint (null), since notices sent meanwhile are lost. A
  * database not made by createDatabase listens to nothing: runs then learn of changes at their
  * renewals, as they do while the connection is down.
  */
-export async function listenForEndpointChanges(db: Db, onChange: () => void, logger: Logger): Promise<() => Promise<void>> {
+export async function listenForEndpointChanges(
+  db: Db,
+  onChange: (endpointId: string | null) => void,
+  logger: Logger,
+): Promise<() => Promise<void>> {
   let started = false;
   const listener = createNotificationListener({
     db,
     channel: CHANNEL,
-    onNotify: () => onChange(),
+    onNotify: (payload) => onChange(payload),
     onState: (listening) => {
-      if (listening && started) onChange();
+      if (listening && started) onChange(null);
     },
     onError: (err) => logger.warn({ err: (err as Error).message }, 'webhook endpoint changes: listening connection failed'),
   });

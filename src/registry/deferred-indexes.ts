@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { RegistryExecutor } from './store/executor.ts';
-import { RUN_LOCK_CLASS } from './store/locks.ts';
-import { advisoryLockHeldSql } from '../db/advisory-locks.ts';
+import { RUN_OWNER_ALIVE } from './store/locks.ts';
 
 /**
  * A first load into an empty registry builds the secondary indexes of `companies` and
@@ -21,9 +20,6 @@ export interface DeferredIndex {
   name: string;
   definition: string;
 }
-
-/** A row's run is alive: its process still holds the run's session lock (store.ts tryLockRun). */
-const OWNER_ALIVE = sql.raw(advisoryLockHeldSql(`${RUN_LOCK_CLASS}::int`, "hashtext(r.run_date::text || '|' || r.source_key)"));
 
 /** Class of the transaction lock that keeps two processes from building one index at once. */
 const BUILD_LOCK_CLASS = 73_082;
@@ -82,7 +78,7 @@ export async function restoreDeferredIndexes(
   const { rows } = await sql<{ name: string }>`
     SELECT d.index_name AS name
     FROM deferred_indexes d LEFT JOIN daily_runs r ON r.id = d.run_id
-    WHERE d.run_id = ${ownRunId} OR r.id IS NULL OR NOT ${OWNER_ALIVE}
+    WHERE d.run_id = ${ownRunId} OR r.id IS NULL OR NOT ${RUN_OWNER_ALIVE}
     ORDER BY d.index_name`.execute(db);
   const queue = rows.map((r) => r.name);
   const built: string[] = [];

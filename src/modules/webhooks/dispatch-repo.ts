@@ -172,25 +172,27 @@ export async function recordAttempts(
   const failed = [...new Set(attempts.filter((a) => !a.ok).map((a) => a.endpointId))];
   const ok = [...new Set(attempts.filter((a) => a.ok).map((a) => a.endpointId))];
   const gone = [...new Set(attempts.filter((a) => a.gone).map((a) => a.endpointId))];
-  // One UPDATE of the endpoints (two updates of one row in a statement would lose one).
-  const attempted = sql`unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
-        ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[],
-        ${col((a) => a.endpointId)}::bigint[], ${col((a) => a.endedAt)}::timestamptz[], ${col((a) => a.attemptsBefore)}::int[],
-        ${col((a) => a.dueBefore)}::timestamptz[])
-        AS u(id, ok, next_at, code, error, body, at, endpoint_id, ended_at, attempts_before, due_before)`;
   // The messages still as the attempts found them (pending, same attempts and due time); and a 2xx
   // under way as its company was unwatched (stopped: failed with UNWATCHED_ERROR), delivered
   // whatever the stop says. Two updates of disjoint rows: `d.status = 'pending'` stays a plain
-  // condition of the first, the statement every batch runs.
+  // condition of the first, the statement every batch runs. The attempts' arrays are sent once
+  // (`u`), inlined into both updates (NOT MATERIALIZED: each plans as the unnest itself). One
+  // UPDATE of the endpoints (two updates of one row in a statement would lose one).
   await sql`
-    WITH recorded AS (
+    WITH u AS NOT MATERIALIZED (
+      SELECT * FROM unnest(${col((a) => a.id)}::bigint[], ${col((a) => a.ok)}::boolean[], ${col((a) => a.nextAttemptAt)}::timestamptz[],
+        ${col((a) => a.status)}::int[], ${col((a) => a.error)}::text[], ${col((a) => a.body)}::text[], ${col((a) => a.at)}::timestamptz[],
+        ${col((a) => a.endpointId)}::bigint[], ${col((a) => a.endedAt)}::timestamptz[], ${col((a) => a.attemptsBefore)}::int[],
+        ${col((a) => a.dueBefore)}::timestamptz[])
+        AS u(id, ok, next_at, code, error, body, at, endpoint_id, ended_at, attempts_before, due_before)
+    ), recorded AS (
       UPDATE webhook_deliveries d SET
         status = CASE WHEN u.ok THEN 'delivered' WHEN u.next_at IS NULL THEN 'failed' ELSE 'pending' END,
         next_attempt_at = CASE WHEN u.ok THEN NULL ELSE u.next_at END,
         attempts = d.attempts + 1, last_attempt_at = u.at,
         last_response_status = u.code, last_error = u.error, last_response_body = u.body,
         delivered_at = CASE WHEN u.ok THEN u.ended_at ELSE NULL END
-      FROM ${attempted}
+      FROM u
       WHERE d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.status = 'pending' AND d.attempts = u.attempts_before
         AND d.next_attempt_at = u.due_before
       RETURNING d.id
@@ -198,7 +200,7 @@ export async function recordAttempts(
       UPDATE webhook_deliveries d SET
         status = 'delivered', next_attempt_at = NULL, attempts = d.attempts + 1, last_attempt_at = u.at,
         last_response_status = u.code, last_error = u.error, last_response_body = u.body, delivered_at = u.ended_at
-      FROM ${attempted}
+      FROM u
       WHERE u.ok AND d.endpoint_id = u.endpoint_id AND d.id = u.id AND d.status = 'failed' AND d.last_error = ${UNWATCHED_ERROR}
         AND d.attempts = u.attempts_before AND d.next_attempt_at = u.due_before
       RETURNING d.id

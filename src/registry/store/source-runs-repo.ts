@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
 import { SOURCE_NAMES } from '../model.ts';
 import type { RegistryExecutor } from './executor.ts';
-import { RUN_LOCK_CLASS } from './locks.ts';
-import { advisoryLockHeldSql } from '../../db/advisory-locks.ts';
+import { RUN_OWNER_ALIVE } from './locks.ts';
 
 /**
  * The daily runs seen per source (a source's name: krs, bir, ceidg, vat, synthetic, file), for
@@ -67,9 +66,6 @@ export async function completedRunDays(db: RegistryExecutor, from: string, to: s
   return days;
 }
 
-/** A `running` row's process is alive: it still holds the run's session lock (locks.ts tryLockRun). */
-const OWNER_ALIVE = sql.raw(advisoryLockHeldSql(`${RUN_LOCK_CLASS}::int`, "hashtext(r.run_date::text || '|' || r.source_key)"));
-
 /**
  * Each source's most recent daily run: one still running first, else the one that finished last
  * (a failed day resumed later is more recent than the days that ran in between). A `running` row
@@ -81,7 +77,7 @@ export async function latestSourceRuns(db: RegistryExecutor): Promise<SourceRunR
     SELECT DISTINCT ON (source) source, run_date::text AS date,
       CASE WHEN status = 'running' AND NOT alive THEN 'failed' ELSE status END AS status, started_at, finished_at,
       new_count AS new, updated_count AS updated, deleted_count AS deleted, events_count::float8 AS events
-    FROM (SELECT r.*, r.status = 'running' AND ${OWNER_ALIVE} AS alive FROM daily_runs r WHERE r.kind = 'daily') r
+    FROM (SELECT r.*, r.status = 'running' AND ${RUN_OWNER_ALIVE} AS alive FROM daily_runs r WHERE r.kind = 'daily') r
     ORDER BY source, alive DESC, coalesce(finished_at, started_at) DESC, id DESC`.execute(db);
   return rows;
 }
